@@ -40,8 +40,10 @@ class EmptyColumn(enum.Enum):
 class Variant:
     """One game of the family: its name and every dial of the rules.
 
-    ``pysol_id`` is the PySolFC game number of the same game where PySolFC
-    has it: deal N of this variant lays out the cards as that game's deal N.
+    ``pysol_id`` is the PySolFC game id of the same game: deal N of this
+    variant lays out the cards as that game's deal N, except for the
+    variants in ``shared.deals.DEALT_AS_RULES``, which PySolFC lays out
+    differently from ``rules.md`` (same shuffle, dealt as the rules say).
     """
 
     key: str
