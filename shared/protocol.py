@@ -1,0 +1,605 @@
+"""The race protocol: every WebSocket message, typed once for server and client.
+
+Pure schema and codec, no I/O. Each frame is one binary WebSocket message
+holding one msgpack map whose ``"type"`` field names the message; the other
+keys are the fields of the matching :class:`msgspec.Struct` below. Anyone
+with a msgpack library can speak it (``docs/protocol.md`` is the reference
+for writing a client in another language).
+
+Why msgspec: typed decoding validates every field (types, ranges, lengths)
+while it parses, about three times faster than msgpack-python plus hand
+checks, and rejects trailing bytes. Unknown *fields* are ignored so that a
+newer peer may add optional fields; unknown *types* are an error.
+
+Conversation (client ``->``, server ``<-``)::
+
+    -> hello(race, role, name[, token, last_version])
+    <- welcome(seat, token, race, version, view, progress)   or error + close
+    -> ready / start                 (lobby)
+    <- progress ...                  (coalesced, any time)
+    <- countdown(starts_at, ends_at, view)
+    -> move(seq, move)               <- ack(seq, view, version) | reject(seq, reason)
+    -> give_up
+    <- finished(results)             (deal and salt revealed)
+
+Versions: every event a race stores (a join, a ready, the start, each
+accepted move, a give-up, a disconnect, the end) raises the race's
+``version`` by one, and every frame that reports state carries the version
+it reflects. A client keeps the highest version it saw and sends it as
+``hello.last_version`` when it reconnects.
+
+Errors: a failed ``move`` is answered by ``reject`` (with the move's
+``seq``); any other refused frame by ``error``. Codes are the
+:class:`ErrorCode` values plus, for moves the rules forbid, the engine's
+:class:`~shared.moves.IllegalReason` values. Gross abuse closes the socket
+with a :class:`CloseCode`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+
+from .moves import IllegalReason
+
+PROTOCOL_VERSION = 1
+"""Raised whenever a message changes incompatibly; ``hello`` must match it."""
+
+MAX_FRAME_BYTES = 4096
+"""Largest frame a client may send; the server closes with 1009 above it."""
+
+UNDO = "U"
+"""The move text that takes back the player's previous move (as in records)."""
+
+# --------------------------------------------------------------- field types
+Seq = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Version = Annotated[int, msgspec.Meta(ge=0)]
+Millis = Annotated[int, msgspec.Meta(ge=0)]
+"""Milliseconds since the Unix epoch, from the server's (Redis's) clock."""
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+RaceRef = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+Token = Annotated[str, msgspec.Meta(max_length=512)]
+MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
+Seat = Annotated[int, msgspec.Meta(ge=0, le=999)]
+SeatCount = Annotated[int, msgspec.Meta(ge=1, le=500)]
+TimeLimit = Annotated[int, msgspec.Meta(ge=10, le=86_400)]
+MAX_WIRE_DEAL = 2**63 - 1
+"""Largest deal number a race takes: msgpack integers stop at 64 bits (PySolFC's go to 10**20)."""
+DealNumber = Annotated[int, msgspec.Meta(ge=1, le=MAX_WIRE_DEAL)]
+
+Role = Literal["player", "spectator"]
+StartMode = Literal["creator", "all-ready"]
+DealSource = Literal["random", "number"]
+"""How the deal is chosen: a secret random number, or the number given in
+``deal`` (a daily deal, a rematch). Issue 6 adds ``"pool"`` (solver-proved)."""
+RaceStatus = Literal["lobby", "countdown", "running", "finished"]
+PlayerStatus = Literal["waiting", "ready", "racing", "finished", "gave_up", "disconnected"]
+"""``waiting``/``ready`` in the lobby; ``disconnected`` is a racer whose
+last connection dropped while the race runs (its game goes on when it
+comes back)."""
+
+
+class _Message(msgspec.Struct, tag_field="type", kw_only=True):
+    """Base of every wire message; ``type`` is the class's tag."""
+
+
+# ---------------------------------------------------------- shared payloads
+class View(msgspec.Struct, kw_only=True):
+    """A player's board (:class:`shared.view.PlayerView` on the wire).
+
+    Cards are two-character text (``"Th"``), a face-down card is ``"??"``.
+    ``foundations`` lists the top card of each foundation (``None`` when
+    empty); foundation ``i`` holds suit ``i % 4`` (c, d, h, s). The stock is
+    a count only: its order is the race's secret.
+    """
+
+    variant: str
+    tableau: list[list[str]]
+    waste: list[str]
+    foundations: list[Union[str, None]]
+    stock: int
+    pass_: int = msgspec.field(name="pass")
+    passes: int
+    moves: int
+    home: int
+    total: int
+    status: str
+
+    @classmethod
+    def from_player_view(cls, view: Any) -> "View":
+        """Build from a :class:`shared.view.PlayerView` (typed ``Any`` to keep this module import-light)."""
+        return cls(**_rename_pass(view.to_dict()))
+
+    def to_player_view(self) -> Any:
+        """The client's side: a :class:`shared.view.PlayerView` to render."""
+        from .view import PlayerView
+
+        d = msgspec.structs.asdict(self)
+        d["pass"] = d.pop("pass_")
+        return PlayerView.from_dict(d)
+
+
+def _rename_pass(d: dict[str, Any]) -> dict[str, Any]:
+    d["pass_"] = d.pop("pass")
+    return d
+
+
+class RaceInfo(msgspec.Struct, kw_only=True):
+    """What anyone may know about a race (never the deal while it runs)."""
+
+    id: str
+    code: str
+    """Short join code a player can type (``hello.race`` takes it or the id)."""
+    variant: str
+    deal_source: str
+    seats: int
+    players: int
+    """Seats taken."""
+    time_limit: int
+    """Seconds from ``starts_at`` until the race ends for everyone."""
+    undo: bool
+    start_mode: str
+    status: RaceStatus
+    commitment: str
+    """Hex SHA-256 of ``"<variant>|<deal>|<salt>"``: checked against the reveal."""
+    created_at: Millis
+    starts_at: Union[Millis, None] = None
+    ends_at: Union[Millis, None] = None
+    version: Version = 0
+
+
+class PlayerProgress(msgspec.Struct, kw_only=True):
+    """One racer's line in the progress table."""
+
+    seat: Seat
+    name: str
+    home: int
+    """Cards on the foundations."""
+    total: int
+    moves: int
+    status: PlayerStatus
+    rank: int
+    """1-based current standing (see ``docs/protocol.md``, Standings)."""
+    finished_at: Union[Millis, None] = None
+    home_at: Union[Millis, None] = None
+    """When the player reached its current ``home`` count (the tie-break)."""
+
+
+class Standing(msgspec.Struct, kw_only=True):
+    """One line of the final results, best first."""
+
+    rank: int
+    seat: Seat
+    name: str
+    status: PlayerStatus
+    home: int
+    total: int
+    moves: int
+    finished_at: Union[Millis, None] = None
+    home_at: Union[Millis, None] = None
+
+
+class PlayerRecord(msgspec.Struct, kw_only=True):
+    """A player's whole game: replay ``moves`` on the revealed deal (``U`` = undo)."""
+
+    seat: Seat
+    name: str
+    moves: list[str]
+    position: str
+    """Final position in the text notation of ``shared.position``."""
+
+
+class Results(msgspec.Struct, kw_only=True):
+    """A finished race: standings, the revealed deal and every game."""
+
+    race: str
+    variant: str
+    deal: int
+    salt: str
+    commitment: str
+    starts_at: Union[Millis, None]
+    ended_at: Millis
+    standings: list[Standing]
+    records: list[PlayerRecord]
+
+
+# ------------------------------------------------------ client -> server
+class Hello(_Message, tag="hello"):
+    """First frame of every connection: who is joining which race."""
+
+    protocol: int
+    race: RaceRef
+    role: Role = "player"
+    name: Union[Name, None] = None
+    """Required for a new player seat; ignored when ``token`` reclaims a seat."""
+    token: Union[Token, None] = None
+    """A player token from an earlier ``welcome``: take that seat back."""
+    last_version: Union[Version, None] = None
+    """Highest race version the client saw (reconnection)."""
+
+
+class Create(_Message, tag="create"):
+    """Create a race (also ``POST /races`` with the same fields as JSON)."""
+
+    variant: str = "forty-thieves"
+    deal_source: DealSource = "random"
+    deal: Union[DealNumber, None] = None
+    """Required when ``deal_source`` is ``"number"``."""
+    seats: SeatCount = 2
+    time_limit: TimeLimit = 900
+    undo: bool = True
+    start_mode: StartMode = "creator"
+
+
+class Ready(_Message, tag="ready"):
+    """A player in the lobby is (or is no longer) ready."""
+
+    ready: bool = True
+
+
+class Start(_Message, tag="start"):
+    """Start the race now; only with the ``creator_token`` from ``created``."""
+
+    creator_token: Token
+
+
+class Move(_Message, tag="move"):
+    """One move in the notation of ``shared.moves`` (``"U"`` takes one back).
+
+    ``seq`` is the client's own counter, higher for each new move: a move
+    resent with the ``seq`` of the last accepted one is acknowledged again
+    without being played twice; a lower one is ``stale_sequence``.
+    """
+
+    seq: Seq
+    move: MoveText
+    seat: Union[Seat, None] = None
+    """Optional; when present it must be the connection's own seat."""
+
+
+class GiveUp(_Message, tag="give_up"):
+    """Stop racing; the player keeps its cards home for the standings."""
+
+
+class Ping(_Message, tag="ping"):
+    """Ask for a ``pong`` (round-trip time, clock offset)."""
+
+    nonce: int = 0
+
+
+# ------------------------------------------------------ server -> client
+class Welcome(_Message, tag="welcome"):
+    """Answer to a good ``hello``: a full picture of the race."""
+
+    protocol: int
+    race: RaceInfo
+    role: Role
+    seat: Union[Seat, None]
+    token: str
+    """HMAC-signed player token (empty for spectators): keep it to rejoin."""
+    version: Version
+    server_time: Millis
+    view: Union[View, None]
+    """The player's board once the race has started, else ``None``."""
+    seq: Seq = 0
+    """``seq`` of the player's last accepted move (0 before any)."""
+    progress: list[PlayerProgress] = []
+
+
+class Created(_Message, tag="created"):
+    """Answer to ``create``."""
+
+    race: RaceInfo
+    creator_token: str
+    """Proves the creator: ``start`` needs it."""
+
+
+class Error(_Message, tag="error"):
+    """A refused frame (other than a move, see ``reject``)."""
+
+    code: str
+    message: str
+    ref: Union[str, None] = None
+    """``type`` of the frame that caused it, when known."""
+
+
+class Countdown(_Message, tag="countdown"):
+    """The race starts at ``starts_at`` (server clock) and ends at ``ends_at``."""
+
+    version: Version
+    starts_at: Millis
+    ends_at: Millis
+    server_time: Millis
+    view: Union[View, None] = None
+    """The starting board (players only; it is the same for every player)."""
+
+
+class Ack(_Message, tag="ack"):
+    """A move was played: the player's new board."""
+
+    seq: Seq
+    move: str
+    """The move as stored, in canonical notation (``"U"`` for an undo)."""
+    version: Version
+    view: View
+    status: PlayerStatus
+    duplicate: bool = False
+    """True when this ``seq`` had already been played (a resend)."""
+
+
+class Reject(_Message, tag="reject"):
+    """A move was refused; nothing changed."""
+
+    seq: Seq
+    reason: str
+    message: str
+    version: Version = 0
+
+
+class Progress(_Message, tag="progress"):
+    """Racers whose line changed since the previous progress frame.
+
+    ``full`` frames list every racer (the first after a join and after a
+    gap); others only the changed lines, which a client merges by ``seat``.
+    """
+
+    version: Version
+    server_time: Millis
+    race_status: RaceStatus
+    players: list[PlayerProgress]
+    full: bool = False
+
+
+class Finished(_Message, tag="finished"):
+    """The race is over: final standings, the revealed deal, every game."""
+
+    version: Version
+    results: Results
+
+
+class Pong(_Message, tag="pong"):
+    nonce: int
+    server_time: Millis
+
+
+ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping]
+ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, Finished, Pong]
+CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMessage.__args__)  # type: ignore[attr-defined]
+SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------- codes
+class ErrorCode(str, enum.Enum):
+    """Protocol error codes (``error.code`` / ``reject.reason``).
+
+    Move rejections for rule reasons use :class:`IllegalReason` values
+    instead; :func:`explain` knows both.
+    """
+
+    BAD_FRAME = "bad_frame"
+    UNKNOWN_TYPE = "unknown_type"
+    BAD_FIELD = "bad_field"
+    VERSION_MISMATCH = "version_mismatch"
+    HELLO_REQUIRED = "hello_required"
+    ALREADY_JOINED = "already_joined"
+    RACE_NOT_FOUND = "race_not_found"
+    RACE_FULL = "race_full"
+    RACE_CLOSED = "race_closed"
+    NAME_TAKEN = "name_taken"
+    FORBIDDEN = "forbidden"
+    NOT_YOUR_SEAT = "not_your_seat"
+    SPECTATOR_CANNOT_MOVE = "spectator_cannot_move"
+    RACE_NOT_STARTED = "race_not_started"
+    PLAYER_FINISHED = "player_finished"
+    RACE_OVER = "race_over"
+    BAD_TOKEN = "bad_token"
+    TOKEN_EXPIRED = "token_expired"
+    STALE_SEQUENCE = "stale_sequence"
+    BAD_MOVE = "bad_move"
+    UNDO_DISABLED = "undo_disabled"
+    BAD_VARIANT = "bad_variant"
+    BAD_DEAL = "bad_deal"
+    RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"
+    INTERNAL = "internal"
+
+    @property
+    def explanation(self) -> str:
+        return _EXPLANATIONS[self]
+
+
+_EXPLANATIONS = {
+    ErrorCode.BAD_FRAME: "the frame is not a msgpack map with a string 'type' field",
+    ErrorCode.UNKNOWN_TYPE: "no client message has that type",
+    ErrorCode.BAD_FIELD: "a field is missing, of the wrong type or out of range",
+    ErrorCode.VERSION_MISMATCH: "the client speaks another protocol version",
+    ErrorCode.HELLO_REQUIRED: "the first frame of a connection must be hello",
+    ErrorCode.ALREADY_JOINED: "this connection has already joined a race",
+    ErrorCode.RACE_NOT_FOUND: "no race has that id or join code",
+    ErrorCode.RACE_FULL: "every seat of the race is taken",
+    ErrorCode.RACE_CLOSED: "the race has started or ended: new players cannot join (spectators can)",
+    ErrorCode.NAME_TAKEN: "another player of the race has that name",
+    ErrorCode.FORBIDDEN: "this connection may not do that",
+    ErrorCode.NOT_YOUR_SEAT: "a move for another player's seat",
+    ErrorCode.SPECTATOR_CANNOT_MOVE: "spectators watch; they cannot play",
+    ErrorCode.RACE_NOT_STARTED: "the race has not started yet",
+    ErrorCode.PLAYER_FINISHED: "this player's game is over (won or given up)",
+    ErrorCode.RACE_OVER: "the race is over",
+    ErrorCode.BAD_TOKEN: "the token is not one this server signed for this race",
+    ErrorCode.TOKEN_EXPIRED: "the token has expired",
+    ErrorCode.STALE_SEQUENCE: "seq is not above the last accepted move's seq",
+    ErrorCode.BAD_MOVE: "the move is not in the move notation",
+    ErrorCode.UNDO_DISABLED: "this race does not allow undo",
+    ErrorCode.BAD_VARIANT: "no game of the family has that name",
+    ErrorCode.BAD_DEAL: "the deal source or deal number is not valid",
+    ErrorCode.RATE_LIMITED: "too many frames: slow down",
+    ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
+    ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
+}
+
+MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
+"""Rule reasons a ``reject`` may carry (the engine's IllegalReason codes)."""
+
+ALL_CODES: frozenset[str] = MOVE_REASONS | {c.value for c in ErrorCode}
+
+
+def explain(code: str) -> str:
+    """A human sentence for any error or reject code."""
+    try:
+        return ErrorCode(code).explanation
+    except ValueError:
+        pass
+    try:
+        return IllegalReason(code).explanation
+    except ValueError:
+        return code
+
+
+class CloseCode(enum.IntEnum):
+    """WebSocket close codes the server uses; see :data:`CLOSE_EXPLANATIONS`.
+
+    An ``error`` frame naming the cause precedes every 4xxx close.
+    """
+
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    SERVICE_RESTART = 1012
+    TRY_AGAIN_LATER = 1013
+    HELLO_REFUSED = 4000
+    VERSION_MISMATCH = 4001
+    HELLO_TIMEOUT = 4002
+    BAD_TOKEN = 4003
+    TOO_MANY_ERRORS = 4004
+    FLOODING = 4005
+    SLOW_READER = 4006
+
+    @property
+    def explanation(self) -> str:
+        return CLOSE_EXPLANATIONS[self]
+
+
+CLOSE_EXPLANATIONS: dict[CloseCode, str] = {
+    CloseCode.NORMAL: "the server ended the connection normally",
+    CloseCode.GOING_AWAY: "the server is going away",
+    CloseCode.MESSAGE_TOO_BIG: f"a frame exceeded {MAX_FRAME_BYTES} bytes",
+    CloseCode.INTERNAL_ERROR: "the server hit an unexpected error",
+    CloseCode.SERVICE_RESTART: "the server is restarting (graceful shutdown): reconnect",
+    CloseCode.TRY_AGAIN_LATER: "the race store (Redis) is unavailable: reconnect later",
+    CloseCode.HELLO_REFUSED: "hello was refused (race unknown, full or closed, bad name); see the error frame",
+    CloseCode.VERSION_MISMATCH: "hello carried another protocol version",
+    CloseCode.HELLO_TIMEOUT: "no valid hello arrived in time",
+    CloseCode.BAD_TOKEN: "hello carried a forged, foreign or expired token",
+    CloseCode.TOO_MANY_ERRORS: "too many bad frames on this connection",
+    CloseCode.FLOODING: "the connection kept sending far above its rate limit",
+    CloseCode.SLOW_READER: "the client read too slowly and its send queue filled up",
+}
+
+
+# ------------------------------------------------------------------- codec
+class ProtocolError(ValueError):
+    """A frame that cannot be accepted; ``code`` is an :class:`ErrorCode`."""
+
+    def __init__(self, code: ErrorCode, message: str, ref: str | None = None) -> None:
+        self.code = code
+        self.ref = ref
+        super().__init__(message)
+
+
+_encoder = msgspec.msgpack.Encoder()
+_client_decoder = msgspec.msgpack.Decoder(ClientMessage)
+_server_decoder = msgspec.msgpack.Decoder(ServerMessage)
+_any_decoder = msgspec.msgpack.Decoder()
+
+
+def encode(message: msgspec.Struct) -> bytes:
+    """One message as the bytes of one binary WebSocket frame."""
+    return _encoder.encode(message)
+
+
+def decode_client(data: bytes) -> ClientMessage:
+    """A frame from a client, validated; raises :class:`ProtocolError`."""
+    return _decode(_client_decoder, data, CLIENT_TYPES)
+
+
+def decode_server(data: bytes) -> ServerMessage:
+    """A frame from the server (the client's side); raises :class:`ProtocolError`."""
+    return _decode(_server_decoder, data, SERVER_TYPES)
+
+
+def _decode(decoder: msgspec.msgpack.Decoder, data: bytes, types: tuple[str, ...]) -> Any:
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise _classify(data, types, str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"not msgpack: {exc}") from None
+
+
+def _classify(data: bytes, types: tuple[str, ...], detail: str) -> ProtocolError:
+    """Tell a frame of the wrong shape from an unknown type from a bad field (error path only)."""
+    try:
+        raw = _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return ProtocolError(ErrorCode.BAD_FRAME, "a frame is exactly one msgpack value")
+    if not isinstance(raw, dict):
+        return ProtocolError(ErrorCode.BAD_FRAME, f"a frame is a msgpack map, not {type(raw).__name__}")
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        return ProtocolError(ErrorCode.BAD_FRAME, "a frame needs a string 'type' field")
+    if kind not in types:
+        return ProtocolError(
+            ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}; known: {', '.join(types)}"
+        )
+    return ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: {detail}", ref=kind)
+
+
+def error(code: ErrorCode | str, message: str | None = None, ref: str | None = None) -> Error:
+    """An ``error`` message with the standard explanation unless told otherwise."""
+    value = code.value if isinstance(code, enum.Enum) else code
+    return Error(code=value, message=message or explain(value), ref=ref)
+
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "MAX_FRAME_BYTES",
+    "UNDO",
+    "View",
+    "RaceInfo",
+    "PlayerProgress",
+    "Standing",
+    "PlayerRecord",
+    "Results",
+    "Hello",
+    "Create",
+    "Ready",
+    "Start",
+    "Move",
+    "GiveUp",
+    "Ping",
+    "Welcome",
+    "Created",
+    "Error",
+    "Countdown",
+    "Ack",
+    "Reject",
+    "Progress",
+    "Finished",
+    "Pong",
+    "ClientMessage",
+    "ServerMessage",
+    "ErrorCode",
+    "CloseCode",
+    "CLOSE_EXPLANATIONS",
+    "MOVE_REASONS",
+    "ALL_CODES",
+    "ProtocolError",
+    "encode",
+    "decode_client",
+    "decode_server",
+    "explain",
+    "error",
+]

@@ -1,0 +1,147 @@
+"""The wire schema: round trips, plain msgpack, and the typed error of each bad frame."""
+
+from __future__ import annotations
+
+import msgpack
+import msgspec
+import pytest
+
+from shared import protocol as p
+from shared.engine import Game
+from shared.moves import IllegalReason
+
+
+def _view() -> p.View:
+    return p.View.from_player_view(Game.new(deal_number=7).view())
+
+
+def _race_info() -> p.RaceInfo:
+    return p.RaceInfo(
+        id="r1", code="ABCD", variant="forty-thieves", deal_source="random", seats=2, players=1,
+        time_limit=600, undo=True, start_mode="creator", status="lobby", commitment="00" * 32,
+        created_at=1_700_000_000_000,
+    )
+
+
+def _progress() -> list[p.PlayerProgress]:
+    return [p.PlayerProgress(seat=0, name="ann", home=3, total=104, moves=9, status="racing", rank=1)]
+
+
+SERVER_SAMPLES = [
+    p.Welcome(protocol=1, race=_race_info(), role="player", seat=0, token="t", version=2,
+              server_time=5, view=None, progress=_progress()),
+    p.Created(race=_race_info(), creator_token="c"),
+    p.error(p.ErrorCode.BAD_FIELD, ref="move"),
+    p.Countdown(version=3, starts_at=10, ends_at=20, server_time=5, view=_view()),
+    p.Ack(seq=4, move="S", version=9, view=_view(), status="racing"),
+    p.Reject(seq=5, reason="wrong_suit", message="x", version=9),
+    p.Progress(version=9, server_time=6, race_status="running", players=_progress(), full=True),
+    p.Finished(version=10, results=p.Results(
+        race="r1", variant="forty-thieves", deal=7, salt="ab", commitment="cd", starts_at=1, ended_at=2,
+        standings=[p.Standing(rank=1, seat=0, name="ann", status="finished", home=104, total=104, moves=300)],
+        records=[p.PlayerRecord(seat=0, name="ann", moves=["S"], position="...")])),
+    p.Pong(nonce=3, server_time=7),
+]
+CLIENT_SAMPLES = [
+    p.Hello(protocol=p.PROTOCOL_VERSION, race="ABCD", role="spectator", name="bob", token="x", last_version=4),
+    p.Create(variant="sixty-thieves", deal_source="number", deal=12345, seats=10, time_limit=60,
+             undo=False, start_mode="all-ready"),
+    p.Ready(ready=False),
+    p.Start(creator_token="c"),
+    p.Move(seq=1, move="ab", seat=0),
+    p.GiveUp(),
+    p.Ping(nonce=8),
+]
+
+
+def test_every_message_type_has_a_sample() -> None:
+    assert {type(m).__struct_config__.tag for m in SERVER_SAMPLES} == set(p.SERVER_TYPES)
+    assert {type(m).__struct_config__.tag for m in CLIENT_SAMPLES} == set(p.CLIENT_TYPES)
+
+
+@pytest.mark.parametrize("msg", SERVER_SAMPLES, ids=lambda m: type(m).__name__)
+def test_server_messages_round_trip_and_are_plain_msgpack(msg: msgspec.Struct) -> None:
+    data = p.encode(msg)
+    assert p.decode_server(data) == msg
+    plain = msgpack.unpackb(data, raw=False)
+    assert plain["type"] == type(msg).__struct_config__.tag
+    assert set(plain) == {"type"} | {f.encode_name for f in msgspec.structs.fields(msg)}
+
+
+@pytest.mark.parametrize("msg", CLIENT_SAMPLES, ids=lambda m: type(m).__name__)
+def test_client_messages_round_trip_and_msgpack_python_frames_decode(msg: msgspec.Struct) -> None:
+    assert p.decode_client(p.encode(msg)) == msg
+    as_dict = msgpack.unpackb(p.encode(msg))
+    assert p.decode_client(msgpack.packb(as_dict)) == msg
+
+
+def test_view_keeps_the_stock_secret_and_converts_back() -> None:
+    game = Game.new(deal_number=7)
+    wire = msgpack.unpackb(p.encode(_view()))
+    assert wire["stock"] == game.stock_count and wire["pass"] == 1
+    assert _view().to_player_view() == game.view()
+
+
+def test_optional_fields_may_be_left_out_by_a_client() -> None:
+    hello = p.decode_client(msgpack.packb({"type": "hello", "protocol": 1, "race": "r1"}))
+    assert hello == p.Hello(protocol=1, race="r1")
+    assert p.decode_client(msgpack.packb({"type": "give_up"})) == p.GiveUp()
+
+
+def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
+    msg = p.decode_client(msgpack.packb({"type": "move", "seq": 1, "move": "aF", "new": [1, 2]}))
+    assert msg == p.Move(seq=1, move="aF")
+
+
+@pytest.mark.parametrize(
+    "data, code",
+    [
+        (b"\xc1", p.ErrorCode.BAD_FRAME),
+        (b"", p.ErrorCode.BAD_FRAME),
+        (msgpack.packb([1, 2]), p.ErrorCode.BAD_FRAME),
+        (msgpack.packb("move"), p.ErrorCode.BAD_FRAME),
+        (msgpack.packb({"seq": 1}), p.ErrorCode.BAD_FRAME),
+        (msgpack.packb({"type": 3}), p.ErrorCode.BAD_FRAME),
+        (msgpack.packb({"type": "move", "seq": 1, "move": "ab"}) + b"\x00", p.ErrorCode.BAD_FRAME),
+        (msgpack.packb({"type": "teleport"}), p.ErrorCode.UNKNOWN_TYPE),
+        (msgpack.packb({"type": "ack", "seq": 1}), p.ErrorCode.UNKNOWN_TYPE),
+        (msgpack.packb({"type": "move", "seq": 1}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "move", "seq": "1", "move": "ab"}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "move", "seq": -1, "move": "ab"}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "move", "seq": 1, "move": "x" * 9}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "move", "seq": 1, "move": ""}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "role": "judge"}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "name": "n" * 33}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "create", "seats": 0}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "create", "deal": 2**64 - 1}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "ready", "ready": "yes"}), p.ErrorCode.BAD_FIELD),
+    ],
+)
+def test_bad_frames_get_a_typed_error(data: bytes, code: p.ErrorCode) -> None:
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode_client(data)
+    assert info.value.code is code
+    assert str(info.value)
+    if code is p.ErrorCode.BAD_FIELD:
+        assert info.value.ref in p.CLIENT_TYPES
+
+
+def test_every_engine_reason_is_a_reject_code_and_codes_do_not_clash() -> None:
+    protocol_codes = {c.value for c in p.ErrorCode}
+    assert not protocol_codes & p.MOVE_REASONS
+    assert {r.value for r in IllegalReason} <= p.ALL_CODES
+    for code in p.ALL_CODES:
+        assert p.explain(code) != code and p.explain(code)
+    assert p.explain("no_such_thing") == "no_such_thing"
+
+
+def test_close_codes_are_explained_and_application_codes_in_private_range() -> None:
+    for code in p.CloseCode:
+        assert code.explanation
+        assert code < 2000 or 4000 <= code < 5000
+
+
+def test_error_helper_fills_the_standard_explanation() -> None:
+    e = p.error(p.ErrorCode.RACE_FULL)
+    assert (e.code, e.message) == ("race_full", p.ErrorCode.RACE_FULL.explanation)
+    assert p.error("wrong_suit").message == IllegalReason.WRONG_SUIT.explanation
