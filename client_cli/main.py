@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "variants",
     "deal",
     "replay",
+    "solo",
 ]
 
 
