@@ -251,12 +251,14 @@ class Game:
         if src == WASTE:
             if not self.waste:
                 return IllegalReason.SOURCE_EMPTY
+            if count != 1:
+                return IllegalReason.GROUP_MOVE_NOT_ALLOWED
             card = self.waste[-1]
         else:
             col = self.tableau[src]
             if not col:
                 return IllegalReason.SOURCE_EMPTY
-            if count > 1:
+            if count != 1:
                 r = self._group_reason(src, count)
                 if r is not None:
                     return r
@@ -283,6 +285,8 @@ class Game:
         return IllegalReason.WRONG_SUIT
 
     def _group_reason(self, src: int, count: int) -> IllegalReason | None:
+        if count < 1:
+            return IllegalReason.NOT_A_RUN
         if self._group is GroupMoves.NONE:
             return IllegalReason.GROUP_MOVE_NOT_ALLOWED
         col = self.tableau[src]

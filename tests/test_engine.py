@@ -97,6 +97,27 @@ def test_no_such_column_for_every_letter_past_the_last_column() -> None:
                 game.pop()
 
 
+def test_malformed_counts_built_by_hand_are_refused_and_change_nothing() -> None:
+    """A Move built in code (not parsed) may carry any count; the engine must
+    still refuse what the notation cannot write rather than move the wrong cards."""
+    for variant in (FORTY_THIEVES, JOSEPHINE):
+        game = build(["9h 8h 7h", "", "9h"], waste="8h", variant=variant)
+        before = snapshot(game)
+        cases = {
+            Move(0, 1, 0): R.NOT_A_RUN,
+            Move(0, 1, -1): R.NOT_A_RUN,
+            Move(WASTE, 2, 2): R.GROUP_MOVE_NOT_ALLOWED,
+            Move(WASTE, 1, 3): R.GROUP_MOVE_NOT_ALLOWED,
+            Move(WASTE, FOUNDATION, 2): R.GROUP_MOVE_NOT_ALLOWED,
+        }
+        for move, why in cases.items():
+            assert game.reason(move) is why, move
+            with pytest.raises(IllegalMove):
+                game.push(move)
+            assert snapshot(game) == before, move
+    assert Move(0, 1, 0) not in game.legal_moves()
+
+
 def test_illegal_moves_change_nothing_in_random_positions() -> None:
     rng = random.Random(11)
     for variant in (FORTY_THIEVES, JOSEPHINE, FORTY_AND_EIGHT):
