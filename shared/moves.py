@@ -146,14 +146,14 @@ class Move(NamedTuple):
         if t in ("R", "r", "WS"):
             return REDEAL
         digits = 0
-        while digits < len(t) and t[digits].isdigit():
+        while digits < len(t) and t[digits] in "0123456789":
             digits += 1
-        count = int(t[:digits]) if digits else 1
         rest = t[digits:]
-        if len(rest) != 2 or count < 1 or (digits and t[0] == "0"):
+        if len(rest) != 2 or digits > 3 or (digits and t[0] == "0"):
             raise MoveParseError(
                 f"not a move: {text!r} (expected e.g. 'ab', '3ab', 'aF', 'Wb', 'WF', 'S' or 'R')"
             )
+        count = int(t[:digits]) if digits else 1
         src, dst = _parse_place(rest[0], text), _parse_place(rest[1], text)
         if count > 1 and not (src < MAX_COLUMNS and dst < MAX_COLUMNS):
             raise MoveParseError(f"not a move: {text!r} (only column-to-column moves carry a count)")

@@ -143,6 +143,14 @@ def test_bad_move_text_is_a_move_parse_error(text: str) -> None:
     assert repr(text) in str(info.value)
 
 
+@pytest.mark.parametrize("text", ["²ab", "٣ab", "9" * 5000 + "ab", "1234ab"])
+def test_non_ascii_or_huge_counts_are_move_parse_errors(text: str) -> None:
+    """int() accepts Unicode digits and refuses 4,300-digit strings with a bare
+    ValueError: both must surface as MoveParseError, which callers catch."""
+    with pytest.raises(MoveParseError):
+        Move.parse(text)
+
+
 def test_parse_moves_reads_a_line() -> None:
     assert parse_moves("ab, 3cd  S\tWF R") == [Move(0, 1), Move(2, 3, 3), DRAW, Move(WASTE, FOUNDATION), REDEAL]
     assert parse_moves("") == []
