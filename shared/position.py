@@ -78,7 +78,7 @@ def parse_position(text: str) -> Game:
     key, pass_s, found_s, tab_s, waste_s, stock_s = fields
     try:
         variant = get_variant(key)
-        if not pass_s.isdigit():
+        if not (pass_s.isascii() and pass_s.isdigit()):
             raise PositionError(f"pass must be a number, got {pass_s!r}")
         tops = found_s.split(",")
         foundations = []

@@ -157,6 +157,7 @@ BAD_TEXTS = {
     "empty": ("", "6 fields"),
     "unknown variant": (WON.replace("forty-thieves", "fifty-thieves"), "unknown variant"),
     "pass not a number": (WON.replace(" 1 ", " x "), "pass must be a number"),
+    "pass in unicode digits": (WON.replace(" 1 ", " ² "), "pass must be a number"),
     "pass zero": (WON.replace(" 1 ", " 0 "), "passes 1..1"),
     "pass beyond the variant": (WON.replace(" 1 ", " 2 "), "passes 1..1"),
     "foundation of the wrong suit": (game_text("-/-/-/-/-/-/-/-/-/-", found="Kd,Kc,Kh,Ks,Kc,Kd,Kh,Ks"), "suit c"),
