@@ -236,6 +236,7 @@ class Board(Widget):
         self._selection: Selection | None = None
         self._hint: Move | None = None
         self.layout_cache: BoardLayout | None = None
+        self.placeholder = "waiting for the deal…"
 
     def show(self, view: PlayerView | None, selection: Selection | None = None, hint: Move | None = None) -> None:
         """Redraw from this view (the caller's engine or server is the source of truth)."""
@@ -245,7 +246,7 @@ class Board(Widget):
     def render(self) -> Text:
         if self._view is None:
             self.layout_cache = None
-            return Text("waiting for the deal…", style=_DIM)
+            return Text(self.placeholder)
         self.layout_cache = BoardLayout(self._view, self.size.width, self.size.height, self._selection, self._hint)
         return self.layout_cache.render()
 

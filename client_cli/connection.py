@@ -1,0 +1,247 @@
+"""The socket loop: the only place the client talks to the race server.
+
+:class:`RaceLink` opens the WebSocket, says ``hello``, feeds every frame to
+its :class:`~client_cli.race_state.RaceState`, and when the connection
+drops it reconnects by itself with exponential backoff and jitter, sending
+its player token and the last race version it saw so the server resumes
+the same seat and sends only what was missed. Moves that were in flight
+are resent after the ``welcome`` unless the server's ``seq`` shows they
+were already played, so a move is applied once or not at all.
+
+Screens never touch the socket: they call :meth:`RaceLink.send_move` and
+friends, and redraw when ``on_update`` tells them the state changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+import msgspec
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from shared import protocol as p
+
+from .race_state import RaceState
+
+BACKOFF_FIRST = 0.25
+BACKOFF_MAX = 5.0
+"""Seconds between reconnection attempts: quick at first (a blip), never
+slower than this (a restarting server should see its racers back soon)."""
+
+OPEN_TIMEOUT = 5.0
+
+FATAL_CLOSE_CODES = frozenset(
+    {
+        p.CloseCode.HELLO_REFUSED,
+        p.CloseCode.VERSION_MISMATCH,
+        p.CloseCode.BAD_TOKEN,
+        p.CloseCode.TOO_MANY_ERRORS,
+        p.CloseCode.FLOODING,
+    }
+)
+"""Closes after which the same hello would be refused again."""
+
+
+class LinkState(enum.Enum):
+    CONNECTING = "connecting"
+    ONLINE = "online"
+    RECONNECTING = "reconnecting"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    """What the status bar shows about the connection."""
+
+    state: LinkState
+    detail: str = ""
+    attempt: int = 0
+    retry_in: float | None = None
+
+    def text(self) -> str:
+        if self.state is LinkState.ONLINE:
+            return "● online"
+        if self.state is LinkState.CONNECTING:
+            return "◌ connecting…"
+        if self.state is LinkState.RECONNECTING:
+            wait = f" in {self.retry_in:.1f}s" if self.retry_in is not None else ""
+            return f"◌ reconnecting{wait} (try {self.attempt})"
+        return f"✗ offline{': ' + self.detail if self.detail else ''}"
+
+
+def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
+    """Delay before reconnection ``attempt`` (1-based): doubling, capped, ±20% jitter
+    so that a whole race dropped at once does not come back in one burst."""
+    base = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (attempt - 1))
+    return base * (0.8 + 0.4 * (rng or random).random())
+
+
+def websocket_url(server: str) -> str:
+    """The race WebSocket of a server given by its HTTP URL (or already a ws URL)."""
+    url = server.rstrip("/")
+    if url.startswith("https://"):
+        url = "wss://" + url[len("https://") :]
+    elif url.startswith("http://"):
+        url = "ws://" + url[len("http://") :]
+    elif not url.startswith(("ws://", "wss://")):
+        url = "ws://" + url
+    return url if url.endswith(WS_PATH) else url + WS_PATH
+
+
+WS_PATH = "/ws"
+
+
+class RaceLink:
+    """One race's connection, kept alive until the race ends or a hello is refused."""
+
+    def __init__(
+        self,
+        server: str,
+        state: RaceState,
+        on_update: Callable[[str], None],
+        on_status: Callable[[LinkStatus], None],
+    ) -> None:
+        self.url = websocket_url(server)
+        self.state = state
+        self.on_update = on_update
+        self.on_status = on_status
+        self.status = LinkStatus(LinkState.CONNECTING)
+        self._ws: ClientConnection | None = None
+        self._closing = False
+        self._welcomed = False
+        self._outbox: asyncio.Queue[msgspec.Struct] = asyncio.Queue()
+
+    # ---------------------------------------------------------------- sending
+    @property
+    def online(self) -> bool:
+        return self._ws is not None and self._welcomed
+
+    def post(self, message: msgspec.Struct) -> bool:
+        """Queue a frame for the open connection, in order; ``False`` when offline."""
+        if not self.online:
+            return False
+        self._outbox.put_nowait(message)
+        return True
+
+    def send_move(self, text: str) -> None:
+        """Number and send a move; offline, it waits and goes out after the next welcome."""
+        move = self.state.new_move(text)
+        if self.online:
+            self._outbox.put_nowait(move)
+
+    def give_up(self) -> bool:
+        return self.post(p.GiveUp())
+
+    def set_ready(self, ready: bool) -> bool:
+        if self.post(p.Ready(ready=ready)):
+            self.state.ready = ready
+            return True
+        return False
+
+    def start_race(self) -> bool:
+        token = self.state.creator_token
+        return bool(token) and self.post(p.Start(creator_token=token))
+
+    # ------------------------------------------------------------------ loop
+    def _set_status(self, status: LinkStatus) -> None:
+        self.status = status
+        self.on_status(status)
+
+    async def run(self) -> None:
+        """Connect, read, reconnect; returns when the race is over or cannot be joined."""
+        attempt = 0
+        while not self._closing:
+            reason = await self._session()
+            if self._closing or self.state.fatal or self.state.results is not None:
+                detail = self.state.fatal or ("race over" if self.state.results is not None else "closed")
+                self._set_status(LinkStatus(LinkState.CLOSED, detail))
+                return
+            attempt = 1 if self._welcomed else attempt + 1
+            self._welcomed = False
+            delay = backoff_delay(attempt)
+            self._set_status(LinkStatus(LinkState.RECONNECTING, reason, attempt, delay))
+            await asyncio.sleep(delay)
+            self._set_status(LinkStatus(LinkState.RECONNECTING, reason, attempt, None))
+
+    async def _session(self) -> str:
+        """One connection from open to close; returns why it ended."""
+        try:
+            async with connect(
+                self.url,
+                open_timeout=OPEN_TIMEOUT,
+                compression=None,
+                max_size=2**20,
+                proxy=None,
+            ) as ws:
+                self._ws = ws
+                self._outbox = asyncio.Queue()
+                writer = asyncio.create_task(self._write(ws))
+                try:
+                    await ws.send(p.encode(self.state.hello()))
+                    async for data in ws:
+                        if isinstance(data, str):
+                            continue
+                        await self._receive(ws, data)
+                        if self.state.fatal:
+                            await ws.close()
+                            break
+                finally:
+                    writer.cancel()
+                code = ws.close_code
+                return self._close_reason(code, ws.close_reason)
+        except ConnectionClosed as exc:
+            return self._close_reason(exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else "")
+        except (OSError, TimeoutError, InvalidHandshake, asyncio.TimeoutError) as exc:
+            return f"cannot reach {self.url}: {exc}"
+        except InvalidURI as exc:
+            self.state.fatal = f"bad server URL: {exc}"
+            return self.state.fatal
+        finally:
+            self._ws = None
+
+    async def _write(self, ws: ClientConnection) -> None:
+        """The one writer of a connection: frames leave in the order they were posted."""
+        while True:
+            message = await self._outbox.get()
+            try:
+                await ws.send(p.encode(message))
+            except ConnectionClosed:
+                return
+
+    def _close_reason(self, code: int | None, reason: str) -> str:
+        if code is None:
+            return "connection lost"
+        try:
+            known = p.CloseCode(code)
+        except ValueError:
+            return f"closed ({code}{': ' + reason if reason else ''})"
+        if known in FATAL_CLOSE_CODES and not self.state.fatal:
+            self.state.fatal = known.explanation
+        return known.explanation
+
+    async def _receive(self, ws: ClientConnection, data: bytes) -> None:
+        try:
+            msg = p.decode_server(data)
+        except p.ProtocolError as exc:
+            self.on_update(f"bad frame from server: {exc}")
+            return
+        self.state.apply(msg)
+        kind = type(msg).__name__.lower()
+        if isinstance(msg, p.Welcome):
+            self._welcomed = True
+            self._set_status(LinkStatus(LinkState.ONLINE))
+            for move in self.state.resend():
+                self._outbox.put_nowait(move)
+        self.on_update(kind)
+
+    def close(self) -> None:
+        """Stop reconnecting and close the socket (the app is quitting)."""
+        self._closing = True
+        ws = self._ws
+        if ws is not None:
+            asyncio.ensure_future(ws.close())

@@ -1,0 +1,196 @@
+"""``thieves play``: race on the server's copy of the game.
+
+The board is the last view the server sent (``welcome``, ``countdown`` or
+an ``ack``): the client never plays a move locally, so what is on screen is
+always what the server holds, and an illegal move shows the server's reason.
+Group-move counts (Josephine) are chosen with a rules engine rebuilt from
+the view (:func:`client_cli.shadow.shadow_game`), which is enough to know
+what fits but never knows the stock.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Static
+
+from shared import protocol as p
+from shared.moves import IllegalReason, Move
+from shared.view import PlayerView
+
+from .board import Board
+from .connection import LinkStatus, RaceLink
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, race_line
+from .race_state import Phase, RaceState
+from .racers import RacersPanel
+from .shadow import shadow_game
+from .table import MessageLine, TableApp
+
+TICK_SECONDS = 0.25
+
+
+class PlayApp(TableApp):
+    """A racer's table: board, racers' bars, countdown, standings."""
+
+    BINDINGS = [
+        Binding("u", "undo", "Undo"),
+        Binding("ctrl+z", "undo", "Undo", show=False),
+        Binding("s", "ready", "Ready", show=False),
+        Binding("b", "begin", "Start", show=False),
+        Binding("g", "give_up", "Give up"),
+    ]
+
+    def __init__(self, server: str, race: str, name: str, creator_token: str | None = None) -> None:
+        super().__init__()
+        self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token)
+        self.link: RaceLink = make_link(self, server, self.state)
+        self._confirm_give_up = False
+        self._shown_results = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="middle"):
+            yield Board(id="board")
+            yield RacersPanel(id="side")
+        yield MessageLine(id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"thieves — race {self.state.race_ref}"
+        self.redraw()
+        self.run_worker(self.link.run(), exclusive=True, group="link", exit_on_error=False)
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    def _tick(self) -> None:
+        self.query_one("#status", Static).update(self.status_text())
+        self._update_placeholder()
+
+    async def action_quit(self) -> None:
+        self.link.close()
+        self.exit()
+
+    # ---------------------------------------------------- TableApp hooks
+    def current_view(self) -> PlayerView | None:
+        return self.state.view
+
+    def reason(self, move: Move) -> IllegalReason | None:
+        view = self.state.view
+        return shadow_game(view).reason(move) if view is not None else None
+
+    def accepting_moves(self) -> str | None:
+        return self.state.can_move()
+
+    def submit(self, move: Move) -> None:
+        self._confirm_give_up = False
+        self.link.send_move(move.text())
+
+    def status_text(self) -> str:
+        line = race_line(self.state, self.link.status)
+        view = self.state.view
+        if view is not None:
+            line += f"  ·  moves {view.move_count}  ·  home {view.cards_home}/{view.total_cards}"
+        return line
+
+    def redraw(self) -> None:
+        super().redraw()
+        self.query_one("#status").set_class(not self.link.online, "offline")
+        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat)
+        self._update_placeholder()
+
+    def _update_placeholder(self) -> None:
+        """Lobby and countdown texts where the board will be."""
+        if self.state.view is not None:
+            return
+        self.board.placeholder = self.lobby_text()
+        self.board.refresh()
+
+    def lobby_text(self) -> str:
+        state = self.state
+        if state.fatal:
+            return f"Cannot join: {state.fatal}"
+        info = state.info
+        if info is None:
+            return f"Joining race {state.race_ref}…"
+        phase = state.phase()
+        if phase is Phase.COUNTDOWN:
+            left = state.seconds_to_start() or 0
+            return f"Get ready: the race starts in {max(0, int(left) + 1)}…"
+        lines = [
+            f"Race {info.code} (id {info.id}): {info.players}/{info.seats} seats taken.",
+            f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}.",
+            "",
+        ]
+        if info.start_mode == "all-ready":
+            ready = "you are ready" if state.ready else "press s when you are ready"
+            lines.append(f"The race starts when every racer is ready: {ready}.")
+        elif state.creator_token:
+            lines.append("You created this race: press b to start it.")
+        else:
+            lines.append("Waiting for the race's creator to start it.")
+        return "\n".join(lines)
+
+    # ---------------------------------------------------- link events
+    def on_link_updated(self, message: LinkUpdated) -> None:
+        state = self.state
+        if message.kind == "reject" and state.last_reject is not None:
+            r = state.last_reject
+            self.flash(r.message or p.explain(r.reason))
+        elif message.kind == "error":
+            pass
+        elif message.kind.startswith("bad frame"):
+            self.flash(message.kind)
+        self.redraw()
+        if state.results is not None and not self._shown_results:
+            self._shown_results = True
+            self.picker.cancel()
+            self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
+
+    def on_link_status_changed(self, message: LinkStatusChanged) -> None:
+        self.redraw()
+
+    def _after_standings(self, choice: str | None) -> None:
+        if choice == "quit":
+            self.link.close()
+            self.exit()
+
+    # ---------------------------------------------------- commands
+    def action_undo(self) -> None:
+        info = self.state.info
+        if info is not None and not info.undo:
+            self.flash(p.ErrorCode.UNDO_DISABLED.explanation)
+            return
+        self.picker.cancel()
+        why = self.accepting_moves()
+        if why is not None:
+            self.flash(why)
+            return
+        self.link.send_move(p.UNDO)
+
+    def action_ready(self) -> None:
+        if self.state.phase() is not Phase.LOBBY:
+            return
+        if not self.link.set_ready(not self.state.ready):
+            self.flash("offline: try again once reconnected")
+        self.redraw()
+
+    def action_begin(self) -> None:
+        if self.state.phase() is not Phase.LOBBY:
+            return
+        if not self.state.creator_token:
+            self.flash("only the race's creator can start it")
+        elif not self.link.start_race():
+            self.flash("offline: try again once reconnected")
+
+    def action_give_up(self) -> None:
+        why = self.accepting_moves()
+        if why is not None:
+            self.flash(why)
+            return
+        if not self._confirm_give_up:
+            self._confirm_give_up = True
+            self.flash("press g again to give up (your cards home still count)", error=False)
+            return
+        self._confirm_give_up = False
+        if not self.link.give_up():
+            self.flash("offline: try again once reconnected")

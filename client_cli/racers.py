@@ -1,0 +1,84 @@
+"""Every racer's foundation progress as ranked bars, and the final standings.
+
+Pure text builders (tested without a terminal) plus the small widget that
+shows them beside the table and on the spectator's screen.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from shared import protocol as p
+
+from .table import format_clock
+
+STATUS_MARK = {
+    "waiting": "…",
+    "ready": "✓",
+    "racing": " ",
+    "finished": "★",
+    "gave_up": "✗",
+    "disconnected": "⚡",
+}
+"""One character per racer status, explained under the bars."""
+
+LEGEND = "★ won  ✗ gave up  ⚡ dropped  ✓ ready"
+
+
+def bar(done: int, total: int, width: int) -> str:
+    """A bar of ``width`` cells, eighth-cell precise."""
+    if width <= 0:
+        return ""
+    eighths = round(8 * width * done / total) if total else 0
+    full, part = divmod(max(0, min(eighths, 8 * width)), 8)
+    text = "█" * full + ("▏▎▍▌▋▊▉"[part - 1] if part else "")
+    return text + "·" * (width - len(text))
+
+
+def racer_lines(players: Sequence[p.PlayerProgress], me: int | None, width: int) -> Text:
+    """Two lines per racer: rank, name, cards home; then the bar."""
+    out = Text()
+    for pp in players:
+        mine = pp.seat == me
+        style = Style(bold=True, color="yellow") if mine else Style()
+        mark = STATUS_MARK.get(pp.status, "?")
+        count = f"{pp.home:>3}{mark}"
+        name_width = max(4, width - 4 - len(count))
+        out.append(f"{pp.rank:>2}. ", Style(dim=not mine))
+        out.append(f"{pp.name[:name_width]:<{name_width}}", style)
+        out.append(count + "\n", style)
+        out.append("    " + bar(pp.home, pp.total, width - 4) + "\n", Style(color="green") + style)
+    return out
+
+
+def standings_lines(
+    standings: Iterable[p.Standing], starts_at: int | None, me: int | None = None
+) -> list[str]:
+    """The final table: rank, name, cards home, moves, and the finishing time when won."""
+    lines = [f"{'#':>3}  {'player':<16} {'home':>7} {'moves':>6}  result"]
+    for s in standings:
+        if s.status == "finished" and s.finished_at is not None and starts_at is not None:
+            result = "won in " + format_clock((s.finished_at - starts_at) / 1000)
+        else:
+            result = {"gave_up": "gave up", "disconnected": "dropped out"}.get(s.status, "time")
+        mark = "▶" if s.seat == me else " "
+        lines.append(f"{s.rank:>3}{mark} {s.name[:16]:<16} {s.home:>3}/{s.total:<3} {s.moves:>6}  {result}")
+    return lines
+
+
+class RacersPanel(Static):
+    """The side panel: ranked bars; it draws what it is handed."""
+
+    def show(self, players: Sequence[p.PlayerProgress], me: int | None, title: str = "Racers") -> None:
+        width = max(10, self.size.width or 24)
+        body = Text(title + "\n", Style(bold=True))
+        if players:
+            body.append_text(racer_lines(players, me, width))
+        else:
+            body.append("no racers yet\n", Style(dim=True))
+        body.append(LEGEND if width >= len(LEGEND) else "★won ✗gave up ⚡dropped", Style(dim=True))
+        self.update(body)

@@ -1,0 +1,189 @@
+"""``thieves watch``: a spectator's view of a race, and replays after the end.
+
+While the race runs a spectator sees every racer's bar, rank and the race
+clock (never a board: boards are the racers' own). When it ends the server
+reveals the deal and every racer's moves, so any game can be replayed here
+move by move on the local engine, which also checks the server's verdict.
+"""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from shared import protocol as p
+from shared.deals import deal
+from shared.engine import Game
+from shared.moves import IllegalMove, MoveParseError
+from shared.variants import get_variant
+from shared.view import PlayerView
+
+from .board import Board
+from .connection import RaceLink
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, race_line
+from .race_state import RaceState
+from .racers import RacersPanel
+from .table import CSS_PATH, MessageLine
+
+TICK_SECONDS = 0.25
+
+
+def replay_views(results: p.Results, record: p.PlayerRecord) -> tuple[list[PlayerView], list[str], str | None]:
+    """The board before the first move and after each one, the moves, and
+    the first error if the record does not replay (which would be a server bug)."""
+    game = Game.from_deal(deal(get_variant(results.variant), results.deal))
+    views = [game.view()]
+    done: list[str] = []
+    for i, text in enumerate(record.moves):
+        try:
+            if text == p.UNDO:
+                game.pop()
+            else:
+                game.push_text(text)
+        except (IllegalMove, MoveParseError) as exc:
+            return views, done, f"move {i + 1} ({text}) does not replay: {exc}"
+        views.append(game.view())
+        done.append(text)
+    return views, done, None
+
+
+class ReplayScreen(Screen[None]):
+    """One racer's game, stepped with the arrow keys."""
+
+    BINDINGS = [
+        Binding("right,l", "step(1)", "Next"),
+        Binding("left,h", "step(-1)", "Back"),
+        Binding("pagedown", "step(10)", "+10", show=False),
+        Binding("pageup", "step(-10)", "-10", show=False),
+        Binding("end", "step(100000)", "End"),
+        Binding("home", "step(-100000)", "Start"),
+        Binding("escape", "app.pop_screen", "Standings"),
+    ]
+
+    def __init__(self, results: p.Results, record: p.PlayerRecord) -> None:
+        super().__init__()
+        self.results = results
+        self.record = record
+        self.views, self.moves, self.error = replay_views(results, record)
+        self.index = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield Board(id="board")
+        yield MessageLine(id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.draw()
+        if self.error:
+            self.query_one(MessageLine).flash(self.error, seconds=0)
+
+    def action_step(self, delta: int) -> None:
+        self.index = max(0, min(len(self.views) - 1, self.index + delta))
+        self.draw()
+
+    def draw(self) -> None:
+        view = self.views[self.index]
+        last = self.moves[self.index - 1] if self.index else "start"
+        self.query_one("#status", Static).update(
+            f"Replay: {self.record.name}  ·  move {self.index}/{len(self.moves)} ({last})"
+            f"  ·  home {view.cards_home}/{view.total_cards}"
+        )
+        self.query_one(Board).show(view)
+
+
+class WatchApp(App):
+    """Live bars for every racer; standings and replays at the end."""
+
+    CSS_PATH = CSS_PATH
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("s", "standings", "Standings", show=False),
+    ]
+
+    def __init__(self, server: str, race: str) -> None:
+        super().__init__()
+        self.state = RaceState(race_ref=race, role="spectator")
+        self.link: RaceLink = make_link(self, server, self.state)
+        self._shown_results = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="middle"):
+            yield RacersPanel(id="racers")
+        yield MessageLine(id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.run_worker(self.link.run(), exclusive=True, group="link", exit_on_error=False)
+        self.set_interval(TICK_SECONDS, self.redraw)
+
+    async def action_quit(self) -> None:
+        self.link.close()
+        self.exit()
+
+    def status_text(self) -> str:
+        line = race_line(self.state, self.link.status)
+        elapsed = self.state.seconds_elapsed()
+        if elapsed is not None and self.state.phase().value in ("running", "finished"):
+            from .table import format_clock
+
+            line += f"  ·  race clock {format_clock(elapsed)}"
+        return line
+
+    def redraw(self) -> None:
+        self.query_one("#status", Static).update(self.status_text())
+        self.query_one("#status").set_class(not self.link.online, "offline")
+        title = "Racers" if self.state.results is None else "Final standings: s shows them, 1-9 replays a game"
+        self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title)
+
+    def on_link_updated(self, message: LinkUpdated) -> None:
+        self.redraw()
+        if self.state.results is not None and not self._shown_results:
+            self._shown_results = True
+            self.action_standings()
+
+    def on_link_status_changed(self, message: LinkStatusChanged) -> None:
+        self.redraw()
+
+    def action_standings(self) -> None:
+        results = self.state.results
+        if results is None:
+            self.query_one(MessageLine).flash("the race is not over yet")
+            return
+        self.push_screen(StandingsScreen(results, None, "1-9 replay that rank's game · "), self._after_standings)
+
+    def _after_standings(self, choice: str | None) -> None:
+        if choice == "quit":
+            self.link.close()
+            self.exit()
+
+    def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
+        """Digits 1-9 replay the game of that rank (from the board or the standings)."""
+        results = self.state.results
+        if results is None or not event.character or not event.character.isdigit() or event.character == "0":
+            return
+        event.stop()
+        self.replay_rank(int(event.character))
+
+    def replay_rank(self, rank: int) -> None:
+        results = self.state.results
+        if results is None:
+            return
+        standings = sorted(results.standings, key=lambda s: (s.rank, s.seat))
+        if rank > len(standings):
+            self.query_one(MessageLine).flash(f"no racer at rank {rank}")
+            return
+        seat = standings[rank - 1].seat
+        record = next((r for r in results.records if r.seat == seat), None)
+        if record is None:
+            self.query_one(MessageLine).flash(f"the results carry no game for {standings[rank - 1].name}")
+            return
+        while isinstance(self.screen, (StandingsScreen, ReplayScreen)):
+            self.pop_screen()
+        self.push_screen(ReplayScreen(results, record))

@@ -1,0 +1,172 @@
+"""Client pieces that need no terminal or server: keys, picking, bars, URLs, backoff."""
+
+from __future__ import annotations
+
+import random
+import socket
+
+import pytest
+
+from client_cli.api import ApiError, create_race, list_races
+from client_cli.board import BoardLayout, cell_width
+from client_cli.connection import BACKOFF_MAX, LinkState, LinkStatus, backoff_delay, websocket_url
+from client_cli.keymap import column_for_key, column_label, column_labels
+from client_cli.picker import Cancelled, Picker, Ready, Refused, Selected, choose_count
+from client_cli.racers import bar, racer_lines, standings_lines
+from client_cli.shadow import shadow_game
+from client_cli.table import format_clock
+from shared import protocol as p
+from shared.engine import Game
+from shared.moves import FOUNDATION, WASTE, Move
+
+
+# ------------------------------------------------------------------ keys
+def test_key_scheme_covers_thirteen_columns_and_nothing_else() -> None:
+    assert column_labels(10) == list("1234567890")
+    assert column_labels(13) == list("1234567890!@#")
+    assert [column_for_key(k, 13) for k in "1908!@#"] == [0, 8, 9, 7, 10, 11, 12]
+    assert column_for_key("#", 10) is None
+    assert column_for_key("w", 13) is None and column_for_key(None, 13) is None
+    assert column_for_key("12", 13) is None
+    with pytest.raises(ValueError):
+        column_label(13)
+
+
+# --------------------------------------------------------------- picking
+def josephine(tableau: str) -> Game:
+    # hearts and spades home except the cards placed below; clubs/diamonds fully home
+    return Game.from_position(f"josephine 1 Kc,Kd,Th,Ts,Kc,Kd,Kh,Ks {tableau} - -")
+
+
+def test_choose_count_finds_the_run_that_fits_and_prefers_whole_runs_on_empty_columns() -> None:
+    g = josephine("JsQsKs/Kh/QhJh/-/-/-/-/-/-/-")
+    # column a (bottom Js, Qs, top Ks) is not a descending run from the top; column c Qh Jh is.
+    assert choose_count(2, 1, None, 2, g.reason) == 2  # Qh Jh onto Kh as a unit
+    assert choose_count(2, 3, None, 2, g.reason) == 2  # empty column: the whole run
+    assert choose_count(2, 3, 1, 2, g.reason) == 1  # a click on the top card alone wins
+    assert choose_count(0, 1, None, 3, g.reason) == 1  # nothing fits: one card, the engine says why
+
+
+def test_picker_flow_select_target_cancel_and_double_tap() -> None:
+    g = Game.new()
+    view = g.view()
+    pk = Picker()
+    assert isinstance(pk.pick(FOUNDATION, view, g.reason), Refused)
+    assert isinstance(pk.pick(WASTE, view, g.reason), Refused)  # empty waste
+    assert pk.pick(7, view, g.reason) == Selected(pk.selection)  # type: ignore[arg-type]
+    assert pk.pick(3, view, g.reason) == Ready(Move(7, 3))
+    assert pk.selection is None
+    pk.pick(4, view, g.reason)
+    assert pk.pick(4, view, g.reason) == Ready(Move(4, FOUNDATION))
+    pk.pick(4, view, g.reason)
+    assert pk.cancel() is True and pk.cancel() is False
+    assert isinstance(Cancelled(), Cancelled)
+
+
+def test_picker_refuses_an_empty_column_with_the_engine_words() -> None:
+    g = Game.from_position("forty-thieves 1 Kc,Kd,Kh,Ks,Qc,Kd,Kh,Ks Kc/-/-/-/-/-/-/-/-/- - -")
+    result = Picker().pick(1, g.view(), g.reason)
+    assert isinstance(result, Refused) and "column 2 is empty" in result.message
+
+
+def test_picker_waste_then_column_and_waste_reselects() -> None:
+    g = Game.new()
+    g.push(Move.parse("S"))
+    view = g.view()
+    pk = Picker()
+    pk.pick(2, view, g.reason)
+    assert isinstance(pk.pick(WASTE, view, g.reason), Selected) and pk.selection.place == WASTE  # type: ignore[union-attr]
+    assert pk.pick(5, view, g.reason) == Ready(Move(WASTE, 5))
+
+
+# ---------------------------------------------------------------- layout
+def test_cell_width_and_clicks_outside_the_board() -> None:
+    assert cell_width(10, 80) == 6 and cell_width(13, 54) == 4 and cell_width(8, 200) == 6
+    layout = BoardLayout(Game.new().view(), 60, 20)
+    assert layout.hit(0, 2) is None  # the blank row
+    assert layout.hit(59, 5) is None  # right of the last column
+    assert layout.hit(layout.column_x(2), 3).place == 2  # the key label row  # type: ignore[union-attr]
+    assert layout.hit(layout.column_x(2), 19).count is None  # below the cards: the column itself  # type: ignore[union-attr]
+
+
+def test_shadow_game_judges_visible_moves_like_the_real_one() -> None:
+    g = Game.new()
+    shadow = shadow_game(g.view())
+    for move in Game.new().legal_moves():
+        assert shadow.reason(move) is None
+    for text in ("ab", "aF", "WF", "Wa", "ja"):
+        m = Move.parse(text)
+        assert shadow.reason(m) == g.reason(m)
+
+
+# ------------------------------------------------------------ bars, text
+def test_bar_fills_by_eighths_and_keeps_its_width() -> None:
+    assert bar(0, 104, 10) == "·" * 10
+    assert bar(104, 104, 10) == "█" * 10
+    assert bar(52, 104, 10) == "█████" + "·" * 5
+    assert bar(13, 104, 4) == "▌···"
+    assert all(len(bar(k, 104, 7)) == 7 for k in range(105))
+
+
+def progress(seat: int, name: str, home: int, rank: int, status: str = "racing") -> p.PlayerProgress:
+    return p.PlayerProgress(seat=seat, name=name, home=home, total=104, moves=home * 2, status=status, rank=rank)
+
+
+def test_racer_lines_rank_name_count_and_status_marks() -> None:
+    text = racer_lines([progress(1, "bob", 52, 1), progress(0, "alice-with-a-long-name", 8, 2, "gave_up")], 0, 24)
+    lines = text.plain.splitlines()
+    assert lines[0].startswith(" 1. bob") and lines[0].endswith(" 52 ")
+    assert lines[2].startswith(" 2. alice") and lines[2].endswith("  8✗") and len(lines[2]) == 24
+    assert lines[1] == "    " + "██████████" + "·" * 10
+
+
+def test_standings_lines_show_finish_times_and_results() -> None:
+    rows = [
+        p.Standing(rank=1, seat=0, name="ann", status="finished", home=104, total=104, moves=180, finished_at=95_000),
+        p.Standing(rank=2, seat=1, name="bo", status="gave_up", home=40, total=104, moves=70),
+        p.Standing(rank=3, seat=2, name="cy", status="racing", home=12, total=104, moves=9),
+    ]
+    lines = standings_lines(rows, 20_000, me=1)
+    assert "won in 1:15" in lines[1] and lines[1].startswith("  1  ann")
+    assert lines[2].startswith("  2▶ bo") and lines[2].endswith("gave up")
+    assert lines[3].endswith("time")
+
+
+def test_format_clock() -> None:
+    assert format_clock(0) == "0:00" and format_clock(75.9) == "1:15"
+    assert format_clock(3725) == "1:02:05" and format_clock(-3) == "0:00"
+
+
+# ------------------------------------------------------------ networking
+def test_websocket_url_from_any_server_spelling() -> None:
+    assert websocket_url("http://127.0.0.1:8000") == "ws://127.0.0.1:8000/ws"
+    assert websocket_url("https://race.example/") == "wss://race.example/ws"
+    assert websocket_url("localhost:9000") == "ws://localhost:9000/ws"
+    assert websocket_url("ws://h:1/ws") == "ws://h:1/ws"
+
+
+def test_backoff_doubles_with_jitter_and_caps() -> None:
+    rng = random.Random(7)
+    delays = [backoff_delay(a, rng) for a in range(1, 12)]
+    assert 0.2 <= delays[0] <= 0.3 and 0.4 <= delays[1] <= 0.6
+    assert all(d <= BACKOFF_MAX * 1.2 for d in delays) and delays[-1] >= BACKOFF_MAX * 0.8
+
+
+def test_link_status_texts() -> None:
+    assert LinkStatus(LinkState.ONLINE).text() == "● online"
+    assert LinkStatus(LinkState.RECONNECTING, "x", 3, 1.25).text() == "◌ reconnecting in 1.2s (try 3)"
+    assert LinkStatus(LinkState.CLOSED, "race over").text() == "✗ offline: race over"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_api_says_clearly_when_no_server_answers() -> None:
+    server = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(ApiError, match="cannot reach the race server"):
+        list_races(server)
+    with pytest.raises(ApiError, match="cannot reach the race server"):
+        create_race(server, p.Create())
