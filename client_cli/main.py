@@ -15,6 +15,10 @@ COMMAND_MODULES = [
     "deal",
     "replay",
     "solo",
+    "play",
+    "watch",
+    "create",
+    "races",
 ]
 
 
