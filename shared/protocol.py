@@ -64,7 +64,7 @@ Token = Annotated[str, msgspec.Meta(max_length=512)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=999)]
 SeatCount = Annotated[int, msgspec.Meta(ge=1, le=500)]
-TimeLimit = Annotated[int, msgspec.Meta(ge=10, le=86_400)]
+TimeLimit = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
 MAX_WIRE_DEAL = 2**63 - 1
 """Largest deal number a race takes: msgpack integers stop at 64 bits (PySolFC's go to 10**20)."""
 DealNumber = Annotated[int, msgspec.Meta(ge=1, le=MAX_WIRE_DEAL)]
@@ -394,6 +394,7 @@ class ErrorCode(str, enum.Enum):
     RACE_NOT_STARTED = "race_not_started"
     PLAYER_FINISHED = "player_finished"
     RACE_OVER = "race_over"
+    RACE_NOT_OVER = "race_not_over"
     BAD_TOKEN = "bad_token"
     TOKEN_EXPIRED = "token_expired"
     STALE_SEQUENCE = "stale_sequence"
@@ -427,6 +428,7 @@ _EXPLANATIONS = {
     ErrorCode.RACE_NOT_STARTED: "the race has not started yet",
     ErrorCode.PLAYER_FINISHED: "this player's game is over (won or given up)",
     ErrorCode.RACE_OVER: "the race is over",
+    ErrorCode.RACE_NOT_OVER: "the race has not ended yet: results come at the end",
     ErrorCode.BAD_TOKEN: "the token is not one this server signed for this race",
     ErrorCode.TOKEN_EXPIRED: "the token has expired",
     ErrorCode.STALE_SEQUENCE: "seq is not above the last accepted move's seq",

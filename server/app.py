@@ -1,0 +1,144 @@
+"""The Starlette application: HTTP endpoints, the WebSocket route, the lifespan.
+
+The lifespan owns the Redis pool and the :class:`~server.service.Service`
+(Starlette's way to share state without globals); routes are thin: decode,
+call the service or store, encode with the same msgspec types as the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, AsyncIterator
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from shared import protocol as p
+from shared.variants import get_variant
+
+from . import races
+from .config import Config
+from .connection import Connection
+from .log import log
+from .service import Service, now_ms
+
+_json = msgspec.json.Encoder()
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(_json.encode(data), status_code=status, media_type="application/json")
+
+
+def error_response(code: p.ErrorCode, status: int, message: str | None = None) -> Response:
+    return json_response({"code": code.value, "message": message or code.explanation}, status)
+
+
+def _service(request: Request | WebSocket) -> Service:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+async def health(request: Request) -> Response:
+    """200 while Redis answers, 503 when it does not (for load balancers)."""
+    service = _service(request)
+    try:
+        ok = await service.store.ping()
+    except (RedisError, OSError):
+        ok = False
+    body = {"status": "ok" if ok else "unavailable", "redis": ok, "protocol": p.PROTOCOL_VERSION,
+            "connections": service.connections, "races_here": len(service.hubs)}
+    return json_response(body, 200 if ok else 503)
+
+
+async def create_race(request: Request) -> Response:
+    try:
+        req = msgspec.json.decode(await request.body() or b"{}", type=p.Create)
+    except msgspec.ValidationError as exc:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
+    except msgspec.DecodeError as exc:
+        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    try:
+        meta, token = await _service(request).create_race(req)
+    except races.CreateError as exc:
+        return error_response(exc.code, 400, str(exc))
+    return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
+
+
+async def list_races(request: Request) -> Response:
+    """Races in the lobby or running, oldest first."""
+    metas = await _service(request).store.active_races()
+    now = now_ms()
+    return json_response({"races": [races.race_info(m, now) for m in metas]})
+
+
+async def _meta_or_404(request: Request) -> Any:
+    service = _service(request)
+    race = await service.store.resolve(request.path_params["race"])
+    meta = await service.store.meta(race) if race else None
+    if meta is not None and meta.status == "started" and now_ms() >= meta.ends_at:
+        if await service.end_race(meta.id):  # the time ran out with nobody connected: close it now
+            meta = await service.store.meta(meta.id)
+    return meta
+
+
+async def get_race(request: Request) -> Response:
+    meta = await _meta_or_404(request)
+    if meta is None:
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+    version, lines = await _service(request).store.lines(meta.id)
+    total = get_variant(meta.variant).total_cards
+    return json_response({"race": races.race_info(meta, now_ms()),
+                          "progress": races.progress_lines(lines, meta.started, total)})
+
+
+async def get_results(request: Request) -> Response:
+    meta = await _meta_or_404(request)
+    if meta is None:
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+    blob = await _service(request).store.results(meta.id)
+    if blob is None:
+        return error_response(p.ErrorCode.RACE_NOT_OVER, 409)
+    return json_response(msgspec.msgpack.decode(blob, type=p.Results))
+
+
+async def websocket_endpoint(ws: WebSocket) -> None:
+    await Connection(ws, _service(ws)).run()
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    log("redis_unavailable", path=request.url.path, error=exc)
+    return error_response(p.ErrorCode.UNAVAILABLE, 503)
+
+
+def create_app(config: Config, redis_url: str) -> Starlette:
+    """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        client = aioredis.Redis.from_url(redis_url, max_connections=64, socket_timeout=5,
+                                         socket_connect_timeout=5, health_check_interval=30)
+        service = Service(config, client)
+        await service.start()
+        app.state.service = service
+        log("ready", redis=redis_url.split("@")[-1], protocol=p.PROTOCOL_VERSION)
+        try:
+            yield
+        finally:
+            await service.stop()
+            await client.aclose()
+
+    routes = [
+        Route("/health", health),
+        Route("/races", create_race, methods=["POST"]),
+        Route("/races", list_races),
+        Route("/races/{race}", get_race),
+        Route("/races/{race}/results", get_results),
+        WebSocketRoute("/ws", websocket_endpoint),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={RedisError: _unavailable, ConnectionError: _unavailable})

@@ -1,0 +1,91 @@
+"""Server settings: defaults, environment variables and command-line flags.
+
+Every setting has a sane default so that ``thieves-server`` alone runs a
+working server; each can be set by flag or by a ``THIEVES_*`` variable
+(flags win), so the same binary suits a laptop and a deployment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    redis_url: str | None = None
+    """None: start an embedded redis-server with its data in ``data_dir``."""
+    data_dir: str = ".thieves-data"
+    token_secret: str | None = field(default=None, repr=False)
+    """None: generate one and keep it in Redis, so every process agrees."""
+    token_ttl: int = 86_400
+    countdown: float = 3.0
+    progress_hz: float = 10.0
+    send_queue: int = 256
+    rate: float = 60.0
+    burst: int = 120
+    max_errors: int = 20
+    hello_timeout: float = 10.0
+    retention: int = 7 * 86_400
+    graceful_timeout: float = 5.0
+    log_level: str = "info"
+
+    def summary(self) -> dict[str, Any]:
+        """What the server prints at start (never the secret)."""
+        d = asdict(self)
+        d["token_secret"] = "set" if self.token_secret else "generated, kept in Redis"
+        d["redis_url"] = self.redis_url or f"embedded (data in {Path(self.data_dir).resolve()})"
+        return d
+
+
+_HELP = {
+    "host": "address to listen on",
+    "port": "port to listen on (0 picks a free one)",
+    "redis_url": "Redis to use (redis://, rediss:// or unix://); default: start an embedded redis-server",
+    "data_dir": "directory of the embedded Redis's append-only file",
+    "token_secret": "HMAC key for player tokens; default: generated once and stored in Redis",
+    "token_ttl": "seconds a player token stays valid",
+    "countdown": "seconds between the start signal and starts_at",
+    "progress_hz": "most progress frames per second per race",
+    "send_queue": "frames queued per connection before a slow reader is cut loose",
+    "rate": "frames per second a connection may send (token bucket refill)",
+    "burst": "token bucket size: frames a connection may send at once",
+    "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",
+    "hello_timeout": "seconds a new connection has to send hello",
+    "retention": "seconds a finished race's results stay in Redis",
+    "graceful_timeout": "seconds shutdown waits for connections before closing them",
+    "log_level": "debug, info, warning or error",
+}
+
+
+def env_name(name: str) -> str:
+    return "THIEVES_" + name.upper()
+
+
+def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None) -> Config:
+    """Flags over environment over defaults."""
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="thieves-server",
+        description="The Forty Thieves race server: races in Redis, msgpack over WebSockets. "
+        "Every option can also be set by the environment variable shown.",
+    )
+    defaults = Config()
+    for f in fields(Config):
+        default = getattr(defaults, f.name)
+        kind = type(default) if default is not None else str
+        raw = env.get(env_name(f.name))
+        value = kind(raw) if raw not in (None, "") else default
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=kind,
+            default=value,
+            help=f"{_HELP[f.name]} (env {env_name(f.name)}; default {default!r})",
+        )
+    ns = parser.parse_args(argv)
+    return Config(**vars(ns))

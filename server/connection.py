@@ -1,0 +1,466 @@
+"""One WebSocket connection: decode, check, ask the engine, commit, answer.
+
+Frames are handled one at a time in arrival order; everything sent goes
+through a bounded queue drained by a writer task, so a broadcast never
+waits on one slow reader (a full queue cuts that reader loose instead).
+Every frame is wrapped so that no input, and no Redis outage, can take the
+server down: the worst a client gets is a typed error or a close code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable
+
+import msgspec
+from redis.exceptions import RedisError
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from shared import protocol as p
+from shared.engine import Game
+from shared.moves import DRAW, IllegalReason, Move, MoveParseError
+from shared.variants import get_variant
+
+from . import races
+from .log import log
+from .ratelimit import TokenBucket
+from .service import RaceHub, Service, now_ms
+from .store import RaceMeta, StoreError
+from .tokens import CREATOR, PLAYER, TokenError
+
+_HELLO_FAILURES = {
+    p.ErrorCode.VERSION_MISMATCH: p.CloseCode.VERSION_MISMATCH,
+    p.ErrorCode.BAD_TOKEN: p.CloseCode.BAD_TOKEN,
+    p.ErrorCode.TOKEN_EXPIRED: p.CloseCode.BAD_TOKEN,
+}
+
+
+class Refused(Exception):
+    """A frame refused with a protocol code; ``close`` ends the connection after the error."""
+
+    def __init__(self, code: p.ErrorCode | str, message: str | None = None,
+                 close: p.CloseCode | None = None) -> None:
+        self.code = code.value if isinstance(code, p.ErrorCode) else code
+        self.message = message or p.explain(self.code)
+        self.close = close
+        super().__init__(self.message)
+
+
+class Connection:
+    """A client's socket and what it has joined."""
+
+    def __init__(self, ws: WebSocket, service: Service) -> None:
+        cfg = service.config
+        self.ws = ws
+        self.service = service
+        self.store = service.store
+        self.queue: asyncio.Queue[bytes | int] = asyncio.Queue(maxsize=cfg.send_queue)
+        self.bucket = TokenBucket(cfg.rate, cfg.burst)
+        self.error_budget = TokenBucket(1.0, cfg.max_errors)
+        self.peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "?"
+        self.hub: RaceHub | None = None
+        self.race: str | None = None
+        self.role: str | None = None
+        self.seat: int | None = None
+        self.welcomed = False
+        self.needs_full = True
+        self.closing = False
+        self.flooded = 0
+        self.version = 0
+        # The player's game as of log length ``n`` and last accepted ``seq``.
+        self.game: Game | None = None
+        self.n = 0
+        self.seq = 0
+        self.done = False
+        self._handlers: dict[type, Callable[[Any], Any]] = {
+            p.Hello: self.on_hello,
+            p.Create: self.on_create,
+            p.Ready: self.on_ready,
+            p.Start: self.on_start,
+            p.Move: self.on_move,
+            p.GiveUp: self.on_give_up,
+            p.Ping: self.on_ping,
+        }
+
+    # ---------------------------------------------------------- sending
+    def send(self, data: bytes) -> None:
+        """Queue a frame; a reader too slow to keep the queue short is cut loose."""
+        if self.closing:
+            return
+        try:
+            self.queue.put_nowait(data)
+        except asyncio.QueueFull:
+            log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat)
+            self.abort(p.CloseCode.SLOW_READER)
+
+    def send_msg(self, msg: msgspec.Struct) -> None:
+        self.send(p.encode(msg))
+
+    def close_after_queue(self, code: p.CloseCode) -> None:
+        """Close once the frames already queued (the error saying why) are out."""
+        if self.closing:
+            return
+        try:
+            self.queue.put_nowait(int(code))
+        except asyncio.QueueFull:
+            self.abort(code)
+            return
+        self.closing = True
+
+    def abort(self, code: p.CloseCode) -> None:
+        """Close now, dropping what is queued."""
+        self.closing = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(int(code))
+
+    async def _writer(self) -> None:
+        try:
+            while True:
+                item = await self.queue.get()
+                if isinstance(item, int):
+                    await self.ws.close(item)
+                    return
+                await self.ws.send_bytes(item)
+        except (OSError, RuntimeError, WebSocketDisconnect):
+            self.closing = True
+
+    # ---------------------------------------------------------- reading
+    async def run(self) -> None:
+        await self.ws.accept()
+        self.service.connections += 1
+        writer = asyncio.create_task(self._writer())
+        loop = asyncio.get_running_loop()
+        hello_deadline = loop.time() + self.service.config.hello_timeout
+        try:
+            while not writer.done():
+                timeout = None if self.race is not None else hello_deadline - loop.time()
+                try:
+                    message = await asyncio.wait_for(self.ws.receive(), timeout)
+                except asyncio.TimeoutError:
+                    self.refuse(p.ErrorCode.HELLO_REQUIRED, "no hello in time", close=p.CloseCode.HELLO_TIMEOUT)
+                    await asyncio.wait_for(asyncio.shield(writer), 1.0)
+                    break
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = message.get("bytes")
+                if data is None:
+                    self.refuse(p.ErrorCode.BAD_FRAME, "frames are binary msgpack, not text")
+                    continue
+                await self.handle(data)
+        except (WebSocketDisconnect, RuntimeError, asyncio.TimeoutError):
+            pass
+        finally:
+            self.closing = True
+            if not writer.done():
+                writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+            await self._leave()
+            self.service.connections -= 1
+            if self.ws.application_state != WebSocketState.DISCONNECTED:
+                try:
+                    await self.ws.close(p.CloseCode.NORMAL)
+                except (RuntimeError, OSError, WebSocketDisconnect):
+                    pass
+
+    async def _leave(self) -> None:
+        if self.hub is not None:
+            await self.service.leave_hub(self.hub, self)
+        if self.race is not None and self.seat is not None:
+            try:
+                await self.store.presence(self.race, self.seat, -1)
+            except (RedisError, StoreError):
+                pass
+        log("left", race=self.race, seat=self.seat, peer=self.peer)
+
+    async def handle(self, data: bytes) -> None:
+        """One frame in; never raises."""
+        if self.closing:
+            return
+        msg: Any = None
+        try:
+            msg = p.decode_client(data)
+            if not self.bucket.take():
+                self.flooded += 1
+                if self.flooded > self.service.config.burst:
+                    raise Refused(p.ErrorCode.RATE_LIMITED, close=p.CloseCode.FLOODING)
+                raise Refused(p.ErrorCode.RATE_LIMITED)
+            self.flooded = 0
+            await self._handlers[type(msg)](msg)
+        except p.ProtocolError as exc:
+            self.refuse(exc.code, str(exc), ref=exc.ref)
+        except Refused as exc:
+            self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close)
+        except (RedisError, OSError) as exc:
+            log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
+            self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
+                        counts=False, close=None if self.race else p.CloseCode.TRY_AGAIN_LATER)
+        except Exception:
+            logging.getLogger("thieves").exception(f"event=frame_failed peer={self.peer} race={self.race}")
+            self.refuse(p.ErrorCode.INTERNAL, ref=_tag(msg), seq=getattr(msg, "seq", None), counts=False)
+
+    def refuse(self, code: p.ErrorCode | str, message: str | None = None, *, ref: str | None = None,
+               seq: int | None = None, close: p.CloseCode | None = None, counts: bool = True) -> None:
+        """Answer a refused frame with ``reject`` (moves) or ``error``, log it, and close on abuse."""
+        value = code.value if isinstance(code, p.ErrorCode) else code
+        message = message or p.explain(value)
+        log("refused", peer=self.peer, race=self.race, seat=self.seat, ref=ref, code=value, detail=message)
+        if ref == "move" and seq is not None:
+            self.send_msg(p.Reject(seq=seq, reason=value, message=message, version=self.version))
+        else:
+            self.send_msg(p.Error(code=value, message=message, ref=ref))
+        if close is None and counts and not self.error_budget.take():
+            close = p.CloseCode.TOO_MANY_ERRORS
+        if close is not None:
+            log("closing", logging.WARNING, peer=self.peer, race=self.race, code=int(close), why=close.name)
+            self.close_after_queue(close)
+
+    # ----------------------------------------------------------- hello
+    async def on_hello(self, msg: p.Hello) -> None:
+        if self.race is not None:
+            raise Refused(p.ErrorCode.ALREADY_JOINED)
+        if msg.protocol != p.PROTOCOL_VERSION:
+            raise Refused(p.ErrorCode.VERSION_MISMATCH,
+                          f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}",
+                          close=p.CloseCode.VERSION_MISMATCH)
+        race = await self.store.resolve(msg.race)
+        meta = await self.store.meta(race) if race else None
+        if meta is None:
+            raise Refused(p.ErrorCode.RACE_NOT_FOUND, f"no race has id or join code {msg.race!r}",
+                          close=p.CloseCode.HELLO_REFUSED)
+        seat, token = await self._take_seat(msg, meta)
+        self.race, self.role, self.seat = meta.id, msg.role, seat
+        self.hub = await self.service.join_hub(meta.id, self)
+        await self._welcome(token)
+        log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, resumed=msg.token is not None)
+
+    async def _take_seat(self, msg: p.Hello, meta: RaceMeta) -> tuple[int | None, str]:
+        if msg.role == "spectator":
+            return None, ""
+        assert self.service.signer is not None
+        now = now_ms()
+        if msg.token is not None:
+            try:
+                claim = self.service.signer.verify(PLAYER, msg.token, meta.id, now)
+            except TokenError as exc:
+                raise Refused(exc.code, str(exc), close=p.CloseCode.BAD_TOKEN) from None
+            if not 0 <= claim.seat < meta.players:
+                raise Refused(p.ErrorCode.BAD_TOKEN, "no such seat", close=p.CloseCode.BAD_TOKEN)
+            await self.store.presence(meta.id, claim.seat, +1)
+            return claim.seat, msg.token
+        if msg.name is None or not msg.name.strip():
+            raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name",
+                          close=p.CloseCode.HELLO_REFUSED)
+        try:
+            home0 = races.home_at_start(get_variant(meta.variant))
+            seat, _ = await self.store.join(meta.id, msg.name.strip(), home0)
+        except StoreError as exc:
+            raise Refused(exc.code, close=p.CloseCode.HELLO_REFUSED) from None
+        token = self.service.signer.sign(PLAYER, meta.id, seat, now + self.service.config.token_ttl * 1000)
+        return seat, token
+
+    async def _welcome(self, token: str) -> None:
+        assert self.race is not None and self.hub is not None
+        meta = await self.store.meta(self.race)
+        assert meta is not None
+        self.hub.set_meta(meta)
+        version, lines = await self.store.lines(self.race)
+        self.version = version
+        total = get_variant(meta.variant).total_cards
+        view = None
+        if self.seat is not None:
+            await self._reload(meta)
+            if meta.started:
+                assert self.game is not None
+                view = p.View.from_player_view(self.game.view())
+        now = now_ms()
+        self.send_msg(p.Welcome(
+            protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role=self.role,  # type: ignore[arg-type]
+            seat=self.seat, token=token, version=version, server_time=now, view=view, seq=self.seq,
+            progress=races.progress_lines(lines, meta.started, total),
+        ))
+        self.welcomed = True
+        self.needs_full = True
+        if meta.status == "finished":
+            blob = await self.store.results(self.race)
+            if blob is not None:
+                self.send_msg(p.Finished(version=meta.version, results=msgspec.msgpack.decode(blob, type=p.Results)))
+        elif meta.started and now >= meta.ends_at:
+            self.hub.spawn(self.service.end_race(self.race))
+
+    async def _reload(self, meta: RaceMeta | None = None) -> None:
+        """Rebuild this player's game from Redis (first use, or after another process moved it)."""
+        assert self.race is not None and self.seat is not None
+        meta = meta or (self.hub.meta if self.hub else None) or await self.store.meta(self.race)
+        state = await self.store.player(self.race, self.seat)
+        assert meta is not None and state is not None
+        self.game = races.load_game(meta, state.moves)
+        self.n, self.seq = state.n, state.seq
+        self.done = state.status in ("finished", "gave_up")
+
+    # ----------------------------------------------------------- lobby
+    async def on_create(self, msg: p.Create) -> None:
+        try:
+            meta, token = await self.service.create_race(msg)
+        except races.CreateError as exc:
+            raise Refused(exc.code, str(exc)) from None
+        self.send_msg(p.Created(race=races.race_info(meta, now_ms()), creator_token=token))
+
+    def _player(self) -> tuple[str, int]:
+        if self.race is None:
+            raise Refused(p.ErrorCode.HELLO_REQUIRED)
+        if self.seat is None:
+            raise Refused(p.ErrorCode.FORBIDDEN, "spectators have no seat")
+        return self.race, self.seat
+
+    async def on_ready(self, msg: p.Ready) -> None:
+        race, seat = self._player()
+        try:
+            self.version = await self.store.ready(race, seat, msg.ready, now_ms(), self._countdown_ms())
+        except StoreError as exc:
+            raise Refused(exc.code) from None
+
+    def _countdown_ms(self) -> int:
+        return int(self.service.config.countdown * 1000)
+
+    async def on_start(self, msg: p.Start) -> None:
+        assert self.service.signer is not None
+        try:
+            claim = self.service.signer.verify(CREATOR, msg.creator_token, self.race, now_ms())
+        except TokenError as exc:
+            if self.race is not None and exc.code is p.ErrorCode.BAD_TOKEN:
+                raise Refused(p.ErrorCode.FORBIDDEN, f"only the race's creator may start it ({exc})") from None
+            raise Refused(exc.code, str(exc)) from None
+        try:
+            self.version = await self.store.start(claim.race, now_ms(), self._countdown_ms())
+        except StoreError as exc:
+            raise Refused(exc.code, "no player has joined yet" if exc.code == "forbidden" else None) from None
+        log("race_started", race=claim.race, peer=self.peer)
+
+    # ----------------------------------------------------------- moves
+    async def on_move(self, msg: p.Move) -> None:
+        if self.race is None:
+            raise Refused(p.ErrorCode.HELLO_REQUIRED)
+        if self.seat is None:
+            raise Refused(p.ErrorCode.SPECTATOR_CANNOT_MOVE)
+        if msg.seat is not None and msg.seat != self.seat:
+            raise Refused(p.ErrorCode.NOT_YOUR_SEAT, f"this connection plays seat {self.seat}, not {msg.seat}")
+        assert self.hub is not None
+        meta = self.hub.meta
+        if meta is None or meta.status == "lobby":
+            meta = await self.store.meta(self.race)
+            assert meta is not None
+            self.hub.set_meta(meta)
+        now = now_ms()
+        phase = meta.phase(now)
+        if phase in ("lobby", "countdown"):
+            raise Refused(p.ErrorCode.RACE_NOT_STARTED)
+        if phase == "finished" or now >= meta.ends_at:
+            raise Refused(p.ErrorCode.RACE_OVER)
+        if self.game is None:
+            await self._reload(meta)
+        if msg.seq <= self.seq:
+            await self._resent(msg)
+            return
+        if self.done:
+            raise Refused(p.ErrorCode.PLAYER_FINISHED)
+        for _ in range(3):
+            text, revert = self._apply(msg.move, meta)
+            assert self.game is not None
+            game = self.game
+            kind, rest = await self.store.commit_move(
+                self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count,
+                game.is_won(),
+            )
+            if kind == "ok":
+                self.n += 1
+                self.seq = msg.seq
+                self.version = int(rest[0])
+                self.done = game.is_won()
+                self.send_msg(p.Ack(seq=msg.seq, move=text, version=self.version,
+                                    view=p.View.from_player_view(game.view()),
+                                    status="finished" if self.done else "racing"))
+                if rest[1]:
+                    self.hub.spawn(self.service.end_race(self.race))
+                return
+            revert()
+            if kind == "conflict":  # another connection of this seat moved: catch up and retry
+                log("move_conflict", race=self.race, seat=self.seat, n=self.n, stored=rest[0])
+                await self._reload(meta)
+                if msg.seq <= self.seq:
+                    await self._resent(msg)
+                    return
+                continue
+            if kind == "dup":
+                await self._reload(meta)
+                await self._resent(msg)
+                return
+            raise Refused(rest[0])
+        raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+
+    def _apply(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], None]]:
+        """Play ``text`` on the cached game; returns the stored text and how to take it back."""
+        game = self.game
+        assert game is not None
+        if text == p.UNDO:
+            if not meta.undo:
+                raise Refused(p.ErrorCode.UNDO_DISABLED)
+            last = game.peek()
+            if last is None:
+                raise Refused(IllegalReason.NOTHING_TO_UNDO.value)
+            if last == DRAW:
+                raise Refused(IllegalReason.UNDO_NOT_ALLOWED.value,
+                              "a card drawn from the stock is never put back (it would show the stock)")
+            game.pop()
+            return p.UNDO, lambda: game.push(last)
+        try:
+            move = Move.parse(text)
+        except MoveParseError as exc:
+            raise Refused(p.ErrorCode.BAD_MOVE, str(exc)) from None
+        why = game.reason(move)
+        if why is not None:
+            raise Refused(why.value, f"{move.text()}: {why.explanation}")
+        game.push(move)
+        return move.text(), game.pop
+
+    async def _resent(self, msg: p.Move) -> None:
+        """A ``seq`` already used: acknowledge the same move again, or refuse a different one."""
+        assert self.race is not None and self.seat is not None and self.game is not None
+        state = await self.store.player(self.race, self.seat)
+        assert state is not None
+        if state.n != self.n:
+            await self._reload()
+        canonical = msg.move if msg.move == p.UNDO else _canonical(msg.move)
+        if msg.seq == state.seq and state.moves and state.moves[-1] == canonical:
+            self.send_msg(p.Ack(seq=msg.seq, move=canonical, version=self.version,
+                                view=p.View.from_player_view(self.game.view()),
+                                status="finished" if self.game.is_won() else "racing", duplicate=True))
+            return
+        raise Refused(p.ErrorCode.STALE_SEQUENCE,
+                      f"seq {msg.seq} is not above {state.seq}, the last accepted move's")
+
+    async def on_give_up(self, msg: p.GiveUp) -> None:
+        race, seat = self._player()
+        try:
+            self.version, race_done = await self.store.give_up(race, seat, now_ms())
+        except StoreError as exc:
+            raise Refused(exc.code) from None
+        self.done = True
+        log("gave_up", race=race, seat=seat)
+        if race_done and self.hub is not None:
+            self.hub.spawn(self.service.end_race(race))
+
+    async def on_ping(self, msg: p.Ping) -> None:
+        self.send_msg(p.Pong(nonce=msg.nonce, server_time=now_ms()))
+
+
+def _canonical(text: str) -> str | None:
+    try:
+        return Move.parse(text).text()
+    except MoveParseError:
+        return None
+
+
+def _tag(msg: Any) -> str | None:
+    return type(msg).__struct_config__.tag if msg is not None else None  # type: ignore[no-any-return]

@@ -1,0 +1,82 @@
+"""``thieves-server``: the race server on uvicorn, with an embedded Redis unless told otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Sequence
+
+import uvicorn
+
+from shared import protocol as p
+
+from .app import create_app
+from .config import Config, parse_args
+from .embedded import EmbeddedRedis, EmbeddedRedisError
+from .log import log, setup_logging
+
+
+def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
+    """The uvicorn settings that matter for this protocol (see design.md)."""
+    return uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        loop="uvloop" if sys.platform != "win32" else "asyncio",
+        ws="websockets-sansio",
+        ws_max_size=p.MAX_FRAME_BYTES,
+        ws_per_message_deflate=False,
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        timeout_graceful_shutdown=config.graceful_timeout,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+    )
+
+
+async def serve(config: Config, redis_url: str) -> None:
+    server = uvicorn.Server(uvicorn_config(create_app(config, redis_url), config))
+    task = asyncio.create_task(server.serve())
+    while not server.started and not task.done():
+        await asyncio.sleep(0.02)
+    if server.started:
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        log("listening", url=f"http://{host}:{port}", websocket=f"ws://{host}:{port}/ws")
+    await task
+
+
+def print_config(config: Config) -> None:
+    print("thieves-server configuration:", file=sys.stderr)
+    for key, value in config.summary().items():
+        print(f"  {key:16} {value}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_args(argv)
+    setup_logging(config.log_level)
+    print_config(config)
+    embedded: EmbeddedRedis | None = None
+    redis_url = config.redis_url
+    if redis_url is None:
+        try:
+            embedded = EmbeddedRedis(config.data_dir).start()
+        except EmbeddedRedisError as exc:
+            print(f"thieves-server: {exc}", file=sys.stderr)
+            return 2
+        redis_url = embedded.url
+        log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
+    try:
+        asyncio.run(serve(config, redis_url))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if embedded is not None:
+            embedded.stop()
+            log("embedded_redis_stopped", data_dir=embedded.data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Race rules that are not Redis: new races, secret deals, games, results.
+
+Pure functions over the store's types, so the shapes of a race (its id,
+join code, commitment, standings, revealed records) are decided in one
+place and tested without sockets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from functools import lru_cache
+
+from shared import protocol as p
+from shared.deals import Deal, deal as make_deal
+from shared.engine import Game
+from shared.moves import Move
+from shared.record import GameRecord, replay
+from shared.variants import UnknownVariant, Variant, get_variant
+
+from .standings import Line, ranked, shown_status
+from .store import PlayerState, RaceMeta
+
+_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
+_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+
+
+class CreateError(ValueError):
+    def __init__(self, code: p.ErrorCode, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+def new_id() -> str:
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
+
+
+def new_code() -> str:
+    """A short code to read out or type: no 0/O or 1/I/l to confuse."""
+    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def commitment(variant: str, deal: int, salt: str) -> str:
+    """The published hash that binds the server to the deal before anyone plays it."""
+    return hashlib.sha256(f"{variant}|{deal}|{salt}".encode()).hexdigest()
+
+
+def choose_deal(req: p.Create) -> int:
+    """The race's deal number from its ``deal_source`` (secret random by default)."""
+    if req.deal_source == "random":
+        if req.deal is not None:
+            raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'random' takes no deal number")
+        return secrets.randbelow(p.MAX_WIRE_DEAL) + 1
+    if req.deal is None:
+        raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'number' needs a deal number")
+    return req.deal
+
+
+def new_race(req: p.Create, now_ms: int) -> RaceMeta:
+    """A lobby race for a create request; raises :class:`CreateError`."""
+    try:
+        variant = get_variant(req.variant)
+    except UnknownVariant as exc:
+        raise CreateError(p.ErrorCode.BAD_VARIANT, str(exc)) from None
+    number = choose_deal(req)
+    salt = secrets.token_hex(16)
+    return RaceMeta(
+        id=new_id(), code=new_code(), variant=variant.key, deal_source=req.deal_source, deal=number,
+        salt=salt, commitment=commitment(variant.key, number, salt), seats=req.seats, players=0,
+        time_limit=req.time_limit, undo=req.undo, start_mode=req.start_mode, status="lobby",
+        created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,
+    )
+
+
+def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
+    return p.RaceInfo(
+        id=meta.id, code=meta.code, variant=meta.variant, deal_source=meta.deal_source, seats=meta.seats,
+        players=meta.players, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
+        status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,  # type: ignore[arg-type]
+        starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
+    )
+
+
+@lru_cache(maxsize=256)
+def race_deal(variant: str, number: int) -> Deal:
+    """Deals are cached: every player of a race starts from the same one."""
+    return make_deal(get_variant(variant), number)
+
+
+def home_at_start(variant: Variant) -> int:
+    """Cards on the foundations before the first move (Lucas deals its aces there)."""
+    return variant.foundations if variant.aces_first else 0
+
+
+def new_game(meta: RaceMeta) -> Game:
+    return Game.from_deal(race_deal(meta.variant, meta.deal))
+
+
+def load_game(meta: RaceMeta, moves: list[str]) -> Game:
+    """Rebuild a player's game from the stored log (``U`` takes one back)."""
+    game = new_game(meta)
+    for text in moves:
+        if text == p.UNDO:
+            game.pop()
+        else:
+            game.push(Move.parse(text))
+    return game
+
+
+def progress_lines(lines: list[Line], started: bool, total: int) -> list[p.PlayerProgress]:
+    """The progress table in seat order, each line with its current rank."""
+    out = []
+    for rank, line in ranked(lines):
+        out.append(p.PlayerProgress(
+            seat=line.seat, name=line.name, home=line.home, total=total, moves=line.moves,
+            status=shown_status(line.status, started, line.online),  # type: ignore[arg-type]
+            rank=rank, finished_at=line.finished_at or None, home_at=line.home_at or None,
+        ))
+    out.sort(key=lambda e: e.seat)
+    return out
+
+
+def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Results:
+    """Final standings, the revealed deal and every player's game, replayed to its end."""
+    total = get_variant(meta.variant).total_cards
+    standings = []
+    for rank, line in ranked([pl.line for pl in players]):
+        status = line.status if line.status in ("finished", "gave_up") else "racing"
+        standings.append(p.Standing(
+            rank=rank, seat=line.seat, name=line.name, status=status,  # type: ignore[arg-type]
+            home=line.home, total=total, moves=line.moves, finished_at=line.finished_at or None,
+            home_at=line.home_at or None,
+        ))
+    records = []
+    for pl in players:
+        game = replay(GameRecord(meta.variant, meta.deal, tuple(pl.moves))).game
+        records.append(p.PlayerRecord(seat=pl.seat, name=pl.name, moves=pl.moves, position=game.position()))
+    return p.Results(
+        race=meta.id, variant=meta.variant, deal=meta.deal, salt=meta.salt, commitment=meta.commitment,
+        starts_at=meta.starts_at or None, ended_at=ended_at, standings=standings, records=records,
+    )

@@ -1,0 +1,292 @@
+"""The process-wide half of the server: hubs of local connections per race,
+the pub/sub listener that tells them about events from any process, the
+coalesced progress frames, and ending races.
+
+Why a hub per race per process: every process that serves some of a
+race's connections hears each event once through Redis pub/sub, reads the
+progress table at most ``progress_hz`` times a second, encodes one frame
+and hands the same bytes to each of its connections. The cost of a move
+is then independent of how many people watch it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from shared import protocol as p
+from shared.variants import get_variant
+
+from . import races
+from .config import Config
+from .log import log
+from .store import Keys, RaceMeta, Store, StoreError
+from .tokens import Signer
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+
+def now_ms() -> int:
+    """The server clock (milliseconds since the epoch): every timestamp in the protocol."""
+    return int(time.time() * 1000)
+
+
+class RaceHub:
+    """This process's connections to one race, and what they have been sent."""
+
+    def __init__(self, service: "Service", race: str) -> None:
+        self.service = service
+        self.race = race
+        self.conns: set["Connection"] = set()
+        self.meta: RaceMeta | None = None
+        self.version = 0
+        self._last_sent: dict[int, p.PlayerProgress] = {}
+        self._dirty = False
+        self._flusher: asyncio.Task[None] | None = None
+        self._last_flush = 0.0
+        self._end_timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------- life cycle
+    def set_meta(self, meta: RaceMeta) -> None:
+        """Remember the race's settings and arm the end timer once it has a start."""
+        self.meta = meta
+        self.version = max(self.version, meta.version)
+        if meta.status == "started" and self._end_timer is None:
+            delay = max(0.0, (meta.ends_at - now_ms()) / 1000) + 0.01
+            self._end_timer = asyncio.get_running_loop().call_later(delay, lambda: self.spawn(self._time_up()))
+
+    def close(self) -> None:
+        if self._end_timer is not None:
+            self._end_timer.cancel()
+        if self._flusher is not None:
+            self._flusher.cancel()
+        for task in self._tasks:
+            task.cancel()
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _time_up(self) -> None:
+        await self.service.end_race(self.race)
+
+    # ---------------------------------------------------------- events
+    def on_event(self, version: int, kind: str) -> None:
+        """An event of this race was stored (by any process)."""
+        self.version = max(self.version, version)
+        if kind == "start":
+            self.spawn(self._announce_start())
+        elif kind == "end":
+            self.spawn(self._announce_end())
+        self.mark_dirty()
+
+    async def _announce_start(self) -> None:
+        meta = await self.service.store.meta(self.race)
+        if meta is None:
+            return
+        self.set_meta(meta)
+        view = p.View.from_player_view(races.new_game(meta).view())
+        common = dict(version=self.version, starts_at=meta.starts_at, ends_at=meta.ends_at, server_time=now_ms())
+        for_players = p.encode(p.Countdown(**common, view=view))
+        for_spectators = p.encode(p.Countdown(**common))
+        for conn in list(self.conns):
+            if conn.welcomed:
+                conn.send(for_players if conn.seat is not None else for_spectators)
+
+    async def _announce_end(self) -> None:
+        blob = await self.service.store.results(self.race)
+        meta = await self.service.store.meta(self.race)
+        if blob is None or meta is None:
+            return
+        self.set_meta(meta)
+        if self._end_timer is not None:
+            self._end_timer.cancel()
+        frame = p.encode(p.Finished(version=meta.version, results=_results(blob)))
+        for conn in list(self.conns):
+            if conn.welcomed:
+                conn.send(frame)
+
+    # -------------------------------------------------------- progress
+    def mark_dirty(self) -> None:
+        self._dirty = True
+        if self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._flush_loop())
+
+    async def _flush_loop(self) -> None:
+        """Send at most ``progress_hz`` progress frames a second, each with all changes since the last."""
+        interval = 1.0 / self.service.config.progress_hz
+        try:
+            while True:
+                wait = self._last_flush + interval - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not self._dirty:
+                    return
+                self._dirty = False
+                self._last_flush = time.monotonic()
+                try:
+                    await self._flush()
+                except RedisError as exc:
+                    log("progress_failed", race=self.race, error=exc)
+                    self._dirty = True
+        finally:
+            self._flusher = None
+
+    async def _flush(self) -> None:
+        if self.meta is None:
+            meta = await self.service.store.meta(self.race)
+            if meta is None:
+                return
+            self.set_meta(meta)
+        assert self.meta is not None
+        version, lines = await self.service.store.lines(self.race)
+        total = get_variant(self.meta.variant).total_cards
+        table = races.progress_lines(lines, self.meta.started, total)
+        changed = [e for e in table if self._last_sent.get(e.seat) != e]
+        self._last_sent = {e.seat: e for e in table}
+        self.version = max(self.version, version)
+        status = self.meta.phase(now_ms())
+        delta = full = None
+        for conn in list(self.conns):
+            if not conn.welcomed:
+                continue
+            if conn.needs_full:
+                conn.needs_full = False
+                if full is None:
+                    full = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                               players=table, full=True))
+                conn.send(full)
+                self.service.progress_frames += 1
+            elif changed:
+                if delta is None:
+                    delta = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                                players=changed))
+                conn.send(delta)
+                self.service.progress_frames += 1
+
+
+def _results(blob: bytes) -> p.Results:
+    return msgspec.msgpack.decode(blob, type=p.Results)
+
+
+class Service:
+    """Shared state of one server process: the store, the signer and the hubs."""
+
+    def __init__(self, config: Config, redis: aioredis.Redis) -> None:
+        self.config = config
+        self.redis = redis
+        self.store = Store(redis)
+        self.signer: Signer | None = None
+        self.hubs: dict[str, RaceHub] = {}
+        self.connections = 0
+        self.progress_frames = 0
+        self._pubsub = redis.pubsub()
+        self._listener: asyncio.Task[None] | None = None
+        self._ending: set[str] = set()
+
+    async def start(self) -> None:
+        secret = self.config.token_secret
+        self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
+        self._listener = asyncio.create_task(self._listen())
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+        for hub in self.hubs.values():
+            hub.close()
+        try:
+            await self._pubsub.aclose()
+        except RedisError:  # pragma: no cover - Redis already gone at shutdown
+            pass
+
+    # ------------------------------------------------------------ hubs
+    async def join_hub(self, race: str, conn: "Connection") -> RaceHub:
+        hub = self.hubs.get(race)
+        if hub is None:
+            hub = self.hubs[race] = RaceHub(self, race)
+            await self._pubsub.subscribe(Keys(race).chan)
+        hub.conns.add(conn)
+        return hub
+
+    async def leave_hub(self, hub: RaceHub, conn: "Connection") -> None:
+        hub.conns.discard(conn)
+        if not hub.conns and self.hubs.get(hub.race) is hub:
+            del self.hubs[hub.race]
+            hub.close()
+            try:
+                await self._pubsub.unsubscribe(Keys(hub.race).chan)
+            except RedisError:
+                pass
+
+    async def _listen(self) -> None:
+        """Dispatch ``"<version> <kind>"`` messages of every subscribed race to its hub."""
+        backoff = 0.1
+        while True:
+            try:
+                if not self._pubsub.subscribed:
+                    await asyncio.sleep(0.05)
+                    continue
+                msg = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                backoff = 0.1
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                log("pubsub_failed", error=exc, retry_in=backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            if msg is None or msg.get("type") != "message":
+                continue
+            channel = msg["channel"].decode()
+            race = channel[channel.index("{") + 1 : channel.index("}")]
+            hub = self.hubs.get(race)
+            if hub is not None:
+                version, _, kind = msg["data"].decode().partition(" ")
+                hub.on_event(int(version), kind)
+
+    # ----------------------------------------------------------- races
+    async def create_race(self, req: p.Create) -> tuple[RaceMeta, str]:
+        """A new lobby race and its creator token; raises races.CreateError."""
+        for _ in range(10):
+            meta = races.new_race(req, now_ms())
+            if await self.store.create_race(meta):
+                assert self.signer is not None
+                token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)
+                log("race_created", race=meta.id, code=meta.code, variant=meta.variant, seats=meta.seats,
+                    deal_source=meta.deal_source, time_limit=meta.time_limit, start_mode=meta.start_mode)
+                return meta, token
+        raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
+
+    async def end_race(self, race: str) -> bool:
+        """End the race if its time is up or everyone is done; idempotent, safe from any process."""
+        if race in self._ending:
+            return False
+        self._ending.add(race)
+        try:
+            meta = await self.store.meta(race)
+            if meta is None or meta.status != "started":
+                return False
+            now = now_ms()
+            if now < meta.ends_at and meta.done < meta.players:
+                return False
+            players = [await self.store.player(race, s) for s in range(meta.players)]
+            res = races.results(meta, [pl for pl in players if pl is not None], now)
+            try:
+                ended, version = await self.store.end(meta, now, p.encode(res), self.config.retention)
+            except StoreError:
+                return False
+            if ended:
+                log("race_ended", race=race, version=version, players=meta.players,
+                    winner=res.standings[0].name if res.standings else None)
+            return ended
+        finally:
+            self._ending.discard(race)

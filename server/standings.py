@@ -1,0 +1,47 @@
+"""The order of racers: who is ahead now, and who won.
+
+Finishers come first, by finish time; then everyone else by cards home,
+ties broken by who reached that count first, then by seat. One rule for
+the live progress table and the final results, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INF = float("inf")
+
+
+@dataclass
+class Line:
+    """One player's figures as the store keeps them."""
+
+    seat: int
+    name: str
+    status: str
+    home: int
+    moves: int
+    home_at: int
+    finished_at: int
+    online: int
+
+
+def rank_key(line: Line) -> tuple[int, float, int, float, int]:
+    if line.status == "finished":
+        return (0, line.finished_at, 0, 0, line.seat)
+    return (1, 0, -line.home, line.home_at or INF, line.seat)
+
+
+def ranked(lines: list[Line]) -> list[tuple[int, Line]]:
+    """``(rank, line)`` best first; ranks are 1, 2, 3, ... with no shared places."""
+    return [(i + 1, line) for i, line in enumerate(sorted(lines, key=rank_key))]
+
+
+def shown_status(stored: str, race_started: bool, online: int) -> str:
+    """The status a client sees: lobby states turn into racing at the start;
+    a racer with no live connection shows as disconnected."""
+    if race_started and stored in ("waiting", "ready"):
+        stored = "racing"
+    if stored == "racing" and online <= 0:
+        return "disconnected"
+    return stored

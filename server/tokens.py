@@ -1,0 +1,65 @@
+"""Signed tokens: a player's claim on its seat, and a creator's on its race.
+
+A token is ``<race>.<seat>.<expiry>.<signature>``: plain fields a client
+can read, and an HMAC-SHA256 over them and the token's kind, so a player
+token never passes for a creator token. Nothing is stored per token; any
+server process holding the same secret checks it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from shared.protocol import ErrorCode
+
+PLAYER = "player"
+CREATOR = "creator"
+
+
+class TokenError(ValueError):
+    """A token that does not prove anything; ``code`` is bad_token or token_expired."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Claim:
+    race: str
+    seat: int
+    expires: int
+    """Milliseconds since the epoch."""
+
+
+class Signer:
+    def __init__(self, secret: bytes) -> None:
+        if len(secret) < 16:
+            raise ValueError("the token secret must be at least 16 bytes")
+        self._secret = secret
+
+    def _mac(self, kind: str, body: str) -> str:
+        digest = hmac.new(self._secret, f"{kind}:{body}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+    def sign(self, kind: str, race: str, seat: int, expires_ms: int) -> str:
+        body = f"{race}.{seat}.{expires_ms}"
+        return f"{body}.{self._mac(kind, body)}"
+
+    def verify(self, kind: str, token: str, race: str | None, now_ms: int) -> Claim:
+        """The claim in ``token`` (for ``race`` unless None); raises :class:`TokenError`."""
+        parts = token.split(".")
+        if len(parts) != 4:
+            raise TokenError(ErrorCode.BAD_TOKEN, "malformed token")
+        body, mac = ".".join(parts[:3]), parts[3]
+        if not hmac.compare_digest(mac, self._mac(kind, body)):
+            raise TokenError(ErrorCode.BAD_TOKEN, f"the token's signature is not this server's ({kind} token)")
+        claim = Claim(parts[0], int(parts[1]), int(parts[2]))
+        if race is not None and claim.race != race:
+            raise TokenError(ErrorCode.BAD_TOKEN, "the token is for another race")
+        if claim.expires <= now_ms:
+            raise TokenError(ErrorCode.TOKEN_EXPIRED, ErrorCode.TOKEN_EXPIRED.explanation)
+        return claim

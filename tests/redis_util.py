@@ -1,0 +1,155 @@
+"""Test helpers: a live race server on a real port, and a typed client for it.
+
+The server is the real thing (uvicorn, Starlette, the Redis scripts) on an
+ephemeral port; the client speaks the wire protocol through the
+``websockets`` library, so every test crosses real sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import urllib.request
+from dataclasses import replace
+from typing import Any, AsyncIterator, TypeVar
+
+import msgspec
+import uvicorn
+import websockets
+
+from server.app import create_app
+from server.config import Config
+from server.main import uvicorn_config
+from shared import protocol as p
+
+TEST_SECRET = "test-secret-0123456789abcdef"
+TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, token_secret=TEST_SECRET,
+                     hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000)
+
+M = TypeVar("M")
+
+
+class LiveServer:
+    """A running app: ``url`` for HTTP, ``ws_url`` for the socket, ``service`` inside."""
+
+    def __init__(self, server: uvicorn.Server, app: Any) -> None:
+        self.server = server
+        self.app = app
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        self.ws_url = f"ws://{host}:{port}/ws"
+
+    @property
+    def service(self) -> Any:
+        return self.app.state.service
+
+    async def http(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """A plain HTTP request in a thread (urllib: no extra client library in the way)."""
+        data = json.dumps(body).encode() if body is not None else None
+
+        def call() -> tuple[int, Any]:
+            req = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"content-type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return resp.status, json.loads(resp.read())
+            except urllib.error.HTTPError as err:
+                return err.code, json.loads(err.read())
+
+        return await asyncio.to_thread(call)
+
+
+@contextlib.asynccontextmanager
+async def live_server(redis_url: str, **overrides: Any) -> AsyncIterator[LiveServer]:
+    config = replace(TEST_CONFIG, **overrides)
+    app = create_app(config, redis_url)
+    server = uvicorn.Server(uvicorn_config(app, config))
+    server.config.loop = "asyncio"
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.005)
+    try:
+        yield LiveServer(server, app)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+class Client:
+    """One WebSocket connection speaking the race protocol."""
+
+    def __init__(self, ws: websockets.ClientConnection) -> None:
+        self.ws = ws
+        self.seq = 0
+
+    @classmethod
+    async def connect(cls, server: LiveServer) -> "Client":
+        return cls(await websockets.connect(server.ws_url, compression=None, max_size=2**20))
+
+    async def send(self, msg: msgspec.Struct) -> None:
+        await self.ws.send(p.encode(msg))
+
+    async def send_raw(self, data: bytes | str) -> None:
+        await self.ws.send(data)
+
+    async def recv(self, timeout: float = 5.0) -> p.ServerMessage:
+        data = await asyncio.wait_for(self.ws.recv(), timeout)
+        assert isinstance(data, bytes), f"text frame from the server: {data!r}"
+        return p.decode_server(data)
+
+    async def expect(self, kind: type[M], timeout: float = 5.0) -> M:
+        """The next frame that is not progress must be ``kind``."""
+        while True:
+            msg = await self.recv(timeout)
+            if isinstance(msg, kind):
+                return msg
+            if not isinstance(msg, p.Progress):
+                raise AssertionError(f"expected {kind.__name__}, got {msg!r}")
+
+    async def hello(self, race: str, name: str | None = None, role: str = "player", **kw: Any) -> p.Welcome:
+        await self.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, role=role, name=name, **kw))  # type: ignore[arg-type]
+        return await self.expect(p.Welcome)
+
+    async def move(self, text: str, seq: int | None = None) -> p.Ack | p.Reject:
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        await self.send(p.Move(seq=seq, move=text))
+        while True:
+            msg = await self.recv()
+            if isinstance(msg, (p.Ack, p.Reject)) and msg.seq == seq:
+                return msg
+            if not isinstance(msg, (p.Progress, p.Countdown)):
+                raise AssertionError(f"expected the answer to move {seq}, got {msg!r}")
+
+    async def error(self) -> p.Error:
+        return await self.expect(p.Error)
+
+    async def closed(self, timeout: float = 5.0) -> int:
+        """Wait for the server to close; its close code."""
+        with contextlib.suppress(websockets.ConnectionClosed):
+            while True:
+                await asyncio.wait_for(self.ws.recv(), timeout)
+        assert self.ws.close_code is not None
+        return self.ws.close_code
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def create_race(server: LiveServer, **fields: Any) -> p.Created:
+    status, body = await server.http("POST", "/races", fields)
+    assert status == 201, body
+    return msgspec.convert(body, p.Created)
+
+
+async def start_race(server: LiveServer, creator_token: str, players: list[Client]) -> list[p.Countdown]:
+    """Start with the creator token and collect each player's countdown."""
+    starter = await Client.connect(server)
+    await starter.send(p.Start(creator_token=creator_token))
+    out = [await c.expect(p.Countdown) for c in players]
+    await starter.close()
+    return out

@@ -1,0 +1,197 @@
+"""Whole races over real sockets: players, spectators, standings, the reveal."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import msgpack
+from redis_util import Client, LiveServer, create_race, start_race
+
+from shared import protocol as p
+from shared.engine import Game
+from shared.record import GameRecord, replay
+from shared.variants import get_variant
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+"""A winning line of forty-thieves deal 2 (checked by replay in the test)."""
+
+
+async def _join(server: LiveServer, race: str, names: list[str]) -> tuple[list[Client], list[p.Welcome]]:
+    clients, welcomes = [], []
+    for name in names:
+        c = await Client.connect(server)
+        welcomes.append(await c.hello(race, name))
+        clients.append(c)
+    return clients, welcomes
+
+
+async def _watch_until(watcher: Client, done: "callable[[dict[int, p.PlayerProgress]], bool]") -> dict[int, p.PlayerProgress]:  # type: ignore[valid-type]
+    seen: dict[int, p.PlayerProgress] = {}
+    while not done(seen):
+        msg = await watcher.recv()
+        if isinstance(msg, p.Progress):
+            seen.update({e.seat: e for e in msg.players})
+    return seen
+
+
+async def test_two_player_race_won_by_one_player(server: LiveServer) -> None:
+    assert replay(GameRecord(WIN["variant"], WIN["deal"], tuple(WIN["moves"]))).game.is_won()
+    created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+    race = created.race
+    assert race.status == "lobby" and len(race.code) == 6 and race.deal_source == "number"
+    (ann, bob), (w_ann, w_bob) = await _join(server, race.code, ["ann", "bob"])
+    assert (w_ann.seat, w_bob.seat) == (0, 1)
+    assert w_ann.view is None, "no board before the start"
+    watcher = await Client.connect(server)
+    w_spec = await watcher.hello(race.id, role="spectator")
+    assert w_spec.seat is None and w_spec.token == "" and w_spec.view is None
+    assert [e.name for e in w_spec.progress] == ["ann", "bob"]
+
+    countdowns = await start_race(server, created.creator_token, [ann, bob])
+    spec_countdown = await watcher.expect(p.Countdown)
+    assert spec_countdown.view is None, "spectators never see a board during the race"
+    start = Game.new(get_variant("forty-thieves"), WIN["deal"])
+    assert countdowns[0].view == countdowns[1].view == p.View.from_player_view(start.view())
+    assert countdowns[0].ends_at - countdowns[0].starts_at == race.time_limit * 1000
+
+    for _ in range(3):
+        ack = await bob.move("S")
+        assert isinstance(ack, p.Ack) and ack.move == "S"
+    mirror = start.copy()
+    for text in WIN["moves"]:
+        ack = await ann.move(text)
+        assert isinstance(ack, p.Ack), ack
+        mirror.push_text(text)
+    assert ack.view == p.View.from_player_view(mirror.view()) and ack.view.home == 104
+    assert ack.status == "finished"
+    late = await ann.move("S")
+    assert isinstance(late, p.Reject) and late.reason == "player_finished"
+
+    seen = await _watch_until(watcher, lambda s: 0 in s and s[0].status == "finished" and 1 in s)
+    assert seen[0].rank == 1 and seen[0].home == 104 and seen[0].finished_at is not None
+    assert seen[1].rank == 2 and seen[1].moves == 3 and seen[1].status == "racing"
+
+    await bob.send(p.GiveUp())
+    finished = [await c.expect(p.Finished) for c in (ann, bob, watcher)]
+    res = finished[2].results
+    assert finished[0].results == finished[1].results == res
+
+    assert hashlib.sha256(f"forty-thieves|{res.deal}|{res.salt}".encode()).hexdigest() == race.commitment
+    assert res.deal == WIN["deal"] and res.commitment == race.commitment
+    assert [(s.name, s.status, s.rank) for s in res.standings] == [("ann", "finished", 1), ("bob", "gave_up", 2)]
+    assert [r.moves for r in res.records] == [WIN["moves"], ["S", "S", "S"]]
+    for rec in res.records:
+        replayed = replay(GameRecord("forty-thieves", res.deal, tuple(rec.moves)))
+        assert replayed.ok and replayed.game.position() == rec.position
+    assert res.records[0].position == mirror.position()
+
+    status, body = await server.http("GET", f"/races/{race.id}/results")
+    assert status == 200 and body["deal"] == WIN["deal"] and body["records"][1]["moves"] == ["S"] * 3
+    status, body = await server.http("GET", f"/races/{race.id}")
+    assert body["race"]["status"] == "finished"
+    for c in (ann, bob, watcher):
+        await c.close()
+
+
+async def test_equal_cards_home_rank_by_who_got_there_first(server: LiveServer) -> None:
+    created = await create_race(server, seats=3, deal_source="number", deal=WIN["deal"])
+    (ann, bob, cy), _ = await _join(server, created.race.id, ["ann", "bob", "cy"])
+    await start_race(server, created.creator_token, [ann, bob, cy])
+    first_home = WIN["moves"][:2]  # "ba", "bF": one card home
+    for text in first_home:
+        assert isinstance(await bob.move(text), p.Ack)
+    for text in first_home:
+        assert isinstance(await ann.move(text), p.Ack)
+    assert isinstance(await cy.move("S"), p.Ack)
+    for c in (ann, bob, cy):
+        await c.send(p.GiveUp())
+    res = (await ann.expect(p.Finished)).results
+    assert [(s.name, s.home) for s in res.standings] == [("bob", 1), ("ann", 1), ("cy", 0)]
+    assert res.standings[0].home_at is not None and res.standings[1].home_at is not None
+    assert res.standings[0].home_at <= res.standings[1].home_at
+    for c in (ann, bob, cy):
+        await c.close()
+
+
+async def test_the_time_limit_ends_the_race_for_everyone(server: LiveServer) -> None:
+    created = await create_race(server, seats=2, time_limit=1, deal_source="number", deal=7)
+    (ann, bob), _ = await _join(server, created.race.id, ["ann", "bob"])
+    await start_race(server, created.creator_token, [ann, bob])
+    assert isinstance(await ann.move("S"), p.Ack)
+    finished = await bob.expect(p.Finished, timeout=5)
+    assert (await ann.expect(p.Finished)) == finished
+    res = finished.results
+    assert [s.status for s in res.standings] == ["racing", "racing"]
+    assert [s.moves for s in res.standings] == [1, 0]
+    after = await ann.move("S")
+    assert isinstance(after, p.Reject) and after.reason == "race_over"
+    for c in (ann, bob):
+        await c.close()
+
+
+async def test_ten_players_move_concurrently_on_one_deal(server: LiveServer) -> None:
+    deal = 4242
+    created = await create_race(server, seats=10, start_mode="all-ready", deal_source="number", deal=deal)
+    clients, welcomes = await _join(server, created.race.id, [f"p{i}" for i in range(10)])
+    assert sorted(w.seat for w in welcomes) == list(range(10))
+    for c in clients[:-1]:
+        await c.send(p.Ready())
+    await asyncio.sleep(0.05)
+    status, body = await server.http("GET", f"/races/{created.race.id}")
+    assert body["race"]["status"] == "lobby", "not every seat is ready yet"
+    assert sum(e["status"] == "ready" for e in body["progress"]) == 9
+    await clients[-1].send(p.Ready())
+    countdowns = [await c.expect(p.Countdown) for c in clients]
+    assert len({cd.starts_at for cd in countdowns}) == 1
+
+    async def play(i: int, c: Client) -> list[str]:
+        rng = random.Random(i)
+        game = Game.new(get_variant("forty-thieves"), deal)
+        played = []
+        for _ in range(25):
+            legal = game.legal_moves()
+            if not legal:
+                break
+            move = rng.choice(legal)
+            ack = await c.move(move.text())
+            assert isinstance(ack, p.Ack), ack
+            game.push(move)
+            played.append(move.text())
+            assert ack.view == p.View.from_player_view(game.view())
+        return played
+
+    played = await asyncio.gather(*(play(i, c) for i, c in enumerate(clients)))
+    store = server.service.store
+    for seat, moves in enumerate(played):
+        state = await store.player(created.race.id, seat)
+        assert state is not None and state.moves == moves and state.n == len(moves)
+    meta = await store.meta(created.race.id)
+    assert meta is not None
+    # one version per join, ready, start and accepted move
+    assert meta.version == 10 + 10 + 1 + sum(len(m) for m in played)
+    for c in clients:
+        await c.send(p.GiveUp())
+    res = (await clients[0].expect(p.Finished)).results
+    homes = [s.home for s in res.standings]
+    assert homes == sorted(homes, reverse=True)
+    for rec in res.records:
+        assert replay(GameRecord("forty-thieves", deal, tuple(rec.moves))).game.position() == rec.position
+    for c in clients:
+        await c.close()
+
+
+async def test_frames_from_the_server_decode_with_msgpack_python(server: LiveServer) -> None:
+    """msgpack-python, the reference implementation, reads a real server frame unaided."""
+    created = await create_race(server, seats=1)
+    c = await Client.connect(server)
+    await c.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=created.race.id, name="ann"))
+    raw = await c.ws.recv()
+    assert isinstance(raw, bytes)
+    plain = msgpack.unpackb(raw, raw=False, strict_map_key=True, max_bin_len=0, max_ext_len=0)
+    assert plain["type"] == "welcome" and plain["seat"] == 0 and plain["race"]["id"] == created.race.id
+    assert plain["progress"][0]["name"] == "ann"
+    await c.close()
