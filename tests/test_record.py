@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,18 @@ def test_replay_undo_takes_back_the_previous_move() -> None:
 def test_replay_undo_at_the_start_is_refused() -> None:
     result = replay(GameRecord("forty-thieves", 1, ("U",)))
     assert result.failed_at == 0 and result.error.reason is IllegalReason.NOTHING_TO_UNDO
+
+
+WON_GAMES = json.loads((Path(__file__).parent / "data" / "won_games.json").read_text())
+
+
+@pytest.mark.parametrize("data", WON_GAMES, ids=[f"{g['variant']}-{g['deal']}" for g in WON_GAMES])
+def test_recorded_wins_replay_to_a_won_game(data: dict) -> None:
+    """Wins found by a best-first search over the engine's own moves (kept as data)."""
+    result = replay(GameRecord.from_json(data))
+    assert result.ok
+    game = result.game
+    assert game.is_won() and game.cards_home == game.total_cards and game.legal_moves() == []
+    assert game.view().status == "won"
+    game.pop()  # one step before the end the game is still being played
+    assert not game.is_won() and game.legal_moves()
