@@ -51,6 +51,8 @@ class GameRecord:
             return cls.from_json(json.loads(text))
         except json.JSONDecodeError as exc:
             raise RecordError(f"not JSON: {exc}") from None
+        except RecursionError:
+            raise RecordError("not a game record: JSON nested too deeply") from None
 
 
 @dataclass

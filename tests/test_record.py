@@ -61,6 +61,12 @@ def test_malformed_records_are_record_errors(text: str) -> None:
         GameRecord.loads(text)
 
 
+def test_deeply_nested_json_is_a_record_error() -> None:
+    """json.loads raises RecursionError, not JSONDecodeError, on deep nesting."""
+    with pytest.raises(RecordError, match="nested too deeply"):
+        GameRecord.loads("[" * 100_000)
+
+
 def test_unknown_variant_is_a_record_error() -> None:
     with pytest.raises(RecordError, match="unknown variant"):
         replay(GameRecord("fifty-thieves", 1, ()))
