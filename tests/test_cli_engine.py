@@ -161,8 +161,10 @@ def test_replay_of_text_that_is_not_a_move_exits_1(capsys: pytest.CaptureFixture
         b'{"variant": "fifty-thieves", "deal": 1, "moves": []}',
         b'{"variant": "forty-thieves", "deal": 0, "moves": []}',
         b'{"variant": "forty-thieves", "deal": 1, "moves": [1, 2]}',
+        b"[" * 100_000,
+        b"\xff\xfe not utf-8",
     ],
-    ids=["not-json", "no-moves", "unknown-variant", "deal-zero", "moves-not-text"],
+    ids=["not-json", "no-moves", "unknown-variant", "deal-zero", "moves-not-text", "deep-nesting", "not-utf8"],
 )
 def test_replay_of_a_malformed_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "bad.json"

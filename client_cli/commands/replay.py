@@ -27,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"thieves replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError:
+        print(f"thieves replay: {args.file} is not UTF-8 text", file=sys.stderr)
+        return 2
     try:
         record = GameRecord.loads(text)
         result = replay(record)
