@@ -69,8 +69,8 @@ class LinkStatus:
         if self.state is LinkState.CONNECTING:
             return "◌ connecting…"
         if self.state is LinkState.RECONNECTING:
-            wait = f" in {self.retry_in:.1f}s" if self.retry_in is not None else ""
-            return f"◌ reconnecting{wait} (try {self.attempt})"
+            wait = f" in {self.retry_in:.1f}s" if self.retry_in is not None else " now"
+            return f"◌ offline, retry {self.attempt}{wait}"
         return f"✗ offline{': ' + self.detail if self.detail else ''}"
 
 

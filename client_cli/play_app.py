@@ -21,7 +21,7 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import LinkStatus, RaceLink
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, race_line
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
@@ -89,13 +89,13 @@ class PlayApp(TableApp):
         line = race_line(self.state, self.link.status)
         view = self.state.view
         if view is not None:
-            line += f"  ·  moves {view.move_count}  ·  home {view.cards_home}/{view.total_cards}"
+            line += f" · moves {view.move_count} · home {view.cards_home}/{view.total_cards}"
         return line
 
     def redraw(self) -> None:
         super().redraw()
         self.query_one("#status").set_class(not self.link.online, "offline")
-        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat)
+        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state))
         self._update_placeholder()
 
     def _update_placeholder(self) -> None:
@@ -117,7 +117,7 @@ class PlayApp(TableApp):
             left = state.seconds_to_start() or 0
             return f"Get ready: the race starts in {max(0, int(left) + 1)}…"
         lines = [
-            f"Race {info.code} (id {info.id}): {info.players}/{info.seats} seats taken.",
+            f"Race {info.code} (id {info.id}): {state.seats_taken()}/{info.seats} seats taken.",
             f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}.",
             "",
         ]
@@ -144,6 +144,7 @@ class PlayApp(TableApp):
         if state.results is not None and not self._shown_results:
             self._shown_results = True
             self.picker.cancel()
+            self.message.clear()
             self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:

@@ -50,17 +50,19 @@ def variant_name(key: str) -> str:
         return key
 
 
+def panel_title(state: RaceState) -> str:
+    """``Racers · Forty Thieves`` once the race is known."""
+    return f"Racers · {variant_name(state.info.variant)}" if state.info is not None else "Racers"
+
+
 def race_line(state: RaceState, link: LinkStatus) -> str:
     """Race, phase and clock, and the connection: the part of the status bar every race screen shows."""
     info = state.info
     parts = []
-    if info is not None:
-        parts.append(f"race {info.code} · {variant_name(info.variant)}")
-    else:
-        parts.append(f"race {state.race_ref}")
+    parts.append(info.code if info is not None else state.race_ref)
     phase = state.phase()
     if phase is Phase.LOBBY and info is not None:
-        parts.append(f"lobby {info.players}/{info.seats}")
+        parts.append(f"lobby {state.seats_taken()}/{info.seats}")
     elif phase is Phase.COUNTDOWN:
         left = state.seconds_to_start()
         parts.append(f"starts in {max(0, int(left) + 1) if left is not None else '…'}")
@@ -70,7 +72,7 @@ def race_line(state: RaceState, link: LinkStatus) -> str:
     elif phase is Phase.FINISHED:
         parts.append("finished")
     parts.append(link.text() if state.fatal is None or link.state is not LinkState.CLOSED else f"✗ {state.fatal}")
-    return "  ·  ".join(parts)
+    return " · ".join(parts)
 
 
 class StandingsScreen(ModalScreen[str]):
@@ -89,7 +91,7 @@ class StandingsScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         r = self.results
-        head = f"Race {r.race} is over — {variant_name(r.variant)} deal #{r.deal}"
+        head = f"The race is over — {variant_name(r.variant)}, deal #{r.deal}"
         body = "\n".join([head, ""] + standings_lines(r.standings, r.starts_at, self.me))
         with Vertical(id="dialog"):
             yield Static(body, id="result")

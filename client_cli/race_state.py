@@ -213,6 +213,10 @@ class RaceState:
         end = self.results.ended_at if self.results is not None else self.server_now(local_ms)
         return max(0.0, (end - self.info.starts_at) / 1000.0)
 
+    def seats_taken(self) -> int:
+        """Racers seated now: the live progress table once it has arrived."""
+        return len(self.players) or (self.info.players if self.info is not None else 0)
+
     def ranking(self) -> list[p.PlayerProgress]:
         """Racers best first, by the server's rank (seat breaks display ties)."""
         return sorted(self.players.values(), key=lambda pp: (pp.rank, pp.seat))

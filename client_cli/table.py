@@ -20,7 +20,7 @@ from shared.moves import DRAW, FOUNDATION, REDEAL, STOCK, WASTE, IllegalReason, 
 from shared.view import PlayerView
 
 from .board import Board
-from .keymap import column_for_key
+from .keymap import MAX_KEYED_COLUMNS, column_for_key
 from .picker import Cancelled, Picker, Ready, Refused, Selected
 
 MESSAGE_SECONDS = 3.0
@@ -121,9 +121,8 @@ class TableApp(App):
     # ------------------------------------------------ input
     def on_key(self, event: events.Key) -> None:
         view = self.current_view()
-        if view is None:
-            return
-        column = column_for_key(event.character, len(view.tableau))
+        columns = len(view.tableau) if view is not None else MAX_KEYED_COLUMNS
+        column = column_for_key(event.character, columns)
         if column is not None:
             event.stop()
             self.pick(column)
@@ -136,14 +135,14 @@ class TableApp(App):
             self.pick(hit.place, hit.count)
 
     def pick(self, place: int, count: int | None = None) -> None:
-        view = self.current_view()
-        if view is None:
-            return
         why = self.accepting_moves()
         if why is not None:
             self.picker.cancel()
             self.flash(why)
             self.redraw()
+            return
+        view = self.current_view()
+        if view is None:
             return
         result = self.picker.pick(place, view, self.reason, count)
         if isinstance(result, Refused):

@@ -23,7 +23,7 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, race_line
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
 from .race_state import RaceState
 from .racers import RacersPanel
 from .table import CSS_PATH, MessageLine
@@ -89,8 +89,8 @@ class ReplayScreen(Screen[None]):
         view = self.views[self.index]
         last = self.moves[self.index - 1] if self.index else "start"
         self.query_one("#status", Static).update(
-            f"Replay: {self.record.name}  ·  move {self.index}/{len(self.moves)} ({last})"
-            f"  ·  home {view.cards_home}/{view.total_cards}"
+            f"Replay: {self.record.name} · move {self.index}/{len(self.moves)} ({last})"
+            f" · home {view.cards_home}/{view.total_cards}"
         )
         self.query_one(Board).show(view)
 
@@ -133,13 +133,15 @@ class WatchApp(App):
         if elapsed is not None and self.state.phase().value in ("running", "finished"):
             from .table import format_clock
 
-            line += f"  ·  race clock {format_clock(elapsed)}"
+            line += f" · race clock {format_clock(elapsed)}"
         return line
 
     def redraw(self) -> None:
         self.query_one("#status", Static).update(self.status_text())
         self.query_one("#status").set_class(not self.link.online, "offline")
-        title = "Racers" if self.state.results is None else "Final standings: s shows them, 1-9 replays a game"
+        title = panel_title(self.state)
+        if self.state.results is not None:
+            title += " · final (s standings, 1-9 replay)"
         self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title)
 
     def on_link_updated(self, message: LinkUpdated) -> None:

@@ -154,7 +154,7 @@ def test_backoff_doubles_with_jitter_and_caps() -> None:
 
 def test_link_status_texts() -> None:
     assert LinkStatus(LinkState.ONLINE).text() == "● online"
-    assert LinkStatus(LinkState.RECONNECTING, "x", 3, 1.25).text() == "◌ reconnecting in 1.2s (try 3)"
+    assert LinkStatus(LinkState.RECONNECTING, "x", 3, 1.25).text() == "◌ offline, retry 3 in 1.2s"
     assert LinkStatus(LinkState.CLOSED, "race over").text() == "✗ offline: race over"
 
 

@@ -1,0 +1,91 @@
+"""A whole race through the real client: create and list by command, two racers and a
+spectator over real WebSockets to the real server, standings on every screen, a replay."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+from client_cli.play_app import PlayApp
+from client_cli.race_screens import StandingsScreen
+from client_cli.textshot import screen_text
+from client_cli.watch_app import ReplayScreen, WatchApp
+from redis_util import LiveServer
+from test_tui_race import SIZE, until
+
+
+THIEVES = Path(sys.executable).with_name("thieves")
+
+
+async def thieves(*argv: str) -> tuple[int, str]:
+    """Run the installed ``thieves`` program, as a user would, without blocking the server's loop."""
+    proc = await asyncio.create_subprocess_exec(
+        str(THIEVES), *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode()
+
+
+async def test_two_racers_and_a_spectator_through_a_whole_race(server: LiveServer) -> None:
+    status, out = await thieves("create", "--server", server.url, "--seats", "2", "--time-limit", "120",
+                                "--deal", "1")
+    assert status == 0
+    code = re.search(r"join code:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    token = re.search(r"creator token:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    assert f"thieves play {code} --name NAME" in out
+
+    status, out = await thieves("list", "--server", server.url)
+    assert status == 0 and re.search(rf"^{code}\s+\S+\s+lobby\s+forty-thieves\s+0/2\s", out, re.M)
+
+    ann = PlayApp(server.url, code, "ann", token)
+    bob = PlayApp(server.url, code, "bob")
+    eve = WatchApp(server.url, code)
+    async with eve.run_test(size=SIZE) as pe, ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(lambda: len(eve.state.players) == 2 and ann.link.online and bob.link.online, what="seats")
+        await pa.press("b")
+        await until(lambda: ann.state.can_move() is None and bob.state.can_move() is None, what="the start")
+
+        status, out = await thieves("list", "--server", server.url)
+        assert re.search(rf"^{code}\s+\S+\s+running\s+forty-thieves\s+2/2\s", out, re.M)
+
+        await pb.press("8", "4")
+        for _ in range(7):  # deal 1 turns up the ace of hearts on the seventh draw
+            await pa.press("space")
+        await until(lambda: ann.state.view is not None and ann.state.view.stock_count == 57, what="seven draws")
+        await pa.press("w", "f")
+        await until(lambda: ann.state.view is not None and ann.state.view.cards_home == 1, what="ace home")
+
+        await until(lambda: [pp.name for pp in eve.state.ranking()] == ["ann", "bob"], what="spectator ranks")
+        await pe.pause()
+        watching = screen_text(eve)
+        assert re.search(r"1\. ann\s+1", watching) and re.search(r"2\. bob\s+0", watching)
+        assert " left · ● online · race clock " in watching.splitlines()[0]
+
+        for pilot in (pb, pa):
+            await pilot.press("g", "g")
+        for app in (ann, bob, eve):
+            await until(lambda app=app: isinstance(app.screen, StandingsScreen), what="standings")
+        await pa.pause()
+        await pb.pause()
+        await pe.pause()
+        for app in (ann, bob, eve):
+            text = screen_text(app)
+            assert "deal #1" in text
+            assert re.search(r"1.? ann\s+1/104\s+8\s+gave up", text), text
+            assert re.search(r"2.? bob\s+0/104\s+1\s+gave up", text), text
+        assert ann.state.results == bob.state.results == eve.state.results
+
+        await pe.press("1")  # replay the winner's game
+        assert isinstance(eve.screen, ReplayScreen)
+        await pe.pause()
+        assert "Replay: ann · move 0/8 (start) · home 0/104" in screen_text(eve)
+        await pe.press("right")
+        assert "move 1/8 (S)" in screen_text(eve)
+        await pe.press("end")
+        await pe.pause()
+        replayed = screen_text(eve)
+        assert "move 8/8 (WF) · home 1/104" in replayed and "A♥" in replayed.splitlines()[1]
+        await pe.press("escape", "2")
+        assert isinstance(eve.screen, ReplayScreen) and eve.screen.record.name == "bob"

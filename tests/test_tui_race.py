@@ -1,0 +1,167 @@
+"""``thieves play`` screens against the real race server (uvicorn on a real port, private Redis).
+
+Each test runs textual apps headless in the same event loop as the server,
+so key presses cross a real WebSocket and every board drawn is the
+server's view. Deal 1 is used where a test needs known legal moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+import pytest
+
+from client_cli.api import create_race
+from client_cli.connection import LinkState
+from client_cli.play_app import PlayApp
+from client_cli.race_state import Phase
+from client_cli.race_screens import StandingsScreen
+from client_cli.textshot import screen_text
+from redis_util import LiveServer, live_server
+from server.embedded import free_port
+from shared import protocol as p
+from shared.moves import IllegalReason
+
+SIZE = (80, 24)
+
+
+async def until(check: Callable[[], object], timeout: float = 8.0, what: str = "condition") -> None:
+    """Wait for ``check()`` to hold; the server and the apps run meanwhile."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def create(url: str, **fields: object) -> p.Created:
+    """``POST /races`` from a thread: the blocking HTTP client must not stall the server's loop."""
+    fields.setdefault("deal_source", "number")
+    fields.setdefault("deal", 1)
+    return await asyncio.to_thread(create_race, url, p.Create(**fields))  # type: ignore[arg-type]
+
+
+def racing(app: PlayApp) -> bool:
+    return app.state.can_move() is None
+
+
+async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
+    created = await create(server.url, seats=2, time_limit=120)
+    code = created.race.code
+    ann = PlayApp(server.url, code, "ann", created.creator_token)
+    bob = PlayApp(server.url, code, "bob")
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(lambda: len(ann.state.players) == 2 and len(bob.state.players) == 2, what="both seated")
+        await pa.pause()
+        lobby = screen_text(ann)
+        assert f"{code} · lobby 2/2 · ● online" in lobby.splitlines()[0]
+        assert "You created this race: press b to start it." in lobby
+        assert "ann" in lobby and "bob" in lobby and "Racers · Forty Thieves" in lobby
+        await pb.press("b")
+        assert bob.message.text == "only the race's creator can start it"
+        await pb.press("8")
+        assert bob.message.text == "the race has not started yet"
+
+        await pa.press("b")
+        await until(lambda: racing(ann) and racing(bob), what="the start")
+        await pb.press("8", "4")  # Th onto Jh
+        await until(lambda: bob.state.view is not None and bob.state.view.move_count == 1, what="ack")
+        await pb.press("1", "2")  # 7d onto 9s: the server refuses
+        await until(lambda: bob.message.text != "", what="reject")
+        assert IllegalReason.NOT_ONE_RANK_LOWER.explanation in bob.message.text
+        assert bob.state.view is not None and bob.state.view.move_count == 1
+        await pb.pause()
+        board = screen_text(bob)
+        assert "moves 1 · home 0/104" in board.splitlines()[0]
+        assert "T♥" in board.splitlines()[9]
+        seat = bob.state.seat
+        await until(lambda: seat in ann.state.players and ann.state.players[seat].moves == 1, what="bob's progress")
+
+        await pb.press("u")  # undo is on in this race
+        await until(lambda: bob.state.view is not None and bob.state.view.move_count == 0, what="undo ack")
+
+
+async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:
+    async with live_server(redis_url, countdown=1.0) as srv:
+        created = await create(srv.url, seats=1, time_limit=60, undo=False)
+        ann = PlayApp(srv.url, created.race.code, "ann", created.creator_token)
+        async with ann.run_test(size=SIZE) as pa:
+            await until(lambda: ann.state.phase() is Phase.LOBBY and ann.link.online, what="lobby")
+            await pa.press("b")
+            await until(lambda: ann.state.phase() is Phase.COUNTDOWN, what="countdown")
+            await pa.pause()
+            assert " · starts in " in screen_text(ann).splitlines()[0]
+            await pa.press("space")
+            assert ann.message.text == "wait for the start"
+            await until(lambda: racing(ann), what="the start")
+            await pa.press("space")
+            await until(lambda: ann.state.view is not None and ann.state.view.stock_count == 63, what="draw ack")
+            await pa.press("u")
+            assert ann.message.text == p.ErrorCode.UNDO_DISABLED.explanation
+            await pa.press("g")
+            assert "press g again" in ann.message.text
+            await pa.press("g")
+            await until(lambda: isinstance(ann.screen, StandingsScreen), what="standings")
+            await pa.pause()
+            text = screen_text(ann)
+            assert "The race is over — Forty Thieves, deal #1" in text and "gave up" in text
+            await pa.press("escape")
+            assert not isinstance(ann.screen, StandingsScreen)
+            await pa.press("space")
+            assert ann.message.text == "the race is over"
+
+
+async def test_an_unknown_race_says_why_and_stops(server: LiveServer) -> None:
+    app = PlayApp(server.url, "NOSUCH", "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: app.link.status.state is LinkState.CLOSED, what="the refusal")
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "Cannot join: race_not_found" in text
+        assert "✗ race_not_found" in text.splitlines()[0]
+
+
+async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: str) -> None:
+    port = free_port()
+    first_cm = live_server(redis_url, port=port)
+    first = await first_cm.__aenter__()
+    created = await create(first.url, seats=1, time_limit=300)
+    ann = PlayApp(first.url, created.race.code, "ann", created.creator_token)
+    async with ann.run_test(size=SIZE) as pa:
+        await until(lambda: ann.link.online, what="online")
+        await pa.press("b")
+        await until(lambda: racing(ann), what="the start")
+        await pa.press("8", "4")
+        await until(lambda: ann.state.view is not None and ann.state.view.move_count == 1, what="ack")
+        await first_cm.__aexit__(None, None, None)  # graceful restart: the server closes with 1012
+        await until(lambda: not ann.link.online, what="the drop")
+        await pa.pause()
+        assert "◌ offline" in screen_text(ann).splitlines()[0]
+        await pa.press("space")  # played while offline: sent after the welcome
+        assert len(ann.state.pending) == 1
+        async with live_server(redis_url, port=port):
+            await until(lambda: ann.link.online, timeout=15, what="reconnection")
+            await until(lambda: not ann.state.pending, what="the resent move's ack")
+            view = ann.state.view
+            assert view is not None and view.move_count == 2 and view.stock_count == 63
+            assert ann.state.seat == 0 and ann.state.version > 0
+            await pa.pause()
+            assert "● online" in screen_text(ann).splitlines()[0]
+
+
+@pytest.mark.parametrize("variant", ["lucas", "eighty-thieves"])
+async def test_widest_variants_fit_beside_the_racers_panel(server: LiveServer, variant: str) -> None:
+    created = await create(server.url, seats=1, time_limit=60, variant=variant)
+    app = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: app.link.online, what="online")
+        await pilot.press("b")
+        await until(lambda: racing(app), what="the start")
+        await pilot.pause()
+        text = screen_text(app)
+        assert all(len(line) <= 80 for line in text.splitlines())
+        labels = [line for line in text.splitlines() if line.split()[:2] == ["1", "2"]]
+        columns = 13 if variant == "lucas" else 10
+        assert labels and labels[0].split("▏")[0].split() == list("1234567890!@#")[:columns]
