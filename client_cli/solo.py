@@ -21,11 +21,12 @@ from textual.widgets import Footer, Static
 
 from shared.deals import MIN_DEAL, deal
 from shared.engine import Game, Status
-from shared.moves import IllegalMove, IllegalReason, Move
+from shared.moves import FOUNDATION, STOCK, WASTE, IllegalMove, IllegalReason, Move
 from shared.variants import Variant
 from shared.view import PlayerView
 
 from .board import Board
+from .keymap import column_label
 from .table import MessageLine, TableApp, format_clock
 
 HINT_SECONDS = 0.5
@@ -34,22 +35,38 @@ HINT_SECONDS = 0.5
 NEW_DEAL_LIMIT = 10**9
 """New shuffles are drawn from 1..this, all of them PySolFC game numbers."""
 
-SuggestFn = Callable[[Game, float], "Move | None"]
+HintFn = Callable[[Game, float], "tuple[Move | None, str]"]
 
 
-def load_suggester() -> SuggestFn | None:
-    """``shared.hints.suggest_move`` when that module exists, else ``None``."""
+def load_hinter() -> HintFn:
+    """The solver's hint (``shared.hints``) when that module exists, else the first legal move.
+
+    The rules promise a hint that is legal, not one that is good; the note
+    says which kind the player got.
+    """
     try:
         module = importlib.import_module("shared.hints")
     except ImportError:
-        return None
-    return getattr(module, "suggest_move", None)
+        return fallback_hint
+    hint = getattr(module, "hint", None)
+    if hint is None:
+        return fallback_hint
+
+    def solver_hint(game: Game, budget: float) -> tuple[Move | None, str]:
+        h = hint(game, budget)
+        if h.from_winning_line:
+            return h.move, f"starts a winning line of {h.line_length} moves"
+        if h.verdict.name == "UNWINNABLE":
+            return h.move, "legal, but no winning line exists from here"
+        return h.move, "legal; no winning line found in time"
+
+    return solver_hint
 
 
-def fallback_hint(game: Game) -> Move | None:
-    """A legal move, foundations first: the rules promise a legal hint, not a good one."""
+def fallback_hint(game: Game, budget: float = 0.0) -> tuple[Move | None, str]:
+    """A legal move, foundations first (no solver available)."""
     moves = game.legal_moves()
-    return moves[0] if moves else None
+    return (moves[0] if moves else None), "a legal move"
 
 
 class SoloClock:
@@ -127,7 +144,7 @@ class SoloApp(TableApp):
         self.clock = SoloClock()
         self.helped = False
         self._confirm_new = False
-        self._suggest = load_suggester()
+        self._hinter = load_hinter()
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -265,14 +282,10 @@ class SoloApp(TableApp):
 
     @work(thread=True, exclusive=True, group="hint")
     def _find_hint(self, game: Game, at_move: int) -> None:
-        move = None
-        if self._suggest is not None:
-            move = self._suggest(game, HINT_SECONDS)
-        if move is None:
-            move = fallback_hint(game)
-        self.call_from_thread(self._show_hint, move, at_move)
+        move, note = self._hinter(game, HINT_SECONDS)
+        self.call_from_thread(self._show_hint, move, note, at_move)
 
-    def _show_hint(self, move: Move | None, at_move: int) -> None:
+    def _show_hint(self, move: Move | None, note: str, at_move: int) -> None:
         if at_move != self.game.move_count:
             return
         if move is None:
@@ -280,15 +293,12 @@ class SoloApp(TableApp):
             return
         self.helped = True
         self.hint = move
-        self.flash(f"hint: {describe_move(move, len(self.game.tableau))}", error=False)
+        self.flash(f"hint: {describe_move(move)} ({note})", error=False, seconds=0)
         self.redraw()
 
 
-def describe_move(move: Move, columns: int) -> str:
+def describe_move(move: Move) -> str:
     """A move in the keys that play it, e.g. ``3 → 7`` or ``w → f``."""
-    from shared.moves import FOUNDATION, STOCK, WASTE
-
-    from .keymap import column_label
 
     def place(p: int) -> str:
         if p == WASTE:

@@ -170,3 +170,32 @@ def test_api_says_clearly_when_no_server_answers() -> None:
         list_races(server)
     with pytest.raises(ApiError, match="cannot reach the race server"):
         create_race(server, p.Create())
+
+
+# ------------------------------------------------------------- commands
+def test_describe_move_names_the_keys_that_play_it() -> None:
+    from client_cli.solo import describe_move, fallback_hint
+
+    assert describe_move(Move.parse("hd")) == "8 → 4"
+    assert describe_move(Move.parse("WF")) == "w (waste) → f (home)"
+    assert describe_move(Move.parse("S")) == "space (draw)" and describe_move(Move.parse("R")).startswith("r ")
+    assert fallback_hint(Game.new()) == (Move.parse("hd"), "a legal move")
+
+
+def test_create_refuses_bad_settings_before_any_request(capsys: pytest.CaptureFixture[str]) -> None:
+    from client_cli.main import main
+
+    server = f"http://127.0.0.1:{free_port()}"
+    assert main(["create", "--seats", "0", "--server", server]) == 2
+    assert "seats" in capsys.readouterr().err
+    assert main(["list", "--server", server]) == 1
+    assert "cannot reach the race server" in capsys.readouterr().err
+
+
+def test_solo_command_refuses_unknown_variants_and_deals(capsys: pytest.CaptureFixture[str]) -> None:
+    from client_cli.main import main
+
+    assert main(["solo", "--variant", "ninety-thieves", "3"]) == 2
+    assert "unknown variant" in capsys.readouterr().err
+    assert main(["solo", "0"]) == 2
+    assert "out of range" in capsys.readouterr().err

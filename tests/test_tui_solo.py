@@ -195,7 +195,8 @@ async def test_hint_marks_game_as_helped_and_shows_a_legal_move() -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.hint is not None and app.game.reason(app.hint) is None
-        assert app.message.text.startswith("hint: ")
+        assert app.message.text.startswith("hint: ") and app.message.text.endswith(")")
+        assert any(note in app.message.text for note in ("winning line", "legal"))
         assert "with help" in screen_text(app).splitlines()[0]
         await pilot.press("space")
         assert app.hint is None
