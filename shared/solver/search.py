@@ -1,0 +1,180 @@
+"""Depth-first search with a transposition table over the solver's board.
+
+Completeness: every position reachable from the start (up to the canonical
+key's symmetries) is expanded at most once and, unless a budget stops the
+search, at least once. A won position anywhere in that graph is therefore
+found, and an exhausted graph proves the deal unwinnable. The only cuts are
+sound ones (``docs/solver.md`` argues each):
+
+- provably safe foundation moves are played at once and never branched on;
+- moves that give a position equal to a sibling's are not generated: a lone
+  card into an empty column, a second empty column as target, and moving
+  again the card (or run) the previous move placed when that move sent
+  nothing home (the result is one move away from the grandparent, which
+  generates it itself);
+- a position already in the table is not expanded again.
+
+A budget (nodes or seconds) that runs out makes the answer ``unknown``:
+the search never reports a position as lost because it was cut short.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..engine import Game
+from ..moves import MAX_COLUMNS, Move
+from .board import Board, exposed_by
+
+
+class Verdict(enum.Enum):
+    WON = "won"
+    UNWINNABLE = "unwinnable"
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class SolveResult:
+    """The answer, the winning line when there is one, and the effort spent."""
+
+    verdict: Verdict
+    moves: list[Move] = field(default_factory=list)
+    nodes: int = 0
+    seconds: float = 0.0
+    stopped_by: str | None = None
+    """``"time"`` or ``"nodes"`` when a budget ran out, else ``None``."""
+    best_home: int = 0
+    """Most cards on the foundations seen in any searched position."""
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+    def move_texts(self) -> list[str]:
+        return [m.text() for m in self.moves]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a progress callback is told every ``progress_every`` nodes."""
+
+    nodes: int
+    seconds: float
+    depth: int
+    best_home: int
+    total: int
+
+
+ProgressCallback = Callable[[Progress], None]
+
+_CHECK_EVERY = 1024
+
+
+class _Frame:
+    __slots__ = ("move", "rec", "autos", "moves", "i")
+
+    def __init__(self, move: Move | None, rec: tuple | None, autos: list, moves: list[Move]) -> None:
+        self.move = move
+        self.rec = rec
+        self.autos = autos
+        self.moves = moves
+        self.i = 0
+
+
+def solve(
+    game: Game,
+    *,
+    time_limit: float | None = 10.0,
+    node_limit: int | None = None,
+    progress: ProgressCallback | None = None,
+    progress_every: int = 50_000,
+    clock: Callable[[], float] = time.perf_counter,
+) -> SolveResult:
+    """Search ``game``'s position (the stock order included) for a win.
+
+    ``game`` is not changed. ``time_limit`` and ``node_limit`` are budgets;
+    ``None`` means no limit of that kind. ``clock`` is injectable so that
+    callers and tests decide what time is.
+    """
+    start = clock()
+    deadline = start + time_limit if time_limit is not None else None
+    max_nodes = node_limit if node_limit is not None else -1
+    board = Board(game)
+    seen: set[bytes] = set()
+    root_autos = board.play_safe()
+    best = board.nhome
+    total = board.total
+    nodes = 1
+    if board.won():
+        return SolveResult(Verdict.WON, [m for m, _ in root_autos], nodes, clock() - start, None, best)
+    seen.add(board.key())
+    stack = [_Frame(None, None, root_autos, board.moves())]
+    # The unit the previous move placed: (column, count) or None (see module docstring).
+    block = [None]
+    next_check = _CHECK_EVERY
+    next_progress = progress_every if progress is not None else -1
+    play, undo, play_safe, key, gen = board.play, board.undo, board.play_safe, board.key, board.moves
+    add_seen = seen.add
+    stopped: str | None = None
+    while stack:
+        frame = stack[-1]
+        moves = frame.moves
+        if frame.i >= len(moves):
+            stack.pop()
+            block.pop()
+            for _, rec in reversed(frame.autos):
+                undo(rec)
+            if frame.rec is not None:
+                undo(frame.rec)
+            continue
+        move = moves[frame.i]
+        frame.i += 1
+        b = block[-1]
+        if b is not None and move[0] == b[0] and move[2] == b[1]:
+            continue
+        rec = play(move)
+        autos = play_safe(exposed_by(move))
+        nodes += 1
+        home = board.nhome
+        if home > best:
+            best = home
+            if home == total:
+                line = [m for m, _ in root_autos]
+                for f in stack[1:]:
+                    line.append(f.move)
+                    line.extend(m for m, _ in f.autos)
+                line.append(move)
+                line.extend(m for m, _ in autos)
+                return SolveResult(Verdict.WON, line, nodes, clock() - start, None, best)
+        k = key()
+        if k in seen:
+            for _, r in reversed(autos):
+                undo(r)
+            undo(rec)
+            continue
+        add_seen(k)
+        stack.append(_Frame(move, rec, autos, gen()))
+        dst = move[1]
+        block.append((dst, move[2]) if dst < MAX_COLUMNS and not autos else None)
+        if nodes >= next_check:
+            next_check = nodes + _CHECK_EVERY
+            now = clock()
+            if deadline is not None and now >= deadline:
+                stopped = "time"
+                break
+            if 0 <= max_nodes <= nodes:
+                stopped = "nodes"
+                break
+            if 0 <= next_progress <= nodes:
+                next_progress = nodes + progress_every
+                progress(Progress(nodes, now - start, len(stack), best, total))
+    seconds = clock() - start
+    if stopped is not None:
+        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best)
+    return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best)
+
+
+__all__ = ["solve", "SolveResult", "Verdict", "Progress", "ProgressCallback"]

@@ -1,0 +1,270 @@
+"""The solver: its board agrees with the engine, its cuts are sound, its lines replay.
+
+Every winning line is replayed through the real engine (``Game.push`` or
+``shared.record.replay``), never trusted from the solver's own board.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import count
+
+import pytest
+
+from enginekit import play_randomly, scrambled_game
+from shared.cards import parse_cards
+from shared.engine import Game
+from shared.moves import FOUNDATION, MAX_COLUMNS, Move
+from shared.record import GameRecord, replay
+from shared.solver import SolveResult, UnsupportedPosition, Verdict, solve, solve_deal
+from shared.solver.board import Board, exposed_by
+from shared.variants import FORTY_THIEVES, SIXTY_THIEVES, VARIANTS, get_variant
+
+
+def board_state(b: Board) -> tuple:
+    return (list(b.cols), b.waste, b.stock[b.si :], b.pass_no, list(b.home), b.nhome)
+
+
+def assert_same(b: Board, game: Game) -> None:
+    """The solver's board holds exactly the engine's position."""
+    assert board_state(b) == board_state(Board(game))
+
+
+def assert_wins(game: Game, result: SolveResult) -> None:
+    """The line is legal move by move in the engine and ends with every card home."""
+    assert result.verdict is Verdict.WON
+    g = game.copy(history=False)
+    for move in result.moves:
+        g.push(move)
+    assert g.is_won()
+
+
+def random_positions(seed: int, n: int):
+    rng = random.Random(seed)
+    variants = list(VARIANTS.values())
+    for i in range(n):
+        v = variants[i % len(variants)]
+        if i % 2:
+            yield scrambled_game(v, rng)
+        else:
+            yield play_randomly(Game.new(v, rng.randrange(1, 10**6)), rng, rng.randrange(0, 120))
+
+
+# ------------------------------------------------------- board vs engine
+@pytest.mark.parametrize("seed", range(4))
+def test_board_moves_are_the_engines_minus_symmetric_duplicates(seed: int) -> None:
+    for game in random_positions(seed, 45):
+        board = Board(game)
+        mine = board.moves()
+        assert len(set(mine)) == len(mine)
+        legal = set(game.legal_moves())
+        assert set(mine) <= legal, game.position()
+        empties = [i for i, col in enumerate(game.tableau) if not col]
+        for m in legal - set(mine):
+            # Only moves whose result equals another move's up to column order are left out.
+            assert m.dst in empties, (m, game.position())
+            whole_column = m.src < MAX_COLUMNS and m.count == len(game.tableau[m.src])
+            assert whole_column or (m.dst != empties[0] and Move(m.src, empties[0], m.count) in mine)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_play_and_undo_match_the_engine(seed: int) -> None:
+    for game in random_positions(100 + seed, 40):
+        board = Board(game)
+        before = board_state(board)
+        for move in board.moves():
+            rec = board.play(move)
+            after = game.copy(history=False)
+            after.push(move)
+            assert_same(board, after)
+            assert board.key() == Board(after).key()
+            board.undo(rec)
+            assert board_state(board) == before
+
+
+def test_safe_moves_are_legal_engine_moves_and_undo_exactly() -> None:
+    for game in random_positions(7, 60):
+        board = Board(game)
+        before = board_state(board)
+        autos = board.play_safe()
+        g = game.copy(history=False)
+        for move, _ in autos:
+            assert move.dst == FOUNDATION
+            g.push(move)
+        assert_same(board, g)
+        for _, rec in reversed(autos):
+            board.undo(rec)
+        assert board_state(board) == before
+
+
+def test_exposed_by_names_what_a_move_uncovers() -> None:
+    assert exposed_by(Move.parse("cd")) == 2
+    assert exposed_by(Move.parse("Wd")) == -1
+    assert exposed_by(Move.parse("S")) == -1
+    assert exposed_by(Move.parse("cF")) == -2
+
+
+# ----------------------------------------------------------- the key
+def test_key_ignores_column_order_and_foundation_order() -> None:
+    rest = {"stock": parse_cards("Qh"), "waste": parse_cards("Jh")}
+    tab1 = [parse_cards("KhQh"), parse_cards("Jh"), [], parse_cards("KhTh")]
+    tab2 = [[], parse_cards("KhTh"), parse_cards("KhQh"), parse_cards("Jh")]
+    g1 = _hearts_game(tab1, foundations=(13, 13, 10, 13, 13, 13, 9, 13), **rest)
+    g2 = _hearts_game(tab2, foundations=(13, 13, 9, 13, 13, 13, 10, 13), **rest)
+    assert Board(g1).key() == Board(g2).key()
+    tab3 = [parse_cards("KhQh"), parse_cards("Jh"), [], parse_cards("ThKh")]
+    g3 = _hearts_game(tab3, foundations=(13, 13, 10, 13, 13, 13, 9, 13), **rest)
+    assert Board(g3).key() != Board(g1).key()
+
+
+def _hearts_game(tableau, foundations, stock=(), waste=(), variant=FORTY_THIEVES, pass_number=1) -> Game:
+    """A Forty Thieves position where only hearts are left out; the caller keeps the counts right."""
+    cols = [list(c) for c in tableau] + [[] for _ in range(variant.columns - len(tableau))]
+    game = Game(variant, cols, stock, waste, foundations, None, pass_number)
+    from shared.position import check_position
+
+    check_position(game)
+    return game
+
+
+# -------------------------------------------------------- safe moves
+def test_a_card_is_safe_only_when_every_copy_of_the_rank_below_is_home() -> None:
+    # Both 4h home (one foundation at 5h, one at 4h): the 5h on column a is safe at once.
+    g = _hearts_game(
+        [parse_cards("Kh6h5h"), parse_cards("7h8h9hThJhQhKh6h7h8h9hThJhQh")],
+        foundations=(13, 13, 5, 13, 13, 13, 4, 13),
+    )
+    assert [m.text() for m, _ in Board(g).play_safe()] == ["aF", "aF"]
+    # With one 4h still out, the 5h waits: the other 5h might need that foundation.
+    g = _hearts_game(
+        [parse_cards("Kh6h5h"), parse_cards("7h8h9hThJhQhKh6h7h8h9hThJhQh4h")],
+        foundations=(13, 13, 5, 13, 13, 13, 3, 13),
+    )
+    assert [m.text() for m, _ in Board(g).play_safe()] == ["bF", "aF", "aF"]
+
+
+def test_alternate_colour_safety_waits_for_the_cards_that_pack_on_it() -> None:
+    # 5h is playable (both 4h home), but a black 4 (4s) is still out and could
+    # be packed on it in Streets: the 5h must wait for the 4s; in Forty Thieves
+    # (same suit) nothing but a 4h packs on a 5h, so it goes at once.
+    found = (13, 13, 4, 3, 13, 13, 4, 13)  # suits by index % 4: clubs, diamonds, hearts, spades
+    for key, first in (("streets", "bF"), ("forty-thieves", "aF")):
+        variant = get_variant(key)
+        tab = [parse_cards("5h"), parse_cards("4s")]
+        rest = _missing(tab, found, variant)
+        g = Game(variant, tab + [rest] + [[] for _ in range(variant.columns - 3)], (), (), found)
+        autos = [m.text() for m, _ in Board(g).play_safe()]
+        assert autos[0] == first and "aF" in autos, key
+
+
+def _missing(tableau, foundations, variant) -> list[int]:
+    from collections import Counter
+
+    from shared.cards import full_packs
+
+    left = Counter(full_packs(variant.packs))
+    for i, r in enumerate(foundations):
+        left.subtract((i % 4) * 13 + k for k in range(r))
+    for col in tableau:
+        left.subtract(col)
+    return sorted(left.elements(), reverse=True)
+
+
+# ---------------------------------------------------------- solving
+def test_a_near_won_hand_made_position_is_won_and_the_line_replays() -> None:
+    # Hearts only, scrambled over four columns, one empty column to work with.
+    tab = [parse_cards("2hKh5h"), parse_cards("3hQh4h9h"), parse_cards("2h6h8hTh3hJh"),
+           parse_cards("7hKh4h5h6h7h8h9hThJhQh")]
+    g = _hearts_game(tab, foundations=(13, 13, 1, 13, 13, 13, 1, 13))
+    result = solve(g, time_limit=None, node_limit=200_000)
+    assert_wins(g, result)
+    assert result.nodes >= 1 and result.stopped_by is None
+
+
+def test_a_blocked_small_position_is_proven_unwinnable() -> None:
+    # Hearts and spades from the fives up, no empty column, four cards in the
+    # stock: some shuffling is possible but no line wins (found by search,
+    # 228 positions).
+    tab = [parse_cards(t) for t in ("QhKs5sTs", "6h5sKhTs", "9s8sJh", "9h9hKh", "JsQh8h", "5h5hQs",
+                                    "6s9s8h", "7sKsQs", "6s7hTh", "6hJsJh")]
+    g = Game(FORTY_THIEVES, tab, parse_cards("7s7hTh8s"), (), (13, 13, 4, 4, 13, 13, 4, 4))
+    result = solve(g, time_limit=None, node_limit=100_000)
+    assert result.verdict is Verdict.UNWINNABLE
+    assert result.stopped_by is None
+    assert result.nodes > 1
+    assert result.moves == []
+
+
+def test_deal_two_of_forty_thieves_is_won_and_replays_as_a_record() -> None:
+    result = solve_deal(FORTY_THIEVES, 2, time_limit=None, node_limit=100_000)
+    assert result.verdict is Verdict.WON
+    replayed = replay(GameRecord("forty-thieves", 2, tuple(result.move_texts())))
+    assert replayed.ok and replayed.game.is_won()
+
+
+def test_deal_two_of_sixty_thieves_is_won_and_replays_as_a_record() -> None:
+    result = solve_deal(SIXTY_THIEVES, 2, time_limit=None, node_limit=100_000)
+    assert result.verdict is Verdict.WON
+    replayed = replay(GameRecord("sixty-thieves", 2, tuple(result.move_texts())))
+    assert replayed.ok and replayed.game.is_won()
+
+
+@pytest.mark.parametrize("key", sorted(VARIANTS))
+def test_every_variant_solves_a_late_position_of_a_real_deal(key: str) -> None:
+    """A position with most cards home: group moves, alternate colours, redeals
+    and aces-first all go through the same search and must replay through the engine."""
+    variant = VARIANTS[key]
+    rng = random.Random(key)
+    game = _late_position(variant, rng)
+    result = solve(game, time_limit=None, node_limit=50_000)
+    assert_wins(game, result)
+
+
+def _late_position(variant, rng: random.Random) -> Game:
+    """Everything home but a few cards of each suit, dealt out at random."""
+    foundations = [rng.choice((9, 10, 11)) for _ in range(variant.foundations)]
+    game = Game(variant, [[] for _ in range(variant.columns)], (), (), foundations)
+    rest = _missing([], foundations, variant)
+    rng.shuffle(rest)
+    stock_n = len(rest) // 3
+    stock, cols = rest[:stock_n], rest[stock_n:]
+    tab = [[] for _ in range(variant.columns)]
+    for i, c in enumerate(cols):
+        tab[i % (variant.columns - 1)].append(c)
+    return Game(variant, tab, stock, (), foundations)
+
+
+def test_budgets_make_the_answer_unknown_never_unwinnable() -> None:
+    result = solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=3000)
+    assert result.verdict is Verdict.UNKNOWN and result.stopped_by == "nodes"
+    assert result.moves == []
+    ticks = count()
+    result = solve_deal(FORTY_THIEVES, 1, time_limit=5.0, clock=lambda: float(next(ticks)))
+    assert result.verdict is Verdict.UNKNOWN and result.stopped_by == "time"
+
+
+def test_progress_is_reported_while_searching() -> None:
+    seen = []
+    solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=12_000, progress=seen.append, progress_every=2048)
+    assert seen and all(p.total == 104 for p in seen)
+    assert [p.nodes for p in seen] == sorted(p.nodes for p in seen)
+
+
+def test_solve_leaves_the_game_untouched() -> None:
+    game = Game.new(FORTY_THIEVES, 2)
+    before = game.position()
+    solve(game, time_limit=None, node_limit=1000)
+    assert game.position() == before and game.move_count == 0
+
+
+def test_a_won_game_is_won_at_once() -> None:
+    g = Game(FORTY_THIEVES, [[] for _ in range(10)], (), (), [13] * 8)
+    result = solve(g)
+    assert result.verdict is Verdict.WON and result.moves == []
+
+
+def test_face_down_cards_are_refused_with_a_clear_error() -> None:
+    game = Game.new(FORTY_THIEVES, 3)
+    game.hidden[0] = 1
+    with pytest.raises(UnsupportedPosition):
+        solve(game)
