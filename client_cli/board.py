@@ -29,10 +29,10 @@ from textual.widget import Widget
 
 from shared.cards import card_pretty, is_red
 from shared.moves import FOUNDATION, STOCK, WASTE, Move
+from shared.view import PlayerView
 
 from .keymap import column_labels
 from .picker import Selection
-from shared.view import PlayerView
 
 HEADER_ROWS = 4
 WASTE_SHOWN = 6

@@ -20,7 +20,7 @@ from shared.moves import IllegalReason, Move
 from shared.view import PlayerView
 
 from .board import Board
-from .connection import LinkStatus, RaceLink
+from .connection import RaceLink
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
 from .race_state import Phase, RaceState
 from .racers import RacersPanel

@@ -8,6 +8,7 @@ move by move on the local engine, which also checks the server's verdict.
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -24,9 +25,9 @@ from shared.view import PlayerView
 from .board import Board
 from .connection import RaceLink
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
-from .race_state import RaceState
+from .race_state import Phase, RaceState
 from .racers import RacersPanel
-from .table import CSS_PATH, MessageLine
+from .table import CSS_PATH, MessageLine, format_clock
 
 TICK_SECONDS = 0.25
 
@@ -130,9 +131,7 @@ class WatchApp(App):
     def status_text(self) -> str:
         line = race_line(self.state, self.link.status)
         elapsed = self.state.seconds_elapsed()
-        if elapsed is not None and self.state.phase().value in ("running", "finished"):
-            from .table import format_clock
-
+        if elapsed is not None and self.state.phase() in (Phase.RUNNING, Phase.FINISHED):
             line += f" · race clock {format_clock(elapsed)}"
         return line
 
@@ -165,7 +164,7 @@ class WatchApp(App):
             self.link.close()
             self.exit()
 
-    def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_key(self, event: events.Key) -> None:
         """Digits 1-9 replay the game of that rank (from the board or the standings)."""
         results = self.state.results
         if results is None or not event.character or not event.character.isdigit() or event.character == "0":
