@@ -191,7 +191,9 @@ class Connection:
         except p.ProtocolError as exc:
             self.refuse(exc.code, str(exc), ref=exc.ref)
         except Refused as exc:
-            self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close)
+            # A refused move is play (a misclick, a race lost by a hair), not abuse: the rate limit bounds it.
+            self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
+                        counts=not isinstance(msg, p.Move))
         except (RedisError, OSError) as exc:
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
             self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
@@ -369,10 +371,16 @@ class Connection:
             text, revert = self._apply(msg.move, meta)
             assert self.game is not None
             game = self.game
-            kind, rest = await self.store.commit_move(
-                self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count,
-                game.is_won(),
-            )
+            try:
+                kind, rest = await self.store.commit_move(
+                    self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count,
+                    game.is_won(),
+                )
+            except BaseException:
+                # Unknown whether Redis applied it: forget the cached game, reload on the next move
+                # (a resend of this seq is then acknowledged as a duplicate if it did go through).
+                self.game = None
+                raise
             if kind == "ok":
                 self.n += 1
                 self.seq = msg.seq

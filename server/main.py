@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from typing import Sequence
 
@@ -53,8 +54,19 @@ def print_config(config: Config) -> None:
     sys.stderr.flush()
 
 
+class _Terminated(Exception):
+    """SIGTERM, turned into an exception so that the embedded Redis is stopped on the way out."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_args(argv)
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found
+    # before it started: this one, so that the ``finally`` below still runs.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     setup_logging(config.log_level)
     print_config(config)
     embedded: EmbeddedRedis | None = None
@@ -69,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
     try:
         asyncio.run(serve(config, redis_url))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Terminated):
         pass
     finally:
         if embedded is not None:

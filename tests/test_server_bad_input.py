@@ -1,0 +1,364 @@
+"""Every kind of bad input gets its typed error (or documented close) and changes nothing in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any, AsyncIterator
+
+import msgpack
+import pytest
+import websockets
+from redis_util import TEST_SECRET, Client, LiveServer, create_race, live_server, start_race
+
+from server.tokens import CREATOR, PLAYER, Signer
+from shared import protocol as p
+from shared.engine import Game
+from shared.variants import get_variant
+
+
+class Race:
+    """A started two-seat race (deal 2) with ann and bob connected, and a spectator."""
+
+    def __init__(self, server: LiveServer, created: p.Created, ann: Client, bob: Client, watcher: Client,
+                 welcome: p.Welcome) -> None:
+        self.server, self.created, self.ann, self.bob, self.watcher = server, created, ann, bob, watcher
+        self.id = created.race.id
+        self.ann_welcome = welcome
+        self.start_view = p.View.from_player_view(Game.new(get_variant("forty-thieves"), 2).view())
+
+    async def snapshot(self) -> dict[str, Any]:
+        return await self.server.service.store.snapshot(self.id)
+
+
+async def _race(server: LiveServer, start: bool = True, **fields: Any) -> Race:
+    created = await create_race(server, seats=2, deal_source="number", deal=2, **fields)
+    ann = await Client.connect(server)
+    welcome = await ann.hello(created.race.id, "ann")
+    bob = await Client.connect(server)
+    await bob.hello(created.race.id, "bob")
+    watcher = await Client.connect(server)
+    await watcher.hello(created.race.id, role="spectator")
+    if start:
+        await start_race(server, created.creator_token, [ann, bob, watcher])
+    return Race(server, created, ann, bob, watcher, welcome)
+
+
+@pytest.fixture
+async def race(server: LiveServer) -> AsyncIterator[Race]:
+    r = await _race(server)
+    yield r
+    for c in (r.ann, r.bob, r.watcher):
+        await c.close()
+
+
+async def _unchanged_after(race: Race, action: Any) -> Any:
+    await asyncio.sleep(0.02)
+    before = await race.snapshot()
+    out = await action()
+    await asyncio.sleep(0.02)
+    assert await race.snapshot() == before, "stored state changed"
+    return out
+
+
+# ---------------------------------------------------------------- frames
+@pytest.mark.parametrize(
+    "data, code",
+    [
+        (b"\xc1\xc1", "bad_frame"),
+        (b"\x93\x01\x02\x03", "bad_frame"),
+        (msgpack.packb({"move": "ab"}), "bad_frame"),
+        (msgpack.packb({"type": "warp", "seq": 1}), "unknown_type"),
+        (msgpack.packb({"type": "move", "seq": 1}), "bad_field"),
+        (msgpack.packb({"type": "move", "seq": "one", "move": "S"}), "bad_field"),
+        (msgpack.packb({"type": "move", "seq": 1, "move": "S", "seat": "me"}), "bad_field"),
+        ("a text frame", "bad_frame"),
+    ],
+)
+async def test_malformed_frames_get_typed_errors(race: Race, data: bytes | str, code: str) -> None:
+    async def act() -> p.Error:
+        await race.ann.send_raw(data)
+        return await race.ann.error()
+
+    err = await _unchanged_after(race, act)
+    assert err.code == code and err.message
+    ack = await race.ann.move("S")  # the connection carries on
+    assert isinstance(ack, p.Ack)
+
+
+async def test_a_frame_over_the_size_limit_closes_with_1009(race: Race) -> None:
+    # the spectator sends it: a player's disconnect is itself an event (presence), not the frame's doing
+    async def act() -> int:
+        await race.watcher.send_raw(msgpack.packb({"type": "move", "seq": 1, "move": "x" * p.MAX_FRAME_BYTES}))
+        return await race.watcher.closed()
+
+    assert await _unchanged_after(race, act) == p.CloseCode.MESSAGE_TOO_BIG
+
+
+async def test_many_bad_frames_close_the_connection(race: Race) -> None:
+    budget = race.server.service.config.max_errors
+    for _ in range(budget + 1):
+        await race.ann.send_raw(b"\xc1")
+    assert await race.ann.closed() == p.CloseCode.TOO_MANY_ERRORS
+
+
+# ---------------------------------------------------------------- moves
+@pytest.mark.parametrize(
+    "who, move, reason",
+    [
+        ("ann", p.Move(seq=1, move="S", seat=1), "not_your_seat"),
+        ("watcher", p.Move(seq=1, move="S"), "spectator_cannot_move"),
+        ("ann", p.Move(seq=1, move="zz"), "bad_move"),
+        ("ann", p.Move(seq=1, move="aF"), "foundation_not_ready"),
+        ("ann", p.Move(seq=1, move="be"), "wrong_suit"),
+        ("ann", p.Move(seq=1, move="ab"), "not_one_rank_lower"),
+        ("ann", p.Move(seq=1, move="ka"), "no_such_column"),
+        ("ann", p.Move(seq=1, move="Wa"), "source_empty"),
+        ("ann", p.Move(seq=1, move="aW"), "not_a_target"),
+        ("ann", p.Move(seq=1, move="aa"), "same_column"),
+        ("ann", p.Move(seq=1, move="2ab"), "group_move_not_allowed"),
+        ("ann", p.Move(seq=1, move="Fa"), "foundation_cards_never_move"),
+        ("ann", p.Move(seq=1, move="R"), "stock_not_empty"),
+        ("ann", p.Move(seq=1, move="U"), "nothing_to_undo"),
+        ("ann", p.Move(seq=0, move="S"), "stale_sequence"),
+    ],
+)
+async def test_refused_moves_are_rejected_with_their_reason(race: Race, who: str, move: p.Move, reason: str) -> None:
+    client = getattr(race, who)
+
+    async def act() -> p.Reject:
+        await client.send(move)
+        return await client.expect(p.Reject)
+
+    rej = await _unchanged_after(race, act)
+    assert (rej.seq, rej.reason) == (move.seq, reason)
+    assert rej.message
+
+
+async def test_the_engine_reason_matches_the_rules(race: Race) -> None:
+    """Every syntactic column, waste and foundation move on deal 2: the server says what the engine says."""
+    from shared.moves import Move
+
+    game = Game.new(get_variant("forty-thieves"), 2)
+    places = "abcdefghijWF"
+    for text in (a + b for a in places for b in places):
+        answer = await race.ann.move(text)
+        expected = game.reason(Move.parse(text))
+        if expected is None:
+            assert isinstance(answer, p.Ack), text
+            game.push(Move.parse(text))
+        else:
+            assert isinstance(answer, p.Reject) and answer.reason == expected.value, text
+
+
+async def test_moves_before_the_start_are_refused(server: LiveServer) -> None:
+    r = await _race(server, start=False)
+    rej = await _unchanged_after(r, lambda: r.ann.move("S"))
+    assert isinstance(rej, p.Reject) and rej.reason == "race_not_started"
+
+
+async def test_moves_during_the_countdown_are_refused(redis_url: str) -> None:
+    async with live_server(redis_url, countdown=30.0) as server:
+        r = await _race(server)
+        rej = await _unchanged_after(r, lambda: r.ann.move("S"))
+        assert isinstance(rej, p.Reject) and rej.reason == "race_not_started"
+        for c in (r.ann, r.bob, r.watcher):
+            await c.close()
+
+
+async def test_moves_after_giving_up_and_after_the_end_are_refused(race: Race) -> None:
+    await race.ann.send(p.GiveUp())
+    await asyncio.sleep(0.05)
+    rej = await _unchanged_after(race, lambda: race.ann.move("S"))
+    assert isinstance(rej, p.Reject) and rej.reason == "player_finished"
+    await race.ann.send(p.GiveUp())
+    err = await race.ann.error()
+    assert err.code == "player_finished"
+    await race.bob.send(p.GiveUp())
+    await race.bob.expect(p.Finished)
+    rej = await _unchanged_after(race, lambda: race.bob.move("S"))
+    assert isinstance(rej, p.Reject) and rej.reason == "race_over"
+
+
+async def test_a_resent_move_applies_once_and_an_old_seq_is_stale(race: Race) -> None:
+    first = await race.ann.move("S", seq=5)
+    assert isinstance(first, p.Ack) and not first.duplicate
+    again = await _unchanged_after(race, lambda: race.ann.move("S", seq=5))
+    assert isinstance(again, p.Ack) and again.duplicate and again.view == first.view
+    other = await _unchanged_after(race, lambda: race.ann.move("ba", seq=5))
+    assert isinstance(other, p.Reject) and other.reason == "stale_sequence"
+    old = await _unchanged_after(race, lambda: race.ann.move("S", seq=4))
+    assert isinstance(old, p.Reject) and old.reason == "stale_sequence"
+    state = await race.server.service.store.player(race.id, 0)
+    assert state is not None and state.moves == ["S"] and state.seq == 5
+
+
+async def test_a_second_connection_of_the_same_player_continues_the_game(race: Race) -> None:
+    """Another connection (another process would do the same) carries on from Redis."""
+    assert isinstance(await race.ann.move("ba", seq=1), p.Ack)
+    twin = await Client.connect(race.server)
+    w = await twin.hello(race.id, token=race.ann_welcome.token)
+    assert w.seat == 0 and w.seq == 1 and w.view is not None and w.view.moves == 1
+    assert isinstance(await twin.move("bF", seq=2), p.Ack)
+    # the first connection's cached game is stale: it reloads and goes on
+    ack = await race.ann.move("hg", seq=3)
+    assert isinstance(ack, p.Ack) and ack.view.moves == 3 and ack.view.home == 1
+    state = await race.server.service.store.player(race.id, 0)
+    assert state is not None and state.moves == ["ba", "bF", "hg"]
+    await twin.close()
+
+
+# ---------------------------------------------------------------- undo
+async def test_undo_takes_back_a_move_but_never_a_draw(race: Race) -> None:
+    ack = await race.ann.move("ba")
+    assert isinstance(ack, p.Ack)
+    undo = await race.ann.move("U")
+    assert isinstance(undo, p.Ack) and undo.move == "U" and undo.view.moves == 0
+    assert undo.view == race.start_view and ack.view != race.start_view
+    assert isinstance(await race.ann.move("S"), p.Ack)
+    rej = await _unchanged_after(race, lambda: race.ann.move("U"))
+    assert isinstance(rej, p.Reject) and rej.reason == "undo_not_allowed" and "stock" in rej.message
+    state = await race.server.service.store.player(race.id, 0)
+    assert state is not None and state.moves == ["ba", "U", "S"]
+
+
+async def test_undo_is_refused_when_the_race_forbids_it(server: LiveServer) -> None:
+    r = await _race(server, undo=False)
+    assert isinstance(await r.ann.move("ba"), p.Ack)
+    rej = await _unchanged_after(r, lambda: r.ann.move("U"))
+    assert isinstance(rej, p.Reject) and rej.reason == "undo_disabled"
+
+
+# ---------------------------------------------------------------- hello and tokens
+async def _hello_refused(server: LiveServer, hello: p.Hello) -> tuple[p.Error, int]:
+    c = await Client.connect(server)
+    await c.send(hello)
+    err = await c.error()
+    return err, await c.closed()
+
+
+def _hello(race: str, **kw: Any) -> p.Hello:
+    return p.Hello(protocol=p.PROTOCOL_VERSION, race=race, **kw)
+
+
+async def test_hello_refusals(race: Race) -> None:
+    server = race.server
+    signer = Signer(TEST_SECRET.encode())
+    far = 2**50
+    other = await create_race(server, seats=1)
+    cases = [
+        (p.Hello(protocol=p.PROTOCOL_VERSION + 1, race=race.id, name="x"), "version_mismatch",
+         p.CloseCode.VERSION_MISMATCH),
+        (_hello("nosuchrace", name="x"), "race_not_found", p.CloseCode.HELLO_REFUSED),
+        (_hello("race:{x}", name="x"), "race_not_found", p.CloseCode.HELLO_REFUSED),
+        (_hello(race.id, name="late"), "race_closed", p.CloseCode.HELLO_REFUSED),
+        (_hello(race.id, token="garbage"), "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=race.ann_welcome.token[:-3] + "AAA"), "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=Signer(b"another-secret-0123456789").sign(PLAYER, race.id, 0, far)),
+         "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=signer.sign(PLAYER, other.race.id, 0, far)), "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=signer.sign(CREATOR, race.id, 0, far)), "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=signer.sign(PLAYER, race.id, 7, far)), "bad_token", p.CloseCode.BAD_TOKEN),
+        (_hello(race.id, token=signer.sign(PLAYER, race.id, 0, 1000)), "token_expired", p.CloseCode.BAD_TOKEN),
+    ]
+    for hello, code, close in cases:
+        err, closed = await _unchanged_after(race, lambda h=hello: _hello_refused(server, h))
+        assert (err.code, closed) == (code, close), hello
+
+
+async def test_lobby_refusals(server: LiveServer) -> None:
+    created = await create_race(server, seats=2)
+    ann = await Client.connect(server)
+    await ann.hello(created.race.code.lower(), "Ann")
+    err, closed = await _hello_refused(server, _hello(created.race.id, name="ANN"))
+    assert (err.code, closed) == ("name_taken", p.CloseCode.HELLO_REFUSED)
+    err, closed = await _hello_refused(server, _hello(created.race.id, name="  "))
+    assert (err.code, closed) == ("bad_field", p.CloseCode.HELLO_REFUSED)
+    bob = await Client.connect(server)
+    await bob.hello(created.race.id, "bob")
+    err, closed = await _hello_refused(server, _hello(created.race.id, name="cy"))
+    assert (err.code, closed) == ("race_full", p.CloseCode.HELLO_REFUSED)
+    await ann.send(_hello(created.race.id, name="again"))
+    assert (await ann.error()).code == "already_joined"
+    # start: only with the creator's token (a player token signed for the race is not one)
+    player_token = Signer(TEST_SECRET.encode()).sign(PLAYER, created.race.id, 0, 2**50)
+    await ann.send(p.Start(creator_token=player_token))
+    assert (await ann.error()).code == "forbidden"
+    await ann.send(p.Start(creator_token="x.y.z.w"))
+    assert (await ann.error()).code == "forbidden"
+    watcher = await Client.connect(server)
+    await watcher.hello(created.race.id, role="spectator")
+    await watcher.send(p.Ready())
+    assert (await watcher.error()).code == "forbidden"
+    await ann.send(p.Start(creator_token=created.creator_token))
+    await ann.expect(p.Countdown)
+    await ann.send(p.Start(creator_token=created.creator_token))
+    assert (await ann.error()).code == "race_closed"
+    await ann.send(p.Ready())
+    assert (await ann.error()).code == "race_closed"
+    for c in (ann, bob, watcher):
+        await c.close()
+
+
+async def test_frames_before_hello(server: LiveServer) -> None:
+    c = await Client.connect(server)
+    await c.send(p.Move(seq=1, move="S"))
+    rej = await c.expect(p.Reject)
+    assert rej.reason == "hello_required"
+    await c.send(p.Ready())
+    assert (await c.error()).code == "hello_required"
+    await c.send(p.Ping(nonce=42))
+    assert (await c.expect(p.Pong)).nonce == 42
+    await c.close()
+
+
+async def test_no_hello_in_time_closes(redis_url: str) -> None:
+    async with live_server(redis_url, hello_timeout=0.2) as server:
+        c = await Client.connect(server)
+        assert (await c.error()).code == "hello_required"
+        assert await c.closed() == p.CloseCode.HELLO_TIMEOUT
+
+
+# ---------------------------------------------------------------- floods and slow readers
+async def test_rate_limit_rejects_then_closes_a_flood(redis_url: str) -> None:
+    async with live_server(redis_url, rate=5.0, burst=5) as server:
+        r = await _race(server)
+        before = await r.snapshot()
+        for seq in range(1, 8):
+            await r.ann.send(p.Move(seq=seq, move="ZZ"))
+        answers = [await r.ann.expect(p.Reject) for _ in range(7)]
+        assert [a.reason for a in answers].count("rate_limited") >= 2
+        assert await r.snapshot() == before
+        for seq in range(100):
+            await r.ann.send(p.Ping(nonce=seq))
+        assert await r.ann.closed() == p.CloseCode.FLOODING
+
+
+async def test_a_slow_reader_is_cut_loose(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    async with live_server(redis_url, send_queue=4) as server:
+        created = await create_race(server, seats=1)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        sock.connect(server.server.servers[0].sockets[0].getsockname()[:2])
+        ws = await websockets.connect(server.ws_url, sock=sock, compression=None, max_queue=1)
+        await ws.send(p.encode(_hello(created.race.id, role="spectator")))
+        code = None
+        for nonce in range(200_000):  # never read: the pongs pile up until the server gives up
+            try:
+                await ws.send(p.encode(p.Ping(nonce=2**60 + nonce)))
+            except websockets.ConnectionClosed as exc:
+                code = exc.rcvd.code if exc.rcvd else None
+                break
+            if nonce % 500 == 0:
+                await asyncio.sleep(0.001)
+                if ws.state is websockets.State.CLOSED or server.service.connections == 0:
+                    break
+        await asyncio.sleep(0.1)
+        assert server.service.connections == 0, "the slow reader is still connected"
+        assert "event=slow_reader" in caplog.text
+        assert code in (None, p.CloseCode.SLOW_READER)  # its close frame may be stuck behind the unread pongs
+        # the server still serves others
+        ok = await Client.connect(server)
+        await ok.send(p.Ping(nonce=1))
+        assert (await ok.expect(p.Pong)).nonce == 1
+        await ok.close()

@@ -1,0 +1,185 @@
+"""Operating the server: the CLI with its embedded Redis, Redis outages, restarts, HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from redis_util import Client, LiveServer, create_race, live_server, start_race
+
+from server.embedded import EmbeddedRedis, free_port
+from shared import protocol as p
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_thieves_server_runs_with_its_own_redis_and_stops_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server.main", "--port", "0", "--data-dir", str(data), "--countdown", "1"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "THIEVES_PROGRESS_HZ": "5"},
+    )
+    try:
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:
+            lines.append(line)
+            if "event=listening" in line:
+                break
+        out = "".join(lines)
+        assert "thieves-server configuration:" in out
+        assert re.search(r"progress_hz\s+5\.0", out), "the environment sets options"
+        assert re.search(r"countdown\s+1\.0", out), "flags set options"
+        assert f"data in {data}" in out and "event=embedded_redis" in out
+        url = re.search(r"url=(http://\S+)", out).group(1)  # type: ignore[union-attr]
+        with urllib.request.urlopen(url + "/health", timeout=5) as resp:
+            assert json.loads(resp.read())["redis"] is True
+        assert (data / "appendonlydir").is_dir(), "the embedded Redis keeps an append-only file"
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stderr.read()
+        assert proc.wait(10) == 0
+        assert "event=embedded_redis_stopped" in rest
+        assert not (data / "redis.sock").exists() or not _answers(data / "redis.sock")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _answers(path: Path) -> bool:
+    from server.embedded import _answers as answers
+
+    return answers(path)
+
+
+def test_help_lists_every_option_with_its_environment_variable() -> None:
+    out = subprocess.run([sys.executable, "-m", "server.main", "--help"], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    for flag in ("--host", "--port", "--redis-url", "--data-dir", "--progress-hz", "--rate"):
+        assert flag in out
+    assert "THIEVES_REDIS_URL" in out
+
+
+async def test_redis_outage_gives_typed_errors_and_the_server_recovers(tmp_path: Path) -> None:
+    store = EmbeddedRedis(tmp_path / "r", port=free_port(), appendonly=True).start()
+    try:
+        async with live_server(store.url) as server:
+            created = await create_race(server, seats=1, deal_source="number", deal=2)
+            ann = await Client.connect(server)
+            await ann.hello(created.race.id, "ann")
+            await start_race(server, created.creator_token, [ann])
+            assert isinstance(await ann.move("S"), p.Ack)
+
+            store.stop()
+            rej = await ann.move("S")
+            assert isinstance(rej, p.Reject) and rej.reason == "unavailable"
+            status, body = await server.http("GET", "/health")
+            assert status == 503 and body["redis"] is False
+            status, body = await server.http("POST", "/races", {})
+            assert status == 503 and body["code"] == "unavailable"
+            late = await Client.connect(server)
+            await late.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=created.race.id, role="spectator"))
+            assert (await late.error()).code == "unavailable"
+            assert await late.closed() == p.CloseCode.TRY_AGAIN_LATER
+
+            store.start()  # same port, same append-only file: the acknowledged move is still there
+            for _ in range(50):
+                status, _ = await server.http("GET", "/health")
+                if status == 200:
+                    break
+                await asyncio.sleep(0.1)
+            ack = await ann.move("S")
+            assert isinstance(ack, p.Ack) and ack.view.moves == 2
+            state = await server.service.store.player(created.race.id, 0)
+            assert state is not None and state.moves == ["S", "S"]
+            await ann.close()
+    finally:
+        store.stop()
+
+
+async def test_http_endpoints(server: LiveServer) -> None:
+    status, body = await server.http("GET", "/health")
+    assert status == 200 and body["status"] == "ok" and body["protocol"] == p.PROTOCOL_VERSION
+    status, body = await server.http("POST", "/races", {"variant": "no-such-game"})
+    assert (status, body["code"]) == (400, "bad_variant")
+    status, body = await server.http("POST", "/races", {"seats": 0})
+    assert (status, body["code"]) == (400, "bad_field")
+    status, body = await server.http("POST", "/races", {"deal_source": "number"})
+    assert (status, body["code"]) == (400, "bad_deal")
+    status, body = await server.http("POST", "/races", {"deal": 5})
+    assert (status, body["code"]) == (400, "bad_deal")
+    status, body = await server.http("GET", "/races/nothere")
+    assert (status, body["code"]) == (404, "race_not_found")
+
+    lobby = await create_race(server, variant="Sixty Thieves", seats=3, time_limit=60, undo=False)
+    assert lobby.race.variant == "sixty-thieves" and not lobby.race.undo and lobby.race.time_limit == 60
+    status, body = await server.http("GET", "/races")
+    assert [r["id"] for r in body["races"]] == [lobby.race.id]
+    assert "deal" not in body["races"][0] and "salt" not in body["races"][0], "the deal stays secret"
+    status, body = await server.http("GET", f"/races/{lobby.race.code}")
+    assert status == 200 and body["race"]["id"] == lobby.race.id and body["progress"] == []
+    status, body = await server.http("GET", f"/races/{lobby.race.id}/results")
+    assert (status, body["code"]) == (409, "race_not_over")
+
+
+async def test_create_and_ping_over_the_socket(server: LiveServer) -> None:
+    c = await Client.connect(server)
+    await c.send(p.Create(seats=4, start_mode="all-ready", deal_source="number", deal=99))
+    created = await c.expect(p.Created)
+    assert created.race.seats == 4 and created.race.start_mode == "all-ready"
+    await c.send(p.Create(variant="nope"))
+    assert (await c.error()).code == "bad_variant"
+    await c.send(p.Ping(nonce=7))
+    pong = await c.expect(p.Pong)
+    assert pong.nonce == 7 and pong.server_time > 0
+    welcome = await c.hello(created.race.code, "solo")
+    assert welcome.race.id == created.race.id and welcome.race.players == 1
+    await c.close()
+
+
+async def test_an_abandoned_race_ends_when_its_time_is_read(redis_url: str) -> None:
+    """Nobody connected when the time ran out: the first read closes it and shows results."""
+    async with live_server(redis_url) as server:
+        created = await create_race(server, seats=1, time_limit=1)
+        ann = await Client.connect(server)
+        await ann.hello(created.race.id, "ann")
+        await start_race(server, created.creator_token, [ann])
+        await ann.close()
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)
+    async with live_server(redis_url) as server:
+        status, body = await server.http("GET", f"/races/{created.race.id}/results")
+        assert status == 200 and body["standings"][0]["name"] == "ann"
+        status, body = await server.http("GET", "/races")
+        assert body["races"] == []
+
+
+@pytest.mark.parametrize("hz", [5.0])
+async def test_progress_is_coalesced(redis_url: str, hz: float) -> None:
+    """Many moves in a burst reach a spectator as a few progress frames, the last one complete."""
+    async with live_server(redis_url, progress_hz=hz) as server:
+        created = await create_race(server, seats=1, deal_source="number", deal=2)
+        ann = await Client.connect(server)
+        await ann.hello(created.race.id, "ann")
+        watcher = await Client.connect(server)
+        await watcher.hello(created.race.id, role="spectator")
+        await start_race(server, created.creator_token, [ann, watcher])
+        for _ in range(30):
+            assert isinstance(await ann.move("S"), p.Ack)
+        frames = []
+        while not frames or frames[-1].players[0].moves < 30:
+            msg = await watcher.recv()
+            if isinstance(msg, p.Progress):
+                frames.append(msg)
+        assert len(frames) < 30
+        assert frames[-1].version >= 30 and frames[-1].race_status == "running"
+        await ann.close()
+        await watcher.close()

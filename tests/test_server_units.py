@@ -1,0 +1,109 @@
+"""The server's pure parts: settings, tokens, standings, the token bucket, race shapes, log lines."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from server import races
+from server.config import Config, parse_args
+from server.log import format_event
+from server.ratelimit import TokenBucket
+from server.standings import Line, ranked, shown_status
+from server.tokens import CREATOR, PLAYER, Signer, TokenError
+from shared import protocol as p
+from shared.engine import Game
+
+
+def test_flags_beat_environment_beat_defaults() -> None:
+    assert parse_args([], {}) == Config()
+    env = {"THIEVES_PORT": "9001", "THIEVES_REDIS_URL": "redis://x:1/0", "THIEVES_PROGRESS_HZ": "2.5"}
+    cfg = parse_args(["--port", "9002"], env)
+    assert (cfg.port, cfg.redis_url, cfg.progress_hz, cfg.host) == (9002, "redis://x:1/0", 2.5, "127.0.0.1")
+    assert "secret" not in str(Config(token_secret="secret-secret-secret"))
+    assert Config(token_secret="s" * 20).summary()["token_secret"] == "set"
+
+
+def test_tokens_prove_race_seat_kind_and_time() -> None:
+    signer = Signer(b"k" * 32)
+    token = signer.sign(PLAYER, "race1", 3, 2_000)
+    claim = signer.verify(PLAYER, token, "race1", 1_000)
+    assert (claim.race, claim.seat, claim.expires) == ("race1", 3, 2_000)
+    assert signer.verify(PLAYER, token, None, 1_000) == claim
+    for bad_kind, bad_token, race, now, code in [
+        (CREATOR, token, "race1", 1_000, "bad_token"),
+        (PLAYER, token, "race2", 1_000, "bad_token"),
+        (PLAYER, token, "race1", 2_000, "token_expired"),
+        (PLAYER, token.replace("race1.3", "race1.4"), "race1", 1_000, "bad_token"),
+        (PLAYER, "a.b.c", "race1", 1_000, "bad_token"),
+        (PLAYER, Signer(b"j" * 32).sign(PLAYER, "race1", 3, 2_000), "race1", 1_000, "bad_token"),
+    ]:
+        with pytest.raises(TokenError) as info:
+            signer.verify(bad_kind, bad_token, race, now)
+        assert info.value.code.value == code
+    with pytest.raises(ValueError):
+        Signer(b"short")
+
+
+def _line(seat: int, status: str = "racing", home: int = 0, home_at: int = 0, finished_at: int = 0) -> Line:
+    return Line(seat, f"p{seat}", status, home, 10, home_at, finished_at, 1)
+
+
+def test_standings_finishers_by_time_then_cards_home_then_who_got_there_first() -> None:
+    lines = [
+        _line(0, home=50, home_at=300),
+        _line(1, status="finished", home=104, finished_at=900),
+        _line(2, home=50, home_at=200),
+        _line(3, status="gave_up", home=70, home_at=100),
+        _line(4, status="finished", home=104, finished_at=800),
+        _line(5, home=0),
+        _line(6, home=0),
+    ]
+    assert [(rank, line.seat) for rank, line in ranked(lines)] == [
+        (1, 4), (2, 1), (3, 3), (4, 2), (5, 0), (6, 5), (7, 6)
+    ]
+
+
+def test_shown_status() -> None:
+    assert shown_status("ready", True, 1) == "racing"
+    assert shown_status("ready", False, 1) == "ready"
+    assert shown_status("racing", True, 0) == "disconnected"
+    assert shown_status("finished", True, 0) == "finished"
+
+
+def test_token_bucket_refills_at_its_rate() -> None:
+    now = [0.0]
+    bucket = TokenBucket(rate=2.0, burst=3, clock=lambda: now[0])
+    assert [bucket.take() for _ in range(4)] == [True, True, True, False]
+    now[0] = 0.5
+    assert bucket.take() and not bucket.take()
+    now[0] = 100.0
+    assert sum(bucket.take() for _ in range(10)) == 3
+
+
+def test_new_race_commits_to_a_secret_deal() -> None:
+    meta = races.new_race(p.Create(seats=5), 1_000)
+    assert meta.commitment == hashlib.sha256(f"forty-thieves|{meta.deal}|{meta.salt}".encode()).hexdigest()
+    assert 1 <= meta.deal <= p.MAX_WIRE_DEAL and len(meta.salt) == 32
+    info = races.race_info(meta, 2_000)
+    assert info.status == "lobby" and not hasattr(info, "deal") and not hasattr(info, "salt")
+    assert races.new_race(p.Create(deal_source="number", deal=77), 0).deal == 77
+    other = races.new_race(p.Create(seats=5), 1_000)
+    assert (other.id, other.code, other.salt) != (meta.id, meta.code, meta.salt)
+    assert set(meta.code) <= set("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") and len(meta.code) == 6
+
+
+def test_load_game_replays_moves_and_undos() -> None:
+    meta = races.new_race(p.Create(deal_source="number", deal=2), 0)
+    game = races.load_game(meta, ["ba", "bF", "U", "S"])
+    expected = Game.new(deal_number=2)
+    for text in ("ba", "S"):
+        expected.push_text(text)
+    assert game.same_position(expected) and game.move_count == 2
+
+
+def test_log_lines_are_one_logfmt_line() -> None:
+    line = format_event("refused", {"race": "r1", "detail": 'a "b"\nc', "seat": None, "n": 3})
+    assert line == 'event=refused race=r1 detail="a \\"b\\"\\nc" n=3'
+    assert "\n" not in line
