@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from shared.moves import DRAW, FOUNDATION, REDEAL, STOCK, WASTE, IllegalReason, Move
+from shared.variants import GroupMoves, get_variant
 from shared.view import PlayerView
 
 from .board import Board
@@ -144,6 +145,8 @@ class TableApp(App):
         view = self.current_view()
         if view is None:
             return
+        if count is not None and get_variant(view.variant).group_moves is GroupMoves.NONE:
+            count = None  # a click anywhere in a column picks its top card where runs never move
         result = self.picker.pick(place, view, self.reason, count)
         if isinstance(result, Refused):
             self.flash(result.message)

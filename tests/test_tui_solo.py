@@ -155,7 +155,7 @@ async def test_mouse_clicks_play_moves_and_draw() -> None:
         await pilot.pause()
         layout = app.board.layout_cache
         assert isinstance(layout, BoardLayout)
-        await pilot.click("#board", offset=(layout.column_x(7), HEADER_ROWS + 3))
+        await pilot.click("#board", offset=(layout.column_x(7), HEADER_ROWS))  # the bottom card: the column
         assert app.picker.selection is not None and app.picker.selection.place == 7
         await pilot.click("#board", offset=(layout.column_x(3), HEADER_ROWS))
         assert app.game.move_stack == [Move.parse("hd")]
@@ -165,6 +165,20 @@ async def test_mouse_clicks_play_moves_and_draw() -> None:
         assert app.picker.selection is not None and app.picker.selection.place == Move.parse("WF").src
         await pilot.click("#board", offset=(10, 0))  # the foundations
         assert app.message.text.startswith("WF: ")
+
+
+async def test_josephine_click_on_a_card_moves_the_run_from_it() -> None:
+    position = "josephine 1 Kc,Kd,Th,Ks,Kc,Kd,Kh,Ks Kh/QhJh/-/-/-/-/-/-/-/- - -"
+    app = solo(position=position, variant="josephine")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        layout = app.board.layout_cache
+        await pilot.click("#board", offset=(layout.column_x(1), HEADER_ROWS))  # Qh, under Jh
+        assert app.picker.selection is not None and app.picker.selection.count == 2
+        await pilot.click("#board", offset=(layout.column_x(0), HEADER_ROWS))
+        assert app.game.move_stack == [Move.parse("2ba")]
+        await pilot.press("1", "3")  # keys only: the longest run that fits an empty column
+        assert app.game.move_stack[-1] == Move.parse("3ac")
 
 
 async def test_lucas_thirteen_columns_fit_and_shift_digits_pick_them() -> None:
