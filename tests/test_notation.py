@@ -3,6 +3,8 @@ parses, prints back exactly, and anything else is a typed parse error."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from enginekit import syntactic_moves
@@ -168,3 +170,51 @@ def test_illegal_move_message_names_the_move_and_the_reason() -> None:
     assert isinstance(err, ValueError)
     assert str(IllegalMove(None, IllegalReason.NOTHING_TO_UNDO)) == "there is no move to undo"
     assert IllegalReason("wrong_suit") is IllegalReason.WRONG_SUIT
+
+
+# ------------------------------------------------ docs/notation.md stays true
+DOC = Path(__file__).resolve().parent.parent / "docs" / "notation.md"
+
+
+def doc_lines() -> list[str]:
+    return [line.strip() for line in DOC.read_text().splitlines()]
+
+
+def test_every_full_position_in_the_docs_parses_and_round_trips() -> None:
+    from shared.engine import Game
+    from shared.variants import VARIANTS
+
+    positions = [l for l in doc_lines() if l.split(" ")[0] in VARIANTS and "..." not in l and "#" not in l]
+    assert len(positions) >= 3
+    for text in positions:
+        assert Game.from_position(text).position() == text
+
+
+def test_the_docs_deal_one_and_its_view_are_the_engines() -> None:
+    from shared.engine import Game
+    from shared.variants import FORTY_THIEVES
+
+    lines = doc_lines()
+    game = Game.new(FORTY_THIEVES, 1)
+    assert game.position() in lines
+    assert [m.text() for m in game.legal_moves()] == ["hd", "S"]
+    game.push_text("hd")
+    game.push_text("S")
+    assert game.view().text() in lines
+
+
+def test_the_docs_binary_example_is_the_engines() -> None:
+    from shared.engine import Game
+
+    text = "forty-thieves 1 Jc,Kd,Kh,Qs,Kc,Kd,Kh,Ks QcKc/Ks/-/-/-/-/-/-/-/- - -"
+    data = Game.from_position(text).to_bytes()
+    assert len(data) == 36
+    body = DOC.read_text()
+    start = body.index("01 00 01                    version 1")
+    block = body[start : body.index("```", start)]
+    listed = bytearray()
+    for row in block.splitlines():
+        hexpart = row[:28].split()
+        repeat = 8 if "x 8" in row else 1
+        listed += bytes.fromhex("".join(h for h in hexpart if h not in ("x", "8") or repeat == 1)) * repeat
+    assert bytes(listed) == data
