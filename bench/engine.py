@@ -114,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the random play (default 1)")
     parser.add_argument("--unchecked", action="store_true", help="also time apply+undo without the legality check")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin the process to one core")
     args = parser.parse_args(argv)
 
-    pinned = pin_one_core()
+    pinned = "not pinned" if args.no_pin else pin_one_core()
     print(f"building corpus: {args.deals} deals x {args.per_deal} positions ({pinned})", file=sys.stderr)
     corpus = reachable_positions(args.variant, args.deals, args.per_deal, args.seed)
     work = [(game, game.legal_moves()) for game in corpus]
