@@ -163,6 +163,8 @@ def parse_position_bytes(data: bytes) -> Game:
     try:
         if data[0] != _BINARY_VERSION:
             raise PositionError(f"unknown binary position version {data[0]}")
+        if len(data) > 1 and data[1] >= len(_VARIANT_KEYS):
+            raise PositionError(f"unknown variant index {data[1]} in a binary position")
         variant = VARIANTS[_VARIANT_KEYS[data[1]]]
         pass_number = data[2]
         i = 3

@@ -204,6 +204,11 @@ def test_bad_position_bytes_are_a_position_error(name: str) -> None:
         Game.from_bytes(BAD_BYTES[name])
 
 
+def test_unknown_variant_index_is_named_as_such() -> None:
+    with pytest.raises(PositionError, match="unknown variant index 200"):
+        Game.from_bytes(BAD_BYTES["unknown variant"])
+
+
 def test_check_position_catches_a_corrupted_game() -> None:
     game = build(["9h 8h"])
     check_position(game)
