@@ -57,7 +57,11 @@ class GameRecord:
 
 @dataclass
 class ReplayResult:
-    """The game after the last legal move, and the first bad move if any."""
+    """The game after the last legal move, and the first bad move if any.
+
+    ``applied`` is the line of moves that leads to ``game`` (undone moves
+    are not in it).
+    """
 
     game: Game
     failed_at: int | None = None
@@ -85,6 +89,7 @@ def replay(record: GameRecord) -> ReplayResult:
         try:
             if text == "U":
                 game.pop()
+                result.applied.pop()
                 continue
             move = Move.parse(text)
             game.push(move)

@@ -135,3 +135,12 @@ def test_recorded_wins_replay_to_a_won_game(data: dict) -> None:
     assert game.view().status == "won"
     game.pop()  # one step before the end the game is still being played
     assert not game.is_won() and game.legal_moves()
+
+
+def test_replay_applied_line_leaves_out_undone_moves() -> None:
+    from shared.record import GameRecord, replay
+
+    result = replay(GameRecord("forty-thieves", 1, ("S", "S", "U")))
+    assert result.ok
+    assert [m.text() for m in result.applied] == ["S"]
+    assert result.game.move_count == 1
