@@ -32,6 +32,7 @@ packing rule, group-move rule and empty-column rule of the family.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import NamedTuple
 
 from ..cards import KING, rank_of
@@ -99,7 +100,15 @@ def cached_rules(variant: Variant) -> Rules:
     return rules
 
 
+DRAW_SCORE = 100
+"""Where a draw ranks among the moves: after every move that uncovers a card or
+plays the waste, before moves that only relocate a settled card (measured on
+Forty Thieves deals 1-40: 7 wins at 200,000 positions against 5 at 300)."""
+_KING0 = KING - 1
+# _M[src][dst]: the single-card Move objects, built once.
+_M = [[Move(s, d) for d in range(FOUNDATION + 1)] for s in range(FOUNDATION + 1)]
 _HOME_MOVES = tuple(Move(i, FOUNDATION) for i in range(32))
+_first = itemgetter(0)
 _WASTE_TO_HOME = Move(WASTE, FOUNDATION)
 
 # One undo record: (kind, a, b, c, d). Kinds below; fields differ per kind.
@@ -189,11 +198,10 @@ class Board:
         home = self.home
         packs = rules.packs
         parents = rules.parents
-        ncols = len(cols)
         where: dict[int, list[int]] = {}
         empty = -1
-        for i in range(ncols):
-            col = cols[i]
+        i = 0
+        for col in cols:
             if col:
                 t = col[-1]
                 lst = where.get(t)
@@ -203,54 +211,62 @@ class Board:
                     lst.append(i)
             elif empty < 0:
                 empty = i
+            i += 1
+        empty_any = rules.empty_any
+        empty_kings = rules.empty_kings
         scored: list[tuple[int, Move]] = []
         add = scored.append
-        for i in range(ncols):
-            col = cols[i]
+        i = -1
+        for col in cols:
+            i += 1
             if not col:
                 continue
+            row = _M[i]
             c = col[-1]
             n = len(col)
-            under = col[-2] if n > 1 else -1
-            # A card on a card it may be packed on is "settled": moving it only
-            # relocates it; moving a card off anything else uncovers progress.
-            settled = under >= 0 and under in parents[c]
             r0 = c % 13
             if (home[c] < packs) if r0 == 0 else (home[c - 1] > home[c]):
-                add((1000 + (50 if n == 1 else 0) - r0, Move(i, FOUNDATION)))
+                add((1050 - r0 if n == 1 else 1000 - r0, row[FOUNDATION]))
+            if n == 1:
+                for p in parents[c]:
+                    dests = where.get(p)
+                    if dests:
+                        for d in dests:
+                            add((700, row[d]))
+                continue
+            under = col[-2]
+            # A card on a card it may be packed on is "settled": moving it only
+            # relocates it; moving a card off anything else uncovers progress.
+            settled = under in parents[c]
+            score = 60 if settled else 600 - (under % 13)
             for p in parents[c]:
                 dests = where.get(p)
                 if dests:
                     for d in dests:
                         if d != i:
-                            if n == 1:
-                                score = 700
-                            elif settled:
-                                score = 60
-                            else:
-                                score = 600 - (under % 13)
-                            add((score, Move(i, d)))
-            if empty >= 0 and n > 1 and (rules.empty_any or (rules.empty_kings and r0 == KING - 1)):
-                add((40 if settled else 200 - (under % 13), Move(i, empty)))
+                            add((score, row[d]))
+            if empty >= 0 and (empty_any or (empty_kings and r0 == _KING0)):
+                add((40 if settled else 200 - (under % 13), row[empty]))
         if self.waste:
+            row = _M[WASTE]
             c = self.waste[-1]
             r0 = c % 13
             if (home[c] < packs) if r0 == 0 else (home[c - 1] > home[c]):
-                add((900, Move(WASTE, FOUNDATION)))
+                add((900, row[FOUNDATION]))
             for p in parents[c]:
                 dests = where.get(p)
                 if dests:
                     for d in dests:
-                        add((500, Move(WASTE, d)))
-            if empty >= 0 and (rules.empty_any or (rules.empty_kings and r0 == KING - 1)):
-                add((100, Move(WASTE, empty)))
+                        add((500, row[d]))
+            if empty >= 0 and (empty_any or (empty_kings and r0 == _KING0)):
+                add((100, row[empty]))
         if rules.group is not GroupMoves.NONE:
             self._group_moves(where, empty, add)
         if self.si < len(self.stock):
-            add((300, DRAW))
+            add((DRAW_SCORE, DRAW))
         elif self.waste and self.pass_no < rules.passes:
             add((10, REDEAL))
-        scored.sort(key=_score, reverse=True)
+        scored.sort(key=_first, reverse=True)
         return [m for _, m in scored]
 
     def _group_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
@@ -426,8 +442,6 @@ def exposed_by(move: Move) -> int:
     return src
 
 
-def _score(item: tuple[int, Move]) -> int:
-    return item[0]
 
 
 __all__ = ["Board", "Rules", "UnsupportedPosition", "rules_for", "cached_rules", "CARD_BYTES"]
