@@ -19,6 +19,8 @@ COMMAND_MODULES = [
     "watch",
     "create",
     "races",
+    "solve",
+    "pool",
 ]
 
 
