@@ -120,8 +120,12 @@ def create_app(config: Config, redis_url: str) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = aioredis.Redis.from_url(redis_url, max_connections=64, socket_timeout=5,
-                                         socket_connect_timeout=5, health_check_interval=30)
+        # A blocking pool: under load a request waits for a free connection instead of failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            redis_url, max_connections=64, timeout=5, socket_timeout=5, socket_connect_timeout=5,
+            health_check_interval=30,
+        )
+        client = aioredis.Redis(connection_pool=pool)
         service = Service(config, client)
         await service.start()
         app.state.service = service

@@ -48,6 +48,7 @@ class RaceHub:
         self.version = 0
         self._last_sent: dict[int, p.PlayerProgress] = {}
         self._dirty = False
+        self._trailing = False
         self._flusher: asyncio.Task[None] | None = None
         self._last_flush = 0.0
         self._end_timer: asyncio.TimerHandle | None = None
@@ -82,6 +83,9 @@ class RaceHub:
     def on_event(self, version: int, kind: str) -> None:
         """An event of this race was stored (by any process)."""
         self.version = max(self.version, version)
+        if kind == "move":
+            # Moves of the next tick are not announced: flush once more a tick later for them.
+            self._trailing = True
         if kind == "start":
             self.spawn(self._announce_start())
         elif kind == "end":
@@ -130,7 +134,8 @@ class RaceHub:
                     await asyncio.sleep(wait)
                 if not self._dirty:
                     return
-                self._dirty = False
+                self._dirty = self._trailing
+                self._trailing = False
                 self._last_flush = time.monotonic()
                 try:
                     await self._flush()
@@ -183,7 +188,7 @@ class Service:
     def __init__(self, config: Config, redis: aioredis.Redis) -> None:
         self.config = config
         self.redis = redis
-        self.store = Store(redis)
+        self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)))
         self.signer: Signer | None = None
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0

@@ -54,7 +54,9 @@ UNDO = "U"
 """The move text that takes back the player's previous move (as in records)."""
 
 # --------------------------------------------------------------- field types
-Seq = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+MAX_SEQ = 10**12
+"""Highest ``seq``: the store's Lua scripts keep numbers exact only to 14 digits."""
+Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
 Version = Annotated[int, msgspec.Meta(ge=0)]
 Millis = Annotated[int, msgspec.Meta(ge=0)]
 """Milliseconds since the Unix epoch, from the server's (Redis's) clock."""

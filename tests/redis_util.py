@@ -65,7 +65,6 @@ async def live_server(redis_url: str, **overrides: Any) -> AsyncIterator[LiveSer
     config = replace(TEST_CONFIG, **overrides)
     app = create_app(config, redis_url)
     server = uvicorn.Server(uvicorn_config(app, config))
-    server.config.loop = "asyncio"
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
