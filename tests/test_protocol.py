@@ -145,3 +145,23 @@ def test_error_helper_fills_the_standard_explanation() -> None:
     e = p.error(p.ErrorCode.RACE_FULL)
     assert (e.code, e.message) == ("race_full", p.ErrorCode.RACE_FULL.explanation)
     assert p.error("wrong_suit").message == IllegalReason.WRONG_SUIT.explanation
+
+
+def test_docs_cover_every_message_field_code_and_close_code() -> None:
+    """docs/protocol.md is the reference for other languages: nothing on the wire may be missing from it."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    for tag in p.CLIENT_TYPES + p.SERVER_TYPES:
+        assert f"### `{tag}`" in doc, tag
+    structs = list(p.ClientMessage.__args__) + list(p.ServerMessage.__args__)  # type: ignore[attr-defined]
+    structs += [p.View, p.RaceInfo, p.PlayerProgress, p.Standing, p.PlayerRecord, p.Results]
+    for struct in structs:
+        for f in msgspec.structs.fields(struct):
+            assert f"`{f.encode_name}`" in doc, f"{struct.__name__}.{f.encode_name}"
+    for code in p.ALL_CODES:
+        assert f"| `{code}` |" in doc, code
+    for close in p.CloseCode:
+        assert f"| {int(close)} |" in doc, close
+    assert f"**{p.MAX_FRAME_BYTES} bytes**" in doc
+    assert doc.startswith(f"# The race protocol (version {p.PROTOCOL_VERSION})")
