@@ -24,6 +24,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/race_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
