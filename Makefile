@@ -26,5 +26,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/race_load.py
 
+demo: $(STAMP)
+	BIN=$(BIN) sh scripts/demo.sh
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

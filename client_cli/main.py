@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "races",
     "solve",
     "pool",
+    "bot",
 ]
 
 

@@ -1,0 +1,192 @@
+"""``thieves bot RACE``: a player that races through the protocol by itself.
+
+For demos, load tests and empty seats. It joins like any client (the same
+:class:`~client_cli.connection.RaceLink`, so it reconnects the same way),
+says it is ready, optionally starts the race once enough racers are ready,
+and then plays at a chosen pace.
+
+It sees only its player view (the stock order is the server's secret), so
+it cannot run the full solver; it plays greedily with the solver's move
+ordering (foundations, then moves that uncover cards, waste plays, draws,
+and last moves that only shuffle), never returning to a position it has
+been in. When nothing new is left it gives up, which ends its game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from client_cli.commands.netargs import add_server_option, server_of
+from shared import protocol as p
+from shared.engine import Game
+from shared.moves import DRAW, Move
+from shared.solver.board import Board
+from shared.variants import get_variant
+from shared.view import PlayerView
+
+
+class GreedyPolicy:
+    """Choose moves from a view: best-ordered first, never back to a seen position.
+
+    Pure (no I/O): the bot feeds it each new view. The stock's cards are
+    unknown, so the board is built with placeholder stock cards: only the
+    stock's *size* matters to the key and to whether drawing is possible.
+    """
+
+    def __init__(self, wander: float = 0.0, rng: random.Random | None = None) -> None:
+        """``wander``: the chance of passing over the best new move for the next one,
+        so that bots in one race do not all play the same game."""
+        self.seen: set[bytes] = set()
+        self.wander = wander
+        self.rng = rng or random.Random()
+
+    def choose(self, view: PlayerView) -> Move | None:
+        """The next move, or ``None`` when only positions already visited remain."""
+        board = Board(_game_of(view))
+        self.seen.add(board.key())
+        passed: Move | None = None
+        for move in board.moves():
+            if move == DRAW:
+                fresh = True  # drawing always reaches a new position
+            else:
+                rec = board.play(move)
+                autos = board.play_safe()
+                fresh = board.key() not in self.seen
+                for _, r in reversed(autos):
+                    board.undo(r)
+                board.undo(rec)
+            if fresh:
+                if passed is None and self.wander and self.rng.random() < self.wander:
+                    passed = move
+                    continue
+                return move
+        return passed
+
+
+def _game_of(view: PlayerView) -> Game:
+    """The view as a Game with ``stock_count`` placeholder cards (never drawn here)."""
+    if any(c is None for col in view.tableau for c in col):
+        raise ValueError("the bot cannot play face-down cards")
+    tableau = [list(col) for col in view.tableau]
+    return Game(
+        get_variant(view.variant), tableau, [0] * view.stock_count, view.waste, view.foundations, None,
+        view.pass_number,
+    )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    cmd = sub.add_parser(
+        "bot",
+        help="play a race automatically (demos, load tests, empty seats)",
+        description="Join RACE as a player and play it greedily at --pace seconds per move. With "
+        "--creator-token it also starts the race once --start-when racers are ready. Prints one line "
+        "per event; exit 0 when the race finished, 1 when it could not be joined.",
+    )
+    cmd.add_argument("race", metavar="RACE_OR_CODE", help="race id or join code")
+    cmd.add_argument("--name", "-n", default="bot", help="name in the race (default 'bot')")
+    cmd.add_argument("--pace", type=float, default=1.0, metavar="S", help="seconds between moves (default 1)")
+    cmd.add_argument("--creator-token", default=None, help="start the race (needs the creator's token)")
+    cmd.add_argument("--start-when", type=int, default=1, metavar="N", help="with --creator-token: start once N racers are ready")
+    cmd.add_argument(
+        "--wander", type=float, default=0.0, metavar="P",
+        help="chance (0-1) of playing the second-best new move instead of the best (default 0)",
+    )
+    cmd.add_argument("--quiet", "-q", action="store_true", help="print only the final standings")
+    add_server_option(cmd)
+    cmd.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1:
+        print("thieves bot: --pace must be >= 0, --start-when >= 1 and --wander in 0..1", file=sys.stderr)
+        return 2
+    say = (lambda text: None) if args.quiet else (lambda text: print(f"[{args.name}] {text}", flush=True))
+    outcome = asyncio.run(
+        play_race(
+            server_of(args), args.race, args.name, args.pace, args.creator_token, args.start_when, say, args.wander
+        )
+    )
+    return outcome.status
+
+
+@dataclass(frozen=True)
+class BotOutcome:
+    """How a bot's race went: exit status, the race's results (when it finished), moves sent."""
+
+    status: int
+    results: p.Results | None
+    moves: int
+
+
+async def play_race(
+    server: str,
+    race: str,
+    name: str,
+    pace: float,
+    creator_token: str | None = None,
+    start_when: int = 1,
+    say: Callable[[str], None] = print,
+    wander: float = 0.0,
+) -> BotOutcome:
+    """Join, ready, (start,) play until the race is over."""
+    from client_cli.connection import RaceLink
+    from client_cli.race_state import Phase, RaceState
+
+    state = RaceState(race, role="player", name=name, creator_token=creator_token)
+    changed = asyncio.Event()
+    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=lambda _s: changed.set())
+    loop_task = asyncio.create_task(link.run())
+    policy = GreedyPolicy(wander)
+    started = gave_up = False
+    moves = 0
+    try:
+        while not loop_task.done():
+            try:
+                await asyncio.wait_for(changed.wait(), timeout=0.25)
+            except asyncio.TimeoutError:
+                pass
+            changed.clear()
+            phase = state.phase()
+            if phase is Phase.FINISHED:
+                break
+            if phase is Phase.LOBBY and link.online:
+                if not state.ready:
+                    link.set_ready(True)
+                    say(f"seat {state.seat}: ready")
+                ready = sum(1 for pp in state.players.values() if pp.status == "ready")
+                if creator_token and not started and ready >= start_when:
+                    started = link.start_race()
+                    if started:
+                        say(f"starting the race with {ready} ready")
+                continue
+            if gave_up or state.pending or state.can_move() is not None or state.view is None:
+                continue
+            move = policy.choose(state.view)
+            if move is None:
+                gave_up = link.give_up()
+                say(f"nothing new to try after {moves} moves, {state.view.cards_home} home: giving up")
+                continue
+            link.send_move(move.text())
+            moves += 1
+            if pace:
+                await asyncio.sleep(pace)
+            changed.set()
+    finally:
+        link.close()
+        try:
+            await asyncio.wait_for(loop_task, timeout=5)
+        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing anyway
+            loop_task.cancel()
+    if state.fatal:
+        print(f"thieves bot: {state.fatal}", file=sys.stderr)
+        return BotOutcome(1, None, moves)
+    if state.results is not None:
+        for s in state.results.standings:
+            say(f"{s.rank}. {s.name} {s.home}/{s.total} in {s.moves} moves ({s.status})")
+        return BotOutcome(0, state.results, moves)
+    return BotOutcome(1, None, moves)

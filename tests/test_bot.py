@@ -1,0 +1,75 @@
+"""The bot: its greedy policy on views, and whole races of bots against the real server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from client_cli.api import create_race
+from client_cli.commands.bot import GreedyPolicy, play_race
+from redis_util import LiveServer
+from shared import protocol as p
+from shared.engine import Game
+from shared.record import GameRecord, replay
+from shared.variants import FORTY_THIEVES
+
+
+def test_the_greedy_policy_plays_legal_moves_and_never_repeats_a_position() -> None:
+    game = Game.new(FORTY_THIEVES, 3)
+    policy = GreedyPolicy()
+    positions = {game.position()}
+    for _ in range(600):
+        move = policy.choose(game.view())
+        if move is None:
+            break
+        game.push(move)  # raises if the policy chose an illegal move
+        assert game.position() not in positions
+        positions.add(game.position())
+    assert move is None and game.stock_count == 0  # it drew the whole stock before giving up
+    assert game.cards_home > 0
+
+
+def test_a_wandering_policy_still_plays_legal_new_positions() -> None:
+    import random
+
+    game = Game.new(FORTY_THIEVES, 3)
+    policy = GreedyPolicy(wander=0.5, rng=random.Random(4))
+    positions = {game.position()}
+    for _ in range(600):
+        move = policy.choose(game.view())
+        if move is None:
+            break
+        game.push(move)
+        assert game.position() not in positions
+        positions.add(game.position())
+    assert move is None
+
+
+async def test_three_bots_race_to_the_end(server: LiveServer) -> None:
+    created = await asyncio.to_thread(
+        create_race, server.url, p.Create(seats=3, time_limit=120, deal_source="number", deal=2)
+    )
+    code, token = created.race.code, created.creator_token
+    lines: list[str] = []
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(
+            play_race(server.url, code, "ann", 0, token, 3, lines.append),
+            play_race(server.url, code, "bob", 0, None, 1, lines.append),
+            play_race(server.url, code, "cy", 0.001, None, 1, lines.append, wander=0.3),
+        ),
+        timeout=90,
+    )
+    assert [o.status for o in outcomes] == [0, 0, 0]
+    assert any(line.startswith("starting the race with 3 ready") for line in lines)
+    results = outcomes[0].results
+    assert results is not None and all(o.results == results for o in outcomes)
+    assert results.deal == 2 and len(results.standings) == 3
+    for outcome, record in zip(outcomes, sorted(results.records, key=lambda r: ["ann", "bob", "cy"].index(r.name))):
+        assert outcome.moves > 0 and len(record.moves) == outcome.moves
+        replayed = replay(GameRecord(results.variant, results.deal, tuple(record.moves)))
+        assert replayed.ok and replayed.game.position() == record.position
+    assert {s.status for s in results.standings} <= {"finished", "gave_up"}
+
+
+async def test_a_bot_for_a_race_that_does_not_exist_exits_1(server: LiveServer) -> None:
+    outcome = await asyncio.wait_for(play_race(server.url, "NOPE99", "ann", 0, say=lambda _t: None), timeout=20)
+    assert outcome.status == 1 and outcome.results is None
