@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 from client_cli.api import create_race
 from client_cli.commands.bot import GreedyPolicy, play_race
@@ -13,35 +14,29 @@ from shared.record import GameRecord, replay
 from shared.variants import FORTY_THIEVES
 
 
-def test_the_greedy_policy_plays_legal_moves_and_never_repeats_a_position() -> None:
-    game = Game.new(FORTY_THIEVES, 3)
-    policy = GreedyPolicy()
+def play_out(policy: GreedyPolicy, game: Game) -> Game:
+    """Follow the policy until it stops; every move must be legal and reach a new position."""
     positions = {game.position()}
-    for _ in range(600):
+    for _ in range(1000):
         move = policy.choose(game.view())
         if move is None:
-            break
+            return game
         game.push(move)  # raises if the policy chose an illegal move
         assert game.position() not in positions
         positions.add(game.position())
-    assert move is None and game.stock_count == 0  # it drew the whole stock before giving up
+    raise AssertionError("the policy never stopped")
+
+
+def test_the_greedy_policy_plays_legal_moves_and_never_repeats_a_position() -> None:
+    game = play_out(GreedyPolicy(), Game.new(FORTY_THIEVES, 3))
+    assert game.stock_count == 0  # it drew the whole stock before giving up
     assert game.cards_home > 0
 
 
-def test_a_wandering_policy_still_plays_legal_new_positions() -> None:
-    import random
-
-    game = Game.new(FORTY_THIEVES, 3)
-    policy = GreedyPolicy(wander=0.5, rng=random.Random(4))
-    positions = {game.position()}
-    for _ in range(600):
-        move = policy.choose(game.view())
-        if move is None:
-            break
-        game.push(move)
-        assert game.position() not in positions
-        positions.add(game.position())
-    assert move is None
+def test_a_wandering_policy_plays_another_game() -> None:
+    steady = play_out(GreedyPolicy(), Game.new(FORTY_THIEVES, 3))
+    wandering = play_out(GreedyPolicy(wander=0.5, rng=random.Random(4)), Game.new(FORTY_THIEVES, 3))
+    assert wandering.move_stack != steady.move_stack
 
 
 async def test_three_bots_race_to_the_end(server: LiveServer) -> None:

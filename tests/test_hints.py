@@ -7,6 +7,7 @@ from shared.engine import Game
 from shared.hints import game_from_view, hint, suggest_move
 from shared.solver import Verdict
 from shared.variants import FORTY_THIEVES
+from test_solver import lost_position
 
 
 def test_following_the_hints_wins_the_deal() -> None:
@@ -43,9 +44,7 @@ def test_a_hint_leaves_the_game_untouched() -> None:
 
 
 def test_a_lost_position_still_gets_a_legal_move_marked_unwinnable() -> None:
-    tab = [parse_cards(t) for t in ("QhKs5sTs", "6h5sKhTs", "9s8sJh", "9h9hKh", "JsQh8h", "5h5hQs",
-                                    "6s9s8h", "7sKsQs", "6s7hTh", "6hJsJh")]
-    game = Game(FORTY_THIEVES, tab, parse_cards("7s7hTh8s"), (), (13, 13, 4, 4, 13, 13, 4, 4))
+    game = lost_position()
     h = hint(game, time_budget=None, node_budget=100_000)
     assert h.verdict is Verdict.UNWINNABLE and not h.from_winning_line
     assert h.move is not None and game.is_legal(h.move)

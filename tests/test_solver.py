@@ -181,13 +181,17 @@ def test_a_near_won_hand_made_position_is_won_and_the_line_replays() -> None:
     assert result.nodes >= 1 and result.stopped_by is None
 
 
-def test_a_blocked_small_position_is_proven_unwinnable() -> None:
-    # Hearts and spades from the fives up, no empty column, four cards in the
-    # stock: some shuffling is possible but no line wins (found by search,
-    # 228 positions).
+def lost_position() -> Game:
+    """Hearts and spades from the fives up, no empty column, four cards in the
+    stock: some shuffling is possible but no line wins (found by search, 228
+    positions)."""
     tab = [parse_cards(t) for t in ("QhKs5sTs", "6h5sKhTs", "9s8sJh", "9h9hKh", "JsQh8h", "5h5hQs",
                                     "6s9s8h", "7sKsQs", "6s7hTh", "6hJsJh")]
-    g = Game(FORTY_THIEVES, tab, parse_cards("7s7hTh8s"), (), (13, 13, 4, 4, 13, 13, 4, 4))
+    return Game(FORTY_THIEVES, tab, parse_cards("7s7hTh8s"), (), (13, 13, 4, 4, 13, 13, 4, 4))
+
+
+def test_a_blocked_small_position_is_proven_unwinnable() -> None:
+    g = lost_position()
     result = solve(g, time_limit=None, node_limit=100_000)
     assert result.verdict is Verdict.UNWINNABLE
     assert result.stopped_by is None
