@@ -10,8 +10,9 @@ bound, and prints both with their ratio.
 
 Players know their deal (races are created with ``deal_source: number``)
 so each keeps a mirror game and always sends a legal move; the server still
-validates every one against Redis. Draws are rare in the mix so that games
-last (column moves can go on for ever).
+validates every one against Redis. Players draw only when nothing else is
+legal, so that games last the run (column moves can go on for ever); a
+player left with no legal move at all stops and is counted as blocked.
 
     python bench/race_load.py                       # 20 races x 10 players, 2 spectators each, 10 s
     python bench/race_load.py --races 5 --players 4 --duration 5
@@ -42,7 +43,7 @@ import websockets  # noqa: E402
 
 from shared import protocol as p  # noqa: E402
 from shared.engine import Game  # noqa: E402
-from shared.moves import DRAW  # noqa: E402
+from shared.moves import DRAW, FOUNDATION  # noqa: E402
 from shared.variants import get_variant  # noqa: E402
 
 
@@ -129,18 +130,20 @@ def http(url: str, method: str = "GET", body: object = None) -> dict:
 
 # ------------------------------------------------------------------ clients
 def choose(game: Game, rng: random.Random) -> str | None:
+    """A legal move: half the time one to a foundation if any, else any but a draw; draw only when forced
+    (the stock goes by once, so drawing freely would end most games within the run)."""
     legal = game.legal_moves()
     if not legal:
         return None
     others = [m for m in legal if m != DRAW]
-    if others and (DRAW not in legal or rng.random() > 0.1):
-        home = [m for m in others if m.dst == 102]
-        return (rng.choice(home) if home and rng.random() < 0.5 else rng.choice(others)).text()
-    return DRAW.text()
+    if not others:
+        return DRAW.text()
+    home = [m for m in others if m.dst == FOUNDATION]
+    return (rng.choice(home) if home and rng.random() < 0.5 else rng.choice(others)).text()
 
 
 async def player(url: str, race: str, name: str, deal: int, stats: Stats, stop: asyncio.Event,
-                 started: asyncio.Event, rng: random.Random) -> None:
+                 started: asyncio.Event, rng: random.Random, pace: float) -> None:
     async with websockets.connect(url, compression=None, max_queue=None) as ws:
         await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name=name)))
         game = Game.new(get_variant("forty-thieves"), deal)
@@ -151,7 +154,11 @@ async def player(url: str, race: str, name: str, deal: int, stats: Stats, stop: 
             if isinstance(msg, p.Countdown):
                 await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000))
                 break
+        next_at = time.perf_counter() + (rng.random() / pace if pace else 0.0)  # spread, not in lockstep
         while not stop.is_set():
+            if pace:
+                next_at += 1.0 / pace
+                await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
             text = choose(game, rng)
             if text is None:
                 stats.blocked += 1
@@ -221,7 +228,7 @@ async def race_load(base: str, args: argparse.Namespace) -> tuple[Stats, float]:
         creators.append(created["creator_token"])
         for i in range(args.players):
             tasks.append(asyncio.create_task(player(ws_url, race, f"p{i}", deal, stats, stop, started,
-                                                    random.Random(rng.random()))))
+                                                    random.Random(rng.random()), args.pace)))
         for _ in range(args.spectators):
             tasks.append(asyncio.create_task(spectator(ws_url, race, stats, stop)))
     await asyncio.sleep(1.0 + 0.005 * len(tasks))  # every hello answered
@@ -258,8 +265,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
                        "--countdown", "0.2", "--rate", str(args.rate), "--burst", str(int(args.rate))]
         if args.redis_url:
             server_args += ["--redis-url", args.redis_url]
-        print(f"race server: {args.races} races x {args.players} players + {args.spectators} spectators each, "
-              f"{args.duration:.0f} s after {args.warmup:.0f} s warm-up ...", flush=True)
+        pace = f"{args.pace:g} moves/s each" if args.pace else "as fast as answered"
+        print(f"race server: {args.races} races x {args.players} players ({pace}) + {args.spectators} spectators "
+              f"each, {args.duration:.0f} s after {args.warmup:.0f} s warm-up ...", flush=True)
         if args.server_url:
             stats, elapsed = await race_load(args.server_url, args)
         else:
@@ -300,6 +308,9 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds measured")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds run before measuring")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pace", type=float, default=0.0,
+                        help="moves per second per player (0: as fast as the server answers); a paced run "
+                        "measures round trips below saturation, where a closed loop's latency is not just queueing")
     parser.add_argument("--rate", type=float, default=100_000.0,
                         help="the server's per-connection frame rate limit: lifted by default, since these "
                         "players are bots measuring capacity, not people (the server's default is 60/s)")

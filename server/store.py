@@ -26,9 +26,10 @@ Pub/sub: channel ``race:{ID}:chan`` carries ``"<version> <kind>"`` after
 every event (moves: at most one per progress tick), so each server process
 refreshes its own connections.
 
-Moves are committed through :class:`Batcher`: the move scripts that come in
-while one round trip is under way go together in the next pipeline, one
-write and one read for many moves (each script is still atomic on its own).
+Moves are committed through :class:`MoveBatcher`: the moves that come in
+while one round trip is under way go together in the next one, one script
+call per race, all in one pipeline (each move still checked and applied
+atomically, in arrival order).
 
 Why an append-only move log and no state blob: a move appends a few
 bytes instead of rewriting a whole game, which keeps the append-only file
@@ -145,37 +146,50 @@ local function finish_player(meta, pkey, status, now)
 end
 """
 
-# KEYS: meta, pkey, log, progress, events, tick.
-# ARGV[1]: msgpack [seat, now, seq, expected_n, move, home, moves, won(0/1), tick_ms]
-# (one packed argument: redis-py spends more time packing arguments than Redis
-# spends running this script). Moves publish at most one "move" message per
-# tick_ms per race (the tick key lives that long); hubs flush once more a tick
-# later, so no move goes unannounced.
-_MOVE = r"""
-local seat, now, seq, expected, move, home, moves, won, tick_ms = unpack(cmsgpack.unpack(ARGV[1]))
-local bad = running_error(KEYS[1], now)
-if bad then return {'err', bad} end
-local p = redis.call('HMGET', KEYS[2], 'status', 'seq', 'n', 'home')
-if p[1] == 'finished' or p[1] == 'gave_up' then return {'err', 'player_finished'} end
-local last = tonumber(p[2])
-if seq <= last then
-  if seq == last and redis.call('LINDEX', KEYS[3], -1) == move then
-    return {'dup', tonumber(redis.call('HGET', KEYS[1], 'version')), tonumber(p[3])}
+# KEYS: meta, progress, events, tick, then for move i: player key, log key.
+# ARGV[1]: msgpack list of [seat, now, seq, expected_n, move, home, moves, won(0/1)]
+# ARGV[2]: tick_ms.
+# The moves of one race that arrived together, each checked and applied in
+# turn exactly as if it came alone (one packed argument: redis-py spends more
+# time packing arguments than Redis spends running this). Returns one reply
+# per move. Moves publish at most one "move" message per tick_ms per race (the
+# tick key lives that long); hubs flush once more a tick later, so no move
+# goes unannounced.
+_MOVES = r"""
+local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, won)
+  local bad = running_error(KEYS[1], now)
+  if bad then return {'err', bad} end
+  local p = redis.call('HMGET', pkey, 'status', 'seq', 'n', 'home')
+  if p[1] == 'finished' or p[1] == 'gave_up' then return {'err', 'player_finished'} end
+  local last = tonumber(p[2])
+  if seq <= last then
+    if seq == last and redis.call('LINDEX', log, -1) == move then
+      return {'dup', tonumber(redis.call('HGET', KEYS[1], 'version')), tonumber(p[3])}
+    end
+    return {'err', 'stale_sequence'}
   end
-  return {'err', 'stale_sequence'}
+  if tonumber(p[3]) ~= expected then return {'conflict', tonumber(p[3])} end
+  redis.call('RPUSH', log, move)
+  redis.call('HSET', pkey, 'status', 'racing', 'seq', seq, 'n', expected + 1, 'home', home, 'moves', moves)
+  if home ~= tonumber(p[4]) then redis.call('HSET', pkey, 'home_at', now) end
+  local race_done = 0
+  if won == 1 then race_done = finish_player(KEYS[1], pkey, 'finished', now) end
+  write_progress(KEYS[2], pkey, seat)
+  return {'ok', log_event(KEYS[1], KEYS[3], 'move', seat, move), race_done}
 end
-if tonumber(p[3]) ~= expected then return {'conflict', tonumber(p[3])} end
-redis.call('RPUSH', KEYS[3], move)
-redis.call('HSET', KEYS[2], 'status', 'racing', 'seq', seq, 'n', expected + 1, 'home', home, 'moves', moves)
-if home ~= tonumber(p[4]) then redis.call('HSET', KEYS[2], 'home_at', now) end
-local race_done = 0
-if won == 1 then race_done = finish_player(KEYS[1], KEYS[2], 'finished', now) end
-write_progress(KEYS[4], KEYS[2], seat)
-local v = log_event(KEYS[1], KEYS[5], 'move', seat, move)
-if race_done == 1 or redis.call('SET', KEYS[6], 1, 'PX', tick_ms, 'NX') then
-  redis.call('PUBLISH', KEYS[1] .. ':chan', v .. ' move')
+local replies, announce, last_v = {}, false, 0
+for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
+  local r = one_move(KEYS[3 + 2 * i], KEYS[4 + 2 * i], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
+  if r[1] == 'ok' then
+    last_v = r[2]
+    if r[3] == 1 then announce = true end
+  end
+  replies[i] = r
 end
-return {'ok', v, race_done}
+if last_v > 0 and (announce or redis.call('SET', KEYS[4], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
+  redis.call('PUBLISH', KEYS[1] .. ':chan', last_v .. ' move')
+end
+return replies
 """
 
 # KEYS: meta, pkey, progress, events. ARGV: seat, now, chan
@@ -218,24 +232,27 @@ return {'ok', v}
 """
 
 
-class Batcher:
-    """Calls of one script that arrive while a round trip is under way go together in the next pipeline.
+class MoveBatcher:
+    """Moves that arrive while a round trip is under way go together in the next one.
 
-    Why: redis-py spends most of a call's cost in Python per round trip
-    (design.md: about 8,000 sequential EVALSHA a second on one connection);
-    a pipeline of k calls costs little more than one, so under load the
-    server's commit rate grows with the number of moves waiting.
+    Why: redis-py spends most of a call's cost in Python, per command and per
+    argument (design.md: about 8,000 sequential EVALSHA a second on one
+    connection). Pending moves are grouped by race, one script call per race
+    (a script never touches two races' keys), all calls in one pipeline: one
+    write and one read for everything waiting. Each move is still checked and
+    applied atomically, in arrival order.
     """
 
-    def __init__(self, redis: aioredis.Redis, script: Any) -> None:
+    def __init__(self, redis: aioredis.Redis, script: Any, tick_ms: int) -> None:
         self.redis = redis
         self.script = script
-        self._pending: list[tuple[list[Any], list[Any], asyncio.Future[Any]]] = []
+        self.tick_ms = tick_ms
+        self._pending: dict[str, list[tuple[int, bytes, asyncio.Future[Any]]]] = {}
         self._flusher: asyncio.Task[None] | None = None
 
-    async def call(self, keys: list[Any], args: list[Any]) -> Any:
+    async def call(self, race: str, seat: int, fields: list[Any]) -> Any:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append((keys, args, fut))
+        self._pending.setdefault(race, []).append((seat, _pack(fields), fut))
         if self._flusher is None:
             self._flusher = asyncio.ensure_future(self._flush())
         return await fut
@@ -243,28 +260,43 @@ class Batcher:
     async def _flush(self) -> None:
         try:
             while self._pending:
-                batch, self._pending = self._pending, []
+                batch, self._pending = self._pending, {}
                 try:
                     async with self.redis.pipeline(transaction=False) as pipe:
-                        for keys, args, _ in batch:
-                            await self.script(keys=keys, args=args, client=pipe)
+                        for race, items in batch.items():
+                            k = Keys(race)
+                            keys = [k.meta, k.progress, k.events, k.tick]
+                            for seat, _, _ in items:
+                                keys += [k.player(seat), k.log(seat)]
+                            packed = _pack_list([fields for _, fields, _ in items])
+                            await self.script(keys=keys, args=[packed, self.tick_ms], client=pipe)
                         results = await pipe.execute(raise_on_error=False)
-                except BaseException as exc:  # the whole round trip failed: every caller hears it
-                    for _, _, fut in batch:
-                        if not fut.done():
-                            fut.set_exception(exc if isinstance(exc, Exception) else ConnectionError(str(exc)))
+                except BaseException as exc:  # the round trip failed: every caller hears it
+                    error = exc if isinstance(exc, Exception) else ConnectionError(repr(exc))
+                    for items in batch.values():
+                        for _, _, fut in items:
+                            if not fut.done():
+                                fut.set_exception(error)
                     if not isinstance(exc, Exception):
                         raise
                     continue
-                for (_, _, fut), result in zip(batch, results):
-                    if fut.done():
-                        continue
-                    if isinstance(result, Exception):
-                        fut.set_exception(result)
-                    else:
-                        fut.set_result(result)
+                for items, result in zip(batch.values(), results):
+                    for i, (_, _, fut) in enumerate(items):
+                        if fut.done():
+                            continue
+                        if isinstance(result, Exception):
+                            fut.set_exception(result)
+                        else:
+                            fut.set_result(result[i])
         finally:
             self._flusher = None
+
+
+def _pack_list(packed_items: list[bytes]) -> bytes:
+    """A msgpack array of already packed items (no decode and re-encode)."""
+    n = len(packed_items)
+    head = bytes([0x90 | n]) if n < 16 else (b"\xdc" + n.to_bytes(2, "big"))
+    return head + b"".join(packed_items)
 
 
 class StoreError(Exception):
@@ -403,11 +435,11 @@ class Store:
         self._join = reg(_LUA_PRELUDE + _JOIN)
         self._ready = reg(_LUA_PRELUDE + _READY)
         self._start = reg(_LUA_PRELUDE + _START)
-        self._move = reg(_LUA_PRELUDE + _LUA_RUNNING + _MOVE)
+        self._moves_script = reg(_LUA_PRELUDE + _LUA_RUNNING + _MOVES)
         self._give_up = reg(_LUA_PRELUDE + _LUA_RUNNING + _GIVE_UP)
         self._presence = reg(_LUA_PRELUDE + _PRESENCE)
         self._end = reg(_LUA_PRELUDE + _END)
-        self._moves = Batcher(redis, self._move)
+        self._moves = MoveBatcher(redis, self._moves_script, tick_ms)
 
     # ------------------------------------------------------------ setup
     async def ping(self) -> bool:
@@ -527,11 +559,7 @@ class Store:
         ``ok``: [version, race_done]; ``dup``: [version, n]; ``conflict``: [n];
         ``err``: [code].
         """
-        k = Keys(race)
-        packed = _pack([seat, now, seq, expected_n, move, home, moves, int(won), self.tick_ms])
-        return _reply(await self._moves.call(
-            [k.meta, k.player(seat), k.log(seat), k.progress, k.events, k.tick], [packed]
-        ))
+        return _reply(await self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, int(won)]))
 
     async def give_up(self, race: str, seat: int, now: int) -> tuple[int, bool]:
         k = Keys(race)
