@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -56,12 +58,20 @@ def run_deals(
     leave its memory behind for the rest of the run.
     """
     tasks = [(variant_key, n, time_limit, node_limit) for n in numbers]
+    _exit_on_sigterm()
     if jobs <= 1 or len(tasks) <= 1:
         for t in tasks:
             yield solve_one(t)
         return
     with multiprocessing.get_context("spawn").Pool(min(jobs, len(tasks)), maxtasksperchild=8) as workers:
         yield from workers.imap_unordered(solve_one, tasks)
+
+
+def _exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit in the main thread, so that leaving the
+    ``with Pool`` block terminates the workers instead of orphaning them."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(143))
 
 
 def default_pool_path(variant_key: str) -> Path:

@@ -20,7 +20,7 @@ from .board import UnsupportedPosition
 from .search import Progress, ProgressCallback, SolveResult, Verdict, solve
 from .stats import percentile, wilson_interval
 
-SOLVER_VERSION = 1
+SOLVER_VERSION = 2
 """Bumped when a change could alter verdicts or lines; pool files record it."""
 
 

@@ -186,18 +186,18 @@ class Board:
             return self.home[c] < self.rules.packs
         return self.home[c - 1] > self.home[c]
 
-    def moves(self) -> list[Move]:
+    def moves(self, waste_only: bool = False) -> list[Move]:
         """Every legal move, best-looking first (the search's move ordering).
 
         Redundant moves are left out: a lone card into an empty column (the
         same position up to column order) and all but the first empty column
         as a target (the others give the same canonical position).
+
+        ``waste_only`` leaves out the column moves too: after a draw that
+        sent nothing home they would commute with the draw (see ``search``).
         """
         rules = self.rules
         cols = self.cols
-        home = self.home
-        packs = rules.packs
-        parents = rules.parents
         where: dict[int, list[int]] = {}
         empty = -1
         i = 0
@@ -212,12 +212,30 @@ class Board:
             elif empty < 0:
                 empty = i
             i += 1
-        empty_any = rules.empty_any
-        empty_kings = rules.empty_kings
         scored: list[tuple[int, Move]] = []
         add = scored.append
+        if not waste_only:
+            self._column_moves(where, empty, add)
+        if self.waste:
+            self._waste_moves(where, empty, add)
+        if not waste_only and rules.group is not GroupMoves.NONE:
+            self._group_moves(where, empty, add)
+        if self.si < len(self.stock):
+            add((DRAW_SCORE, DRAW))
+        elif self.waste and self.pass_no < rules.passes:
+            add((10, REDEAL))
+        scored.sort(key=_first, reverse=True)
+        return [m for _, m in scored]
+
+    def _column_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
+        rules = self.rules
+        home = self.home
+        packs = rules.packs
+        parents = rules.parents
+        empty_any = rules.empty_any
+        empty_kings = rules.empty_kings
         i = -1
-        for col in cols:
+        for col in self.cols:
             i += 1
             if not col:
                 continue
@@ -247,27 +265,22 @@ class Board:
                             add((score, row[d]))
             if empty >= 0 and (empty_any or (empty_kings and r0 == _KING0)):
                 add((40 if settled else 200 - (under % 13), row[empty]))
-        if self.waste:
-            row = _M[WASTE]
-            c = self.waste[-1]
-            r0 = c % 13
-            if (home[c] < packs) if r0 == 0 else (home[c - 1] > home[c]):
-                add((900, row[FOUNDATION]))
-            for p in parents[c]:
-                dests = where.get(p)
-                if dests:
-                    for d in dests:
-                        add((500, row[d]))
-            if empty >= 0 and (empty_any or (empty_kings and r0 == _KING0)):
-                add((100, row[empty]))
-        if rules.group is not GroupMoves.NONE:
-            self._group_moves(where, empty, add)
-        if self.si < len(self.stock):
-            add((DRAW_SCORE, DRAW))
-        elif self.waste and self.pass_no < rules.passes:
-            add((10, REDEAL))
-        scored.sort(key=_first, reverse=True)
-        return [m for _, m in scored]
+
+    def _waste_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
+        rules = self.rules
+        home = self.home
+        row = _M[WASTE]
+        c = self.waste[-1]
+        r0 = c % 13
+        if (home[c] < rules.packs) if r0 == 0 else (home[c - 1] > home[c]):
+            add((900, row[FOUNDATION]))
+        for p in rules.parents[c]:
+            dests = where.get(p)
+            if dests:
+                for d in dests:
+                    add((500, row[d]))
+        if empty >= 0 and (rules.empty_any or (rules.empty_kings and r0 == _KING0)):
+            add((100, row[empty]))
 
     def _group_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
         rules = self.rules

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..engine import Game
-from ..moves import MAX_COLUMNS, Move
+from ..moves import MAX_COLUMNS, STOCK, Move
 from .board import Board, exposed_by
 
 
@@ -48,6 +48,8 @@ class SolveResult:
     """``"time"`` or ``"nodes"`` when a budget ran out, else ``None``."""
     best_home: int = 0
     """Most cards on the foundations seen in any searched position."""
+    stored: int = 0
+    """Distinct positions in the transposition table (``nodes`` also counts repeats)."""
 
     @property
     def nodes_per_second(self) -> float:
@@ -148,7 +150,7 @@ def solve(
                     line.extend(m for m, _ in f.autos)
                 line.append(move)
                 line.extend(m for m, _ in autos)
-                return SolveResult(Verdict.WON, line, nodes, clock() - start, None, best)
+                return SolveResult(Verdict.WON, line, nodes, clock() - start, None, best, len(seen))
         k = key()
         if k in seen:
             for _, r in reversed(autos):
@@ -156,9 +158,19 @@ def solve(
             undo(rec)
             continue
         add_seen(k)
-        stack.append(_Frame(move, rec, autos, gen()))
         dst = move[1]
-        block.append((dst, move[2]) if dst < MAX_COLUMNS and not autos else None)
+        if autos:
+            stack.append(_Frame(move, rec, autos, gen()))
+            block.append(None)
+        elif dst < MAX_COLUMNS:
+            stack.append(_Frame(move, rec, autos, gen()))
+            block.append((dst, move[2]))
+        else:
+            # After a draw (or redeal) that sent nothing home, a column move
+            # commutes with it: it was legal before and gives the same
+            # position played first, so only waste moves and draws follow.
+            stack.append(_Frame(move, rec, autos, gen(move[0] == STOCK or dst == STOCK)))
+            block.append(None)
         if nodes >= next_check:
             next_check = nodes + _CHECK_EVERY
             now = clock()
@@ -173,8 +185,8 @@ def solve(
                 progress(Progress(nodes, now - start, len(stack), best, total))
     seconds = clock() - start
     if stopped is not None:
-        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best)
-    return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best)
+        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best, len(seen))
+    return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best, len(seen))
 
 
 __all__ = ["solve", "SolveResult", "Verdict", "Progress", "ProgressCallback"]
