@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 from pathlib import Path
+from typing import Callable
 
 import msgpack
 from redis_util import Client, LiveServer, create_race, start_race
@@ -29,7 +30,7 @@ async def _join(server: LiveServer, race: str, names: list[str]) -> tuple[list[C
     return clients, welcomes
 
 
-async def _watch_until(watcher: Client, done: "callable[[dict[int, p.PlayerProgress]], bool]") -> dict[int, p.PlayerProgress]:  # type: ignore[valid-type]
+async def _watch_until(watcher: Client, done: Callable[[dict[int, p.PlayerProgress]], bool]) -> dict[int, p.PlayerProgress]:
     seen: dict[int, p.PlayerProgress] = {}
     while not done(seen):
         msg = await watcher.recv()
