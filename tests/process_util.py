@@ -122,9 +122,11 @@ class ServerProcess:
         return self.process.pid
 
     def start(self, timeout: float = 30.0, healthy: bool = True) -> "ServerProcess":
-        """Start and wait until ``/health`` answers (200 unless ``healthy=False``: any answer)."""
+        """Start and wait until ``/health`` answers (200 unless ``healthy=False``: any answer)
+        and the server has logged its ``listening`` line (it may answer a few ms before)."""
         if self.running:
             raise ProcessError(f"thieves-server is already running (pid {self.pid})")
+        listening_before = len(self.events("listening")) if self.log_path.exists() else 0
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.log_path, "ab")
         self._log_file.write(f"--- start: {' '.join(self.command)}\n".encode())
@@ -134,7 +136,8 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while True:
             answer = self.health(timeout=1.0)
-            if answer is not None and (answer[0] == 200 or not healthy):
+            if (answer is not None and (answer[0] == 200 or not healthy)
+                    and len(self.events("listening")) > listening_before):
                 return self
             if self.process.poll() is not None:
                 code = self.process.returncode
