@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .cards import Card
 from .engine import Game
@@ -47,6 +47,26 @@ class Hint:
     @property
     def from_winning_line(self) -> bool:
         return self.verdict is Verdict.WON and self.move is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data a multi-process server can store between a player's hints."""
+        return {
+            "move": self.move.text() if self.move is not None else None,
+            "verdict": self.verdict.value,
+            "line": [m.text() for m in self.line],
+            "start": self.start.position() if self.start is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Hint":
+        """The inverse of :meth:`to_json`; malformed data raises ``ValueError``."""
+        try:
+            move = Move.parse(data["move"]) if data["move"] is not None else None
+            start = Game.from_position(data["start"]) if data["start"] is not None else None
+            line = tuple(Move.parse(t) for t in data["line"])
+            return cls(move, Verdict(data["verdict"]), line, start)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a stored hint: {exc}") from None
 
 
 def hint(

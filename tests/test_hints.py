@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from shared.cards import parse_cards
 from shared.engine import Game
-from shared.hints import game_from_view, hint, suggest_move
+from shared.hints import Hint, game_from_view, hint, suggest_move
 from shared.solver import Verdict
 from shared.variants import FORTY_THIEVES
 from test_solver import lost_position
@@ -76,3 +80,16 @@ def test_the_view_plus_the_stock_is_the_whole_game() -> None:
     assert hint(rebuilt, time_budget=None, node_budget=20_000).move == hint(
         game, time_budget=None, node_budget=20_000
     ).move
+
+
+def test_a_stored_hint_round_trips_and_still_continues_its_line() -> None:
+    game = Game.new(FORTY_THIEVES, 2)
+    first = hint(game, time_budget=None, node_budget=20_000)
+    stored = Hint.from_json(json.loads(json.dumps(first.to_json())))
+    assert stored == first and stored.start is not None and stored.start.same_position(game)
+    game.push(first.move)
+    assert hint(game, previous=stored).line == first.line[1:]
+    with pytest.raises(ValueError):
+        Hint.from_json({"move": "S"})
+    with pytest.raises(ValueError):
+        Hint.from_json({"move": "S", "verdict": "maybe", "line": [], "start": None})
