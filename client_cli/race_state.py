@@ -6,8 +6,9 @@ time it arrived) and updates the picture; the socket loop
 frames directly.
 
 Resuming after a dropped connection rests on three numbers kept here: the
-player ``token`` (the seat), the highest race ``version`` seen (sent back
-in ``hello.last_version`` so the server can send only what was missed), and
+player ``token`` (the seat), the ``version`` of the progress table it has
+(sent back in ``hello.last_version`` so the server can send only what was
+missed), and
 the ``seq`` of every move sent but not yet acknowledged (resent after the
 ``welcome`` when the server's ``seq`` shows it never arrived, which the
 server's duplicate check makes safe).
@@ -112,9 +113,9 @@ class RaceState:
     def apply(self, msg: p.ServerMessage, local_ms: float | None = None) -> None:
         """Fold one server frame into the picture."""
         at = now_ms() if local_ms is None else local_ms
-        version = getattr(msg, "version", None)
-        if isinstance(version, int) and version > self.version:
-            self.version = version
+        # Only frames that carry the progress table move the version sent back in hello.last_version.
+        if isinstance(msg, (p.Welcome, p.Progress)) and msg.version > self.version:
+            self.version = msg.version
         handler = getattr(self, "_on_" + type(msg).__name__.lower(), None)
         if handler is not None:
             handler(msg, at)
@@ -166,6 +167,9 @@ class RaceState:
         if self.info is not None:
             self.info.status = msg.race_status
         self._update_my_status()
+
+    def _on_gaveup(self, msg: p.GaveUp, at: float) -> None:
+        self.my_status = "gave_up"
 
     def _on_finished(self, msg: p.Finished, at: float) -> None:
         self.results = msg.results

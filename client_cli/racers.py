@@ -20,6 +20,7 @@ STATUS_MARK = {
     "waiting": "…",
     "ready": "✓",
     "racing": " ",
+    "blocked": "■",
     "finished": "★",
     "gave_up": "✗",
     "disconnected": "⚡",

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
@@ -53,6 +53,22 @@ async def health(request: Request) -> Response:
     body = {"status": "ok" if ok else "unavailable", "redis": ok, "protocol": p.PROTOCOL_VERSION,
             "connections": service.connections, "races_here": len(service.hubs)}
     return json_response(body, 200 if ok else 503)
+
+
+async def metrics(request: Request) -> Response:
+    """This process's figures in the Prometheus text format (scrape every replica)."""
+    service = _service(request)
+    try:
+        active, up = await service.store.active_count(), 1
+    except (RedisError, OSError):
+        active, up = -1, 0
+    gauges = {
+        "thieves_connections": ("open WebSocket connections on this process", service.connections),
+        "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
+        "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
+        "thieves_redis_up": ("1 while Redis answers", up),
+    }
+    return PlainTextResponse(service.metrics.render(gauges), media_type="text/plain; version=0.0.4")
 
 
 async def create_race(request: Request) -> Response:
@@ -115,21 +131,30 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
 
 
+def redis_client(config: Config, redis_url: str) -> "aioredis.Redis | aioredis.RedisCluster":
+    """A bytes client for the race store: one Redis, or a Redis Cluster found from one node."""
+    if config.redis_cluster:
+        return aioredis.RedisCluster.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5,
+                                              max_connections=64)
+    # A blocking pool: under load a request waits for a free connection instead of failing.
+    pool = aioredis.BlockingConnectionPool.from_url(
+        redis_url, max_connections=64, timeout=5, socket_timeout=5, socket_connect_timeout=5,
+        health_check_interval=30,
+    )
+    return aioredis.Redis(connection_pool=pool)
+
+
 def create_app(config: Config, redis_url: str) -> Starlette:
     """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # A blocking pool: under load a request waits for a free connection instead of failing.
-        pool = aioredis.BlockingConnectionPool.from_url(
-            redis_url, max_connections=64, timeout=5, socket_timeout=5, socket_connect_timeout=5,
-            health_check_interval=30,
-        )
-        client = aioredis.Redis(connection_pool=pool)
+        client = redis_client(config, redis_url)
         service = Service(config, client)
         await service.start()
         app.state.service = service
-        log("ready", redis=redis_url.split("@")[-1], protocol=p.PROTOCOL_VERSION)
+        log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
+            instance=service.instance)
         try:
             yield
         finally:
@@ -138,6 +163,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
 
     routes = [
         Route("/health", health),
+        Route("/metrics", metrics),
         Route("/races", create_race, methods=["POST"]),
         Route("/races", list_races),
         Route("/races/{race}", get_race),

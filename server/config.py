@@ -20,6 +20,10 @@ class Config:
     port: int = 8000
     redis_url: str | None = None
     """None: start an embedded redis-server with its data in ``data_dir``."""
+    redis_cluster: bool = False
+    """The URL names one node of a Redis Cluster (the rest are discovered)."""
+    redis_wait: float = 30.0
+    """Seconds to keep retrying an unreachable Redis at start before giving up."""
     data_dir: str = ".thieves-data"
     token_secret: str | None = field(default=None, repr=False)
     """None: generate one and keep it in Redis, so every process agrees."""
@@ -32,6 +36,8 @@ class Config:
     max_errors: int = 20
     hello_timeout: float = 10.0
     retention: int = 7 * 86_400
+    lobby_ttl: int = 3_600
+    presence_lease: float = 15.0
     graceful_timeout: float = 5.0
     log_level: str = "info"
 
@@ -47,6 +53,8 @@ _HELP = {
     "host": "address to listen on",
     "port": "port to listen on (0 picks a free one)",
     "redis_url": "Redis to use (redis://, rediss:// or unix://); default: start an embedded redis-server",
+    "redis_cluster": "the Redis URL is a node of a Redis Cluster (yes/no)",
+    "redis_wait": "seconds to retry an unreachable Redis at start (with backoff) before exiting",
     "data_dir": "directory of the embedded Redis's append-only file",
     "token_secret": "HMAC key for player tokens; default: generated once and stored in Redis",
     "token_ttl": "seconds a player token stays valid",
@@ -58,9 +66,21 @@ _HELP = {
     "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",
     "hello_timeout": "seconds a new connection has to send hello",
     "retention": "seconds a finished race's results stay in Redis",
+    "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
+    "presence_lease": "seconds a dead server process's players still count as connected",
     "graceful_timeout": "seconds shutdown waits for connections before closing them",
     "log_level": "debug, info, warning or error",
 }
+
+
+def _yes_no(text: str) -> bool:
+    """A switch from a flag or the environment: 1/0, yes/no, true/false, on/off."""
+    word = text.strip().lower()
+    if word in ("1", "yes", "true", "on"):
+        return True
+    if word in ("0", "no", "false", "off"):
+        return False
+    raise ValueError(f"expected yes or no, not {text!r}")
 
 
 def env_name(name: str) -> str:
@@ -78,9 +98,14 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
     defaults = Config()
     for f in fields(Config):
         default = getattr(defaults, f.name)
-        kind = type(default) if default is not None else str
+        kind: Any = type(default) if default is not None else str
+        if kind is bool:
+            kind = _yes_no
         raw = env.get(env_name(f.name))
-        value = kind(raw) if raw not in (None, "") else default
+        try:
+            value = kind(raw) if raw not in (None, "") else default
+        except ValueError as exc:
+            raise ValueError(f"{env_name(f.name)}={raw!r} does not convert: {exc}") from None
         parser.add_argument(
             "--" + f.name.replace("_", "-"),
             type=kind,

@@ -65,6 +65,10 @@ class Connection:
         self.seat: int | None = None
         self.welcomed = False
         self.needs_full = True
+        self.seen: dict[int, p.PlayerProgress] | None = None
+        """After a resumed welcome: the progress table this client has (the hub sends it the difference)."""
+        self.member = ""
+        """This connection's presence lease name (players only)."""
         self.closing = False
         self.flooded = 0
         self.version = 0
@@ -96,6 +100,7 @@ class Connection:
 
     def send_msg(self, msg: msgspec.Struct) -> None:
         self.send(p.encode(msg))
+        self.service.metrics.sent(msg.__struct_config__.tag)  # type: ignore[arg-type]
 
     def close_after_queue(self, code: p.CloseCode) -> None:
         """Close once the frames already queued (the error saying why) are out."""
@@ -130,6 +135,7 @@ class Connection:
     async def run(self) -> None:
         await self.ws.accept()
         self.service.connections += 1
+        self.service.metrics.connections_opened += 1
         writer = asyncio.create_task(self._writer())
         loop = asyncio.get_running_loop()
         hello_deadline = loop.time() + self.service.config.hello_timeout
@@ -169,9 +175,9 @@ class Connection:
             await self.service.leave_hub(self.hub, self)
         if self.race is not None and self.seat is not None:
             try:
-                await self.store.presence(self.race, self.seat, -1)
-            except (RedisError, StoreError):
-                pass
+                await self.store.presence(self.race, self.seat, self.member, False, 0, now_ms())
+            except (RedisError, OSError, StoreError):
+                pass  # the lease runs out by itself
         log("left", race=self.race, seat=self.seat, peer=self.peer)
 
     async def handle(self, data: bytes) -> None:
@@ -195,6 +201,7 @@ class Connection:
             self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
                         counts=not isinstance(msg, p.Move))
         except (RedisError, OSError) as exc:
+            self.service.metrics.redis_errors += 1
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
             self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
                         counts=False, close=None if self.race else p.CloseCode.TRY_AGAIN_LATER)
@@ -209,6 +216,7 @@ class Connection:
         message = message or p.explain(value)
         log("refused", peer=self.peer, race=self.race, seat=self.seat, ref=ref, code=value, detail=message)
         if ref == "move" and seq is not None:
+            self.service.metrics.rejected(value)
             self.send_msg(p.Reject(seq=seq, reason=value, message=message, version=self.version))
         else:
             self.send_msg(p.Error(code=value, message=message, ref=ref))
@@ -231,11 +239,14 @@ class Connection:
         if meta is None:
             raise Refused(p.ErrorCode.RACE_NOT_FOUND, f"no race has id or join code {msg.race!r}",
                           close=p.CloseCode.HELLO_REFUSED)
+        if msg.role == "player":
+            self.member = self.service.connection_id()
         seat, token = await self._take_seat(msg, meta)
         self.race, self.role, self.seat = meta.id, msg.role, seat
         self.hub = await self.service.join_hub(meta.id, self)
-        await self._welcome(token)
-        log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, resumed=msg.token is not None)
+        replayed = await self._welcome(token, msg.last_version)
+        log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, rejoined=msg.token is not None,
+            last_version=msg.last_version, replayed=replayed)
 
     async def _take_seat(self, msg: p.Hello, meta: RaceMeta) -> tuple[int | None, str]:
         if msg.role == "spectator":
@@ -249,20 +260,30 @@ class Connection:
                 raise Refused(exc.code, str(exc), close=p.CloseCode.BAD_TOKEN) from None
             if not 0 <= claim.seat < meta.players:
                 raise Refused(p.ErrorCode.BAD_TOKEN, "no such seat", close=p.CloseCode.BAD_TOKEN)
-            await self.store.presence(meta.id, claim.seat, +1)
+            await self.store.presence(meta.id, claim.seat, self.member, True, self.service.lease_expiry(), now)
             return claim.seat, msg.token
         if msg.name is None or not msg.name.strip():
             raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name",
                           close=p.CloseCode.HELLO_REFUSED)
         try:
             home0 = races.home_at_start(get_variant(meta.variant))
-            seat, _ = await self.store.join(meta.id, msg.name.strip(), home0)
+            seat, _ = await self.store.join(meta.id, msg.name.strip(), home0, self.member,
+                                            self.service.lease_expiry())
         except StoreError as exc:
             raise Refused(exc.code, close=p.CloseCode.HELLO_REFUSED) from None
         token = self.service.signer.sign(PLAYER, meta.id, seat, now + self.service.config.token_ttl * 1000)
         return seat, token
 
-    async def _welcome(self, token: str) -> None:
+    async def _welcome(self, token: str, last_version: int | None) -> int | None:
+        """Send ``welcome``; after a drop, replay what the client missed.
+
+        With a ``last_version`` the history still covers, the welcome carries
+        no table (the client keeps its own) and the frames it missed follow:
+        ``countdown`` if the start was among them, and one ``progress`` with
+        exactly the lines that differ from the table it had. Otherwise the
+        welcome is a full snapshot. Returns how many events were replayed
+        (None: a snapshot).
+        """
         assert self.race is not None and self.hub is not None
         meta = await self.store.meta(self.race)
         assert meta is not None
@@ -270,6 +291,10 @@ class Connection:
         version, lines = await self.store.lines(self.race)
         self.version = version
         total = get_variant(meta.variant).total_cards
+        table = races.progress_lines(lines, meta.started, total)
+        missed = None
+        if last_version is not None and last_version <= version:
+            missed = await self.store.history(self.race, last_version, version)
         view = None
         if self.seat is not None:
             await self._reload(meta)
@@ -279,17 +304,31 @@ class Connection:
         now = now_ms()
         self.send_msg(p.Welcome(
             protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role=self.role,  # type: ignore[arg-type]
-            seat=self.seat, token=token, version=version, server_time=now, view=view, seq=self.seq,
-            progress=races.progress_lines(lines, meta.started, total),
+            seat=self.seat, token=token, version=version if missed is None else last_version,  # type: ignore[arg-type]
+            server_time=now, view=view, seq=self.seq, progress=table if missed is None else [],
+            resumed=missed is not None,
         ))
+        if missed is not None:
+            assert last_version is not None
+            if meta.status == "started" and any(e.kind == "start" for e in missed):
+                self.send_msg(p.Countdown(version=version, starts_at=meta.starts_at, ends_at=meta.ends_at,
+                                          server_time=now, view=view))
+            before = races.table_before(lines, missed, meta.started, total)
+            seen = {e.seat: e for e in before}
+            changed = [e for e in table if seen.get(e.seat) != e]
+            if changed or version != last_version:
+                self.send_msg(p.Progress(version=version, server_time=now, race_status=meta.phase(now),  # type: ignore[arg-type]
+                                         players=changed))
+            self.seen = {e.seat: e for e in table}
         self.welcomed = True
-        self.needs_full = True
+        self.needs_full = missed is None
         if meta.status == "finished":
             blob = await self.store.results(self.race)
             if blob is not None:
                 self.send_msg(p.Finished(version=meta.version, results=msgspec.msgpack.decode(blob, type=p.Results)))
         elif meta.started and now >= meta.ends_at:
             self.hub.spawn(self.service.end_race(self.race))
+        return None if missed is None else len(missed)
 
     async def _reload(self, meta: RaceMeta | None = None) -> None:
         """Rebuild this player's game from Redis (first use, or after another process moved it)."""
@@ -372,9 +411,9 @@ class Connection:
             assert self.game is not None
             game = self.game
             try:
+                status = races.player_status(game)
                 kind, rest = await self.store.commit_move(
-                    self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count,
-                    game.is_won(),
+                    self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count, status,
                 )
             except BaseException:
                 # Unknown whether Redis applied it: forget the cached game, reload on the next move
@@ -385,10 +424,10 @@ class Connection:
                 self.n += 1
                 self.seq = msg.seq
                 self.version = int(rest[0])
-                self.done = game.is_won()
+                self.done = status == "finished"
+                self.service.metrics.moves_accepted += 1
                 self.send_msg(p.Ack(seq=msg.seq, move=text, version=self.version,
-                                    view=p.View.from_player_view(game.view()),
-                                    status="finished" if self.done else "racing"))
+                                    view=p.View.from_player_view(game.view()), status=status))  # type: ignore[arg-type]
                 if rest[1]:
                     self.hub.spawn(self.service.end_race(self.race))
                 return
@@ -443,7 +482,7 @@ class Connection:
         if msg.seq == state.seq and state.moves and state.moves[-1] == canonical:
             self.send_msg(p.Ack(seq=msg.seq, move=canonical, version=self.version,
                                 view=p.View.from_player_view(self.game.view()),
-                                status="finished" if self.game.is_won() else "racing", duplicate=True))
+                                status=races.player_status(self.game), duplicate=True))  # type: ignore[arg-type]
             return
         raise Refused(p.ErrorCode.STALE_SEQUENCE,
                       f"seq {msg.seq} is not above {state.seq}, the last accepted move's")
@@ -455,6 +494,7 @@ class Connection:
         except StoreError as exc:
             raise Refused(exc.code) from None
         self.done = True
+        self.send_msg(p.GaveUp(version=self.version))
         log("gave_up", race=race, seat=seat)
         if race_done and self.hub is not None:
             self.hub.spawn(self.service.end_race(race))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 from typing import Callable, Sequence
@@ -11,7 +12,9 @@ import uvicorn
 
 from shared import protocol as p
 
-from .app import create_app
+from redis.exceptions import RedisError
+
+from .app import create_app, redis_client
 from .config import Config, parse_args
 from .embedded import EmbeddedRedis, EmbeddedRedisError
 from .log import log, setup_logging
@@ -45,7 +48,45 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
     )
 
 
+class RedisUnreachable(RuntimeError):
+    """Redis did not answer within ``--redis-wait`` seconds of the start."""
+
+
+async def wait_for_redis(config: Config, redis_url: str) -> None:
+    """Ping until Redis answers, backing off and logging each miss; raise after ``redis_wait`` s.
+
+    Why wait at all: in a deployment the server often starts before Redis
+    (or while it reloads its append-only file and answers -LOADING).
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + config.redis_wait
+    delay, attempt = 0.1, 0
+    where = redis_url.split("@")[-1]
+    while True:
+        attempt += 1
+        client = redis_client(config, redis_url)
+        try:
+            await client.ping()
+            return
+        except (RedisError, OSError) as exc:
+            error = exc
+        finally:
+            try:
+                await client.aclose()
+            except (RedisError, OSError):
+                pass
+        left = deadline - loop.time()
+        if left <= 0:
+            raise RedisUnreachable(f"Redis at {where} did not answer within {config.redis_wait:g} s "
+                                   f"({attempt} attempts; last error: {error})")
+        delay = min(delay, left)
+        log("redis_unreachable", logging.WARNING, redis=where, attempt=attempt, retry_in=round(delay, 2), error=error)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
 async def serve(config: Config, redis_url: str) -> None:
+    await wait_for_redis(config, redis_url)
     server = uvicorn.Server(uvicorn_config(create_app(config, redis_url), config))
     task = asyncio.create_task(server.serve())
     while not server.started and not task.done():
@@ -72,7 +113,11 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    config = parse_args(argv)
+    try:
+        config = parse_args(argv)
+    except ValueError as exc:  # a THIEVES_* variable of the wrong type
+        print(f"thieves-server: {exc}", file=sys.stderr)
+        return 2
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found
     # before it started: this one, so that the ``finally`` below still runs.
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -93,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner.run(serve(config, redis_url))
     except (KeyboardInterrupt, _Terminated):
         pass
+    except RedisUnreachable as exc:
+        print(f"thieves-server: {exc}", file=sys.stderr)
+        return 1
     finally:
         if embedded is not None:
             embedded.stop()

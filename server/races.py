@@ -13,13 +13,13 @@ from functools import lru_cache
 
 from shared import protocol as p
 from shared.deals import Deal, deal as make_deal
-from shared.engine import Game
+from shared.engine import Game, Status
 from shared.moves import Move
 from shared.record import GameRecord, replay
 from shared.variants import UnknownVariant, Variant, get_variant
 
 from .standings import Line, ranked, shown_status
-from .store import PlayerState, RaceMeta
+from .store import Event, PlayerState, RaceMeta
 
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -119,6 +119,36 @@ def progress_lines(lines: list[Line], started: bool, total: int) -> list[p.Playe
         ))
     out.sort(key=lambda e: e.seat)
     return out
+
+
+def table_before(lines: list[Line], missed: list[Event], started: bool, total: int) -> list[p.PlayerProgress]:
+    """The progress table as a client saw it before the ``missed`` events.
+
+    Each event carries the line of its seat that it overwrote, so the first
+    missed event of a seat gives that seat's old line (or shows the seat did
+    not exist yet); a missed start means the table was still a lobby's.
+    Comparing this with the table now tells exactly which lines to resend.
+    """
+    old = {line.seat: line for line in lines}
+    touched: set[int] = set()
+    for event in missed:
+        if event.kind == "start":
+            started = False
+        if event.seat < 0 or event.seat in touched or event.kind in ("start", "end"):
+            continue
+        touched.add(event.seat)
+        if event.old is None:
+            old.pop(event.seat, None)
+        else:
+            old[event.seat] = event.old
+    return progress_lines(list(old.values()), started, total)
+
+
+def player_status(game: Game) -> str:
+    """A player's status after a move: finished (won), blocked (no legal move at all) or racing."""
+    if game.is_won():
+        return "finished"
+    return "blocked" if game.status() is Status.BLOCKED else "racing"
 
 
 def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Results:

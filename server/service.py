@@ -12,6 +12,9 @@ is then independent of how many people watch it.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
+import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,7 @@ from shared.variants import get_variant
 from . import races
 from .config import Config
 from .log import log
+from .metrics import Metrics
 from .store import Keys, RaceMeta, Store, StoreError
 from .tokens import Signer
 
@@ -90,7 +94,19 @@ class RaceHub:
             self.spawn(self._announce_start())
         elif kind == "end":
             self.spawn(self._announce_end())
+        elif kind == "abandon":
+            self._announce_abandoned()
+            return
         self.mark_dirty()
+
+    def _announce_abandoned(self) -> None:
+        """The lobby waited too long and the race is gone: say so and let everyone go."""
+        ttl = self.service.config.lobby_ttl
+        frame = p.encode(p.error(p.ErrorCode.RACE_NOT_FOUND,
+                                 f"the race was removed: nobody started it within {ttl} s of its creation"))
+        for conn in list(self.conns):
+            conn.send(frame)
+            conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _announce_start(self) -> None:
         meta = await self.service.store.meta(self.race)
@@ -104,6 +120,7 @@ class RaceHub:
         for conn in list(self.conns):
             if conn.welcomed:
                 conn.send(for_players if conn.seat is not None else for_spectators)
+                self.service.metrics.sent("countdown")
 
     async def _announce_end(self) -> None:
         blob = await self.service.store.results(self.race)
@@ -117,6 +134,7 @@ class RaceHub:
         for conn in list(self.conns):
             if conn.welcomed:
                 conn.send(frame)
+                self.service.metrics.sent("finished")
 
     # -------------------------------------------------------- progress
     def mark_dirty(self) -> None:
@@ -160,6 +178,7 @@ class RaceHub:
         self.version = max(self.version, version)
         status = self.meta.phase(now_ms())
         delta = full = None
+        sent = 0
         for conn in list(self.conns):
             if not conn.welcomed:
                 continue
@@ -169,13 +188,23 @@ class RaceHub:
                     full = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                players=table, full=True))
                 conn.send(full)
-                self.service.progress_frames += 1
+                sent += 1
+            elif conn.seen is not None:
+                # Resumed: this connection's table is the one its welcome left it with, not the hub's.
+                own = [e for e in table if conn.seen.get(e.seat) != e]
+                conn.seen = None
+                if own:
+                    conn.send(p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                                  players=own)))
+                    sent += 1
             elif changed:
                 if delta is None:
                     delta = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                 players=changed))
                 conn.send(delta)
-                self.service.progress_frames += 1
+                sent += 1
+        self.service.progress_frames += sent
+        self.service.metrics.sent("progress", sent)
 
 
 def _results(blob: bytes) -> p.Results:
@@ -185,27 +214,45 @@ def _results(blob: bytes) -> p.Results:
 class Service:
     """Shared state of one server process: the store, the signer and the hubs."""
 
-    def __init__(self, config: Config, redis: aioredis.Redis) -> None:
+    def __init__(self, config: Config, redis: "aioredis.Redis | aioredis.RedisCluster") -> None:
         self.config = config
         self.redis = redis
-        self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)))
+        self.metrics = Metrics()
+        self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
+                           timer=self.metrics.redis_seconds.observe)
         self.signer: Signer | None = None
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
         self.progress_frames = 0
+        self.instance = secrets.token_hex(4)
+        """Names this process in presence leases (a restarted process is a new instance)."""
+        self._conn_ids = itertools.count(1)
         self._pubsub = redis.pubsub()
-        self._listener: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._ending: set[str] = set()
 
     async def start(self) -> None:
         secret = self.config.token_secret
         self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
-        self._listener = asyncio.create_task(self._listen())
+        self._tasks = [asyncio.create_task(self._listen()),
+                       asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
+                       asyncio.create_task(self._every(self.janitor_interval, self._janitor))]
+
+    @property
+    def janitor_interval(self) -> float:
+        """How often stale races are looked for: a few times per lobby TTL, at most every 30 s."""
+        return max(0.2, min(30.0, self.config.lobby_ttl / 4))
+
+    def connection_id(self) -> str:
+        return f"{self.instance}.{next(self._conn_ids)}"
+
+    def lease_expiry(self) -> int:
+        return now_ms() + int(self.config.presence_lease * 1000)
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         for hub in self.hubs.values():
             hub.close()
         try:
@@ -257,6 +304,41 @@ class Service:
             if hub is not None:
                 version, _, kind = msg["data"].decode().partition(" ")
                 hub.on_event(int(version), kind)
+
+    # ------------------------------------------------- periodic work
+    async def _every(self, seconds: float, job: Any) -> None:
+        """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time."""
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await job()
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                self.metrics.redis_errors += 1
+                log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
+            except Exception:
+                logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+
+    async def _heartbeat(self) -> None:
+        """Renew the presence leases of this process's players; expire those of dead processes."""
+        expiry, now = self.lease_expiry(), now_ms()
+        for race, hub in list(self.hubs.items()):
+            members = [(c.seat, c.member) for c in hub.conns if c.seat is not None and c.member]
+            await self.store.heartbeat(race, members, expiry, now)
+
+    async def _janitor(self) -> None:
+        """Remove lobby races nobody started in time; end races whose time ran out unattended."""
+        ids = await self.store.active_ids()
+        now = now_ms()
+        for rid, meta in zip(ids, await self.store.metas(ids)):
+            if meta is None:
+                await self.store.forget(rid)
+            elif meta.status == "lobby" and now >= meta.created_at + self.config.lobby_ttl * 1000:
+                if await self.store.abandon(meta, now, self.config.lobby_ttl * 1000):
+                    log("race_abandoned", race=rid, players=meta.players, lobby_ttl=self.config.lobby_ttl)
+            elif meta.status == "started" and now >= meta.ends_at:
+                await self.end_race(rid)
 
     # ----------------------------------------------------------- races
     async def create_race(self, req: p.Create) -> tuple[RaceMeta, str]:

@@ -39,9 +39,9 @@ def ranked(lines: list[Line]) -> list[tuple[int, Line]]:
 
 def shown_status(stored: str, race_started: bool, online: int) -> str:
     """The status a client sees: lobby states turn into racing at the start;
-    a racer with no live connection shows as disconnected."""
+    a racer (blocked or not) with no live connection shows as disconnected."""
     if race_started and stored in ("waiting", "ready"):
         stored = "racing"
-    if stored == "racing" and online <= 0:
+    if stored in ("racing", "blocked") and online <= 0:
         return "disconnected"
     return stored

@@ -15,17 +15,19 @@ Conversation (client ``->``, server ``<-``)::
 
     -> hello(race, role, name[, token, last_version])
     <- welcome(seat, token, race, version, view, progress)   or error + close
+       (a resumed welcome: then the missed countdown/progress/finished)
     -> ready / start                 (lobby)
     <- progress ...                  (coalesced, any time)
     <- countdown(starts_at, ends_at, view)
     -> move(seq, move)               <- ack(seq, view, version) | reject(seq, reason)
-    -> give_up
+    -> give_up                       <- gave_up(version)
     <- finished(results)             (deal and salt revealed)
 
 Versions: every event a race stores (a join, a ready, the start, each
 accepted move, a give-up, a disconnect, the end) raises the race's
 ``version`` by one, and every frame that reports state carries the version
-it reflects. A client keeps the highest version it saw and sends it as
+it reflects. A client keeps the version of the last ``welcome`` or
+``progress`` it applied (the version of the table it has) and sends it as
 ``hello.last_version`` when it reconnects.
 
 Errors: a failed ``move`` is answered by ``reject`` (with the move's
@@ -77,10 +79,11 @@ DealSource = Literal["random", "number"]
 """How the deal is chosen: a secret random number, or the number given in
 ``deal`` (a daily deal, a rematch). Issue 6 adds ``"pool"`` (solver-proved)."""
 RaceStatus = Literal["lobby", "countdown", "running", "finished"]
-PlayerStatus = Literal["waiting", "ready", "racing", "finished", "gave_up", "disconnected"]
-"""``waiting``/``ready`` in the lobby; ``disconnected`` is a racer whose
-last connection dropped while the race runs (its game goes on when it
-comes back)."""
+PlayerStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up", "disconnected"]
+"""``waiting``/``ready`` in the lobby; ``blocked`` is a racer with no legal
+move at all (it may still undo, where the race allows it, or give up);
+``disconnected`` is a racer whose last connection dropped while the race
+runs (its game goes on when it comes back)."""
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -286,8 +289,14 @@ class Welcome(_Message, tag="welcome"):
     view: Union[View, None]
     """The player's board once the race has started, else ``None``."""
     seq: Seq = 0
-    """``seq`` of the player's last accepted move (0 before any)."""
+    """``seq`` of the player's last accepted move (0 before any): moves the
+    client sent with a higher ``seq`` were not played and may be resent."""
     progress: list[PlayerProgress] = []
+    """Every racer; empty when ``resumed`` (keep your table: the missed
+    changes follow in a ``progress`` frame)."""
+    resumed: bool = False
+    """True when ``hello.last_version`` was honoured: ``version`` then echoes
+    it, and the frames missed since follow this one."""
 
 
 class Created(_Message, tag="created"):
@@ -354,6 +363,12 @@ class Progress(_Message, tag="progress"):
     full: bool = False
 
 
+class GaveUp(_Message, tag="gave_up"):
+    """Answer to ``give_up``: the player's game is over; its cards home count."""
+
+    version: Version
+
+
 class Finished(_Message, tag="finished"):
     """The race is over: final standings, the revealed deal, every game."""
 
@@ -367,7 +382,7 @@ class Pong(_Message, tag="pong"):
 
 
 ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping]
-ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, Finished, Pong]
+ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong]
 CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMessage.__args__)  # type: ignore[attr-defined]
 SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
 
@@ -591,6 +606,7 @@ __all__ = [
     "Ack",
     "Reject",
     "Progress",
+    "GaveUp",
     "Finished",
     "Pong",
     "ClientMessage",

@@ -124,6 +124,11 @@ class Client:
             if not isinstance(msg, (p.Progress, p.Countdown)):
                 raise AssertionError(f"expected the answer to move {seq}, got {msg!r}")
 
+    async def give_up(self) -> p.GaveUp:
+        """Give up and wait for the server's answer."""
+        await self.send(p.GiveUp())
+        return await self.expect(p.GaveUp)
+
     async def error(self) -> p.Error:
         return await self.expect(p.Error)
 

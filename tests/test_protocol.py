@@ -36,6 +36,7 @@ SERVER_SAMPLES = [
     p.Ack(seq=4, move="S", version=9, view=_view(), status="racing"),
     p.Reject(seq=5, reason="wrong_suit", message="x", version=9),
     p.Progress(version=9, server_time=6, race_status="running", players=_progress(), full=True),
+    p.GaveUp(version=9),
     p.Finished(version=10, results=p.Results(
         race="r1", variant="forty-thieves", deal=7, salt="ab", commitment="cd", starts_at=1, ended_at=2,
         standings=[p.Standing(rank=1, seat=0, name="ann", status="finished", home=104, total=104, moves=300)],

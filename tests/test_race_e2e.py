@@ -76,7 +76,7 @@ async def test_two_player_race_won_by_one_player(server: LiveServer) -> None:
     assert seen[0].rank == 1 and seen[0].home == 104 and seen[0].finished_at is not None
     assert seen[1].rank == 2 and seen[1].moves == 3 and seen[1].status == "racing"
 
-    await bob.send(p.GiveUp())
+    await bob.give_up()
     finished = [await c.expect(p.Finished) for c in (ann, bob, watcher)]
     res = finished[2].results
     assert finished[0].results == finished[1].results == res
@@ -109,7 +109,7 @@ async def test_equal_cards_home_rank_by_who_got_there_first(server: LiveServer) 
         assert isinstance(await ann.move(text), p.Ack)
     assert isinstance(await cy.move("S"), p.Ack)
     for c in (ann, bob, cy):
-        await c.send(p.GiveUp())
+        await c.give_up()
     res = (await ann.expect(p.Finished)).results
     assert [(s.name, s.home) for s in res.standings] == [("bob", 1), ("ann", 1), ("cy", 0)]
     assert res.standings[0].home_at is not None and res.standings[1].home_at is not None
@@ -175,7 +175,7 @@ async def test_ten_players_move_concurrently_on_one_deal(server: LiveServer) -> 
     # one version per join, ready, start and accepted move
     assert meta.version == 10 + 10 + 1 + sum(len(m) for m in played)
     for c in clients:
-        await c.send(p.GiveUp())
+        await c.give_up()
     res = (await clients[0].expect(p.Finished)).results
     homes = [s.home for s in res.standings]
     assert homes == sorted(homes, reverse=True)

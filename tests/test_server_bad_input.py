@@ -167,14 +167,14 @@ async def test_moves_during_the_countdown_are_refused(redis_url: str) -> None:
 
 
 async def test_moves_after_giving_up_and_after_the_end_are_refused(race: Race) -> None:
-    await race.ann.send(p.GiveUp())
-    await asyncio.sleep(0.05)
+    answer = await race.ann.give_up()
+    assert answer.version > 0
     rej = await _unchanged_after(race, lambda: race.ann.move("S"))
     assert isinstance(rej, p.Reject) and rej.reason == "player_finished"
     await race.ann.send(p.GiveUp())
     err = await race.ann.error()
     assert err.code == "player_finished"
-    await race.bob.send(p.GiveUp())
+    await race.bob.give_up()
     await race.bob.expect(p.Finished)
     rej = await _unchanged_after(race, lambda: race.bob.move("S"))
     assert isinstance(rej, p.Reject) and rej.reason == "race_over"

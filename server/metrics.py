@@ -1,0 +1,102 @@
+"""Counters, gauges and a histogram for ``GET /metrics`` in the Prometheus text format.
+
+Why hand-written: the exposition format is a few lines of text, and the
+hot path (a move) only bumps a dict entry; a client library would add a
+dependency and a lock per increment for nothing a single-threaded asyncio
+process needs. Each process reports its own figures; Prometheus sums them
+over the replicas.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from typing import Callable, Iterable
+
+REDIS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+"""Seconds: a healthy Redis answers a batch in well under a millisecond; the tail shows trouble."""
+
+
+class Histogram:
+    """Cumulative buckets, a sum and a count, per label value."""
+
+    def __init__(self, buckets: Iterable[float] = REDIS_BUCKETS) -> None:
+        self.buckets = tuple(buckets)
+        self.counts: dict[str, list[int]] = {}
+        self.sums: dict[str, float] = defaultdict(float)
+
+    def observe(self, label: str, seconds: float) -> None:
+        counts = self.counts.get(label)
+        if counts is None:
+            counts = self.counts[label] = [0] * (len(self.buckets) + 1)
+        counts[bisect.bisect_left(self.buckets, seconds)] += 1
+        self.sums[label] += seconds
+
+    def lines(self, name: str, label_name: str) -> list[str]:
+        out = []
+        for label, counts in sorted(self.counts.items()):
+            running = 0
+            for bound, count in zip(self.buckets, counts):
+                running += count
+                out.append(f'{name}_bucket{{{label_name}="{label}",le="{bound}"}} {running}')
+            running += counts[-1]
+            out.append(f'{name}_bucket{{{label_name}="{label}",le="+Inf"}} {running}')
+            out.append(f'{name}_sum{{{label_name}="{label}"}} {self.sums[label]:.6f}')
+            out.append(f'{name}_count{{{label_name}="{label}"}} {running}')
+        return out
+
+
+class Metrics:
+    """One process's figures; the server bumps them, :meth:`render` prints them."""
+
+    def __init__(self) -> None:
+        self.connections_opened = 0
+        self.moves_accepted = 0
+        self.moves_rejected: dict[str, int] = defaultdict(int)
+        self.frames_out: dict[str, int] = defaultdict(int)
+        self.redis_errors = 0
+        self.redis_seconds = Histogram()
+
+    def rejected(self, reason: str) -> None:
+        self.moves_rejected[reason] += 1
+
+    def sent(self, kind: str, count: int = 1) -> None:
+        self.frames_out[kind] += count
+
+    def render(self, gauges: dict[str, tuple[str, float]]) -> str:
+        """The exposition text; ``gauges`` are read at scrape time: name -> (help, value)."""
+        lines: list[str] = []
+
+        def family(name: str, kind: str, help_text: str, samples: Iterable[str]) -> None:
+            lines.append(f"# HELP {name} {help_text}")
+            lines.append(f"# TYPE {name} {kind}")
+            lines.extend(samples)
+
+        for name, (help_text, value) in gauges.items():
+            family(name, "gauge", help_text, [f"{name} {_num(value)}"])
+        family("thieves_connections_opened_total", "counter", "WebSocket connections accepted",
+               [f"thieves_connections_opened_total {self.connections_opened}"])
+        family("thieves_moves_accepted_total", "counter", "moves acknowledged (committed to Redis)",
+               [f"thieves_moves_accepted_total {self.moves_accepted}"])
+        family("thieves_moves_rejected_total", "counter", "moves refused, by reject reason",
+               _labelled("thieves_moves_rejected_total", "reason", self.moves_rejected))
+        family("thieves_frames_sent_total", "counter",
+               "frames queued to clients, by message type (progress, countdown and finished are the fan-out)",
+               _labelled("thieves_frames_sent_total", "type", self.frames_out))
+        family("thieves_redis_errors_total", "counter", "Redis calls that failed (connection lost, timeout)",
+               [f"thieves_redis_errors_total {self.redis_errors}"])
+        family("thieves_redis_seconds", "histogram", "Redis round-trip time by operation",
+               self.redis_seconds.lines("thieves_redis_seconds", "op"))
+        return "\n".join(lines) + "\n"
+
+
+def _labelled(name: str, label: str, values: dict[str, int]) -> list[str]:
+    return [f'{name}{{{label}="{key}"}} {value}' for key, value in sorted(values.items())]
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+Timer = Callable[[str, float], None]
+"""How the store reports a round trip: ``(operation, seconds)``."""
