@@ -144,6 +144,31 @@ class Client:
         await self.ws.close()
 
 
+class Table:
+    """A client's progress table and version, folded from frames as docs/protocol.md says."""
+
+    def __init__(self, welcome: p.Welcome) -> None:
+        self.version = welcome.version
+        self.lines = {e.seat: e for e in welcome.progress}
+
+    def apply(self, msg: p.ServerMessage) -> None:
+        if isinstance(msg, p.Progress):
+            if msg.full:
+                self.lines = {}
+            self.lines.update({e.seat: e for e in msg.players})
+            self.version = max(self.version, msg.version)
+
+
+async def settle(client: "Client", table: Table, quiet: float = 0.3) -> None:
+    """Read frames until none comes for ``quiet`` seconds (the server's table has been sent)."""
+    while True:
+        try:
+            msg = await client.recv(timeout=quiet)
+        except asyncio.TimeoutError:
+            return
+        table.apply(msg)
+
+
 async def create_race(server: LiveServer, **fields: Any) -> p.Created:
     status, body = await server.http("POST", "/races", fields)
     assert status == 201, body

@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, create_race, live_server, start_race
+from redis_util import Client, LiveServer, Table, create_race, live_server, settle, start_race
 
 from server.store import Keys
 from shared import protocol as p
@@ -22,31 +22,6 @@ from shared.moves import DRAW
 from shared.variants import get_variant
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
-
-
-class Table:
-    """A client's progress table and version, folded from frames as docs/protocol.md says."""
-
-    def __init__(self, welcome: p.Welcome) -> None:
-        self.version = welcome.version
-        self.lines = {e.seat: e for e in welcome.progress}
-
-    def apply(self, msg: p.ServerMessage) -> None:
-        if isinstance(msg, p.Progress):
-            if msg.full:
-                self.lines = {}
-            self.lines.update({e.seat: e for e in msg.players})
-            self.version = max(self.version, msg.version)
-
-
-async def settle(client: Client, table: Table, quiet: float = 0.3) -> None:
-    """Read frames until none comes for ``quiet`` seconds (the server's table has been sent)."""
-    while True:
-        try:
-            msg = await client.recv(timeout=quiet)
-        except asyncio.TimeoutError:
-            return
-        table.apply(msg)
 
 
 async def server_table(server: LiveServer, race: str) -> dict[int, p.PlayerProgress]:
