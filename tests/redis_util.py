@@ -80,13 +80,16 @@ async def live_server(redis_url: str, **overrides: Any) -> AsyncIterator[LiveSer
 class Client:
     """One WebSocket connection speaking the race protocol."""
 
-    def __init__(self, ws: websockets.ClientConnection) -> None:
+    def __init__(self, ws: websockets.ClientConnection, table: "Table | None" = None) -> None:
         self.ws = ws
         self.seq = 0
+        self.table = table or Table()
+        """Every welcome and progress frame received is folded in here, whichever helper read it."""
 
     @classmethod
-    async def connect(cls, server: LiveServer) -> "Client":
-        return cls(await websockets.connect(server.ws_url, compression=None, max_size=2**20))
+    async def connect(cls, server: LiveServer, table: "Table | None" = None) -> "Client":
+        """A new connection; pass the table of a previous one to resume from it."""
+        return cls(await websockets.connect(server.ws_url, compression=None, max_size=2**20), table)
 
     async def send(self, msg: msgspec.Struct) -> None:
         await self.ws.send(p.encode(msg))
@@ -97,7 +100,9 @@ class Client:
     async def recv(self, timeout: float = 5.0) -> p.ServerMessage:
         data = await asyncio.wait_for(self.ws.recv(), timeout)
         assert isinstance(data, bytes), f"text frame from the server: {data!r}"
-        return p.decode_server(data)
+        msg = p.decode_server(data)
+        self.table.apply(msg)
+        return msg
 
     async def expect(self, kind: type[M], timeout: float = 5.0) -> M:
         """The next frame that is not progress must be ``kind``."""
@@ -147,26 +152,29 @@ class Client:
 class Table:
     """A client's progress table and version, folded from frames as docs/protocol.md says."""
 
-    def __init__(self, welcome: p.Welcome) -> None:
-        self.version = welcome.version
-        self.lines = {e.seat: e for e in welcome.progress}
+    def __init__(self) -> None:
+        self.version = 0
+        self.lines: dict[int, p.PlayerProgress] = {}
 
     def apply(self, msg: p.ServerMessage) -> None:
-        if isinstance(msg, p.Progress):
+        if isinstance(msg, p.Welcome):
+            self.version = msg.version
+            if not msg.resumed:
+                self.lines = {e.seat: e for e in msg.progress}
+        elif isinstance(msg, p.Progress):
             if msg.full:
                 self.lines = {}
             self.lines.update({e.seat: e for e in msg.players})
             self.version = max(self.version, msg.version)
 
 
-async def settle(client: "Client", table: Table, quiet: float = 0.3) -> None:
+async def settle(client: "Client", quiet: float = 0.3) -> None:
     """Read frames until none comes for ``quiet`` seconds (the server's table has been sent)."""
     while True:
         try:
-            msg = await client.recv(timeout=quiet)
+            await client.recv(timeout=quiet)
         except asyncio.TimeoutError:
             return
-        table.apply(msg)
 
 
 async def create_race(server: LiveServer, **fields: Any) -> p.Created:

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import redis
 from process_util import RedisProcess, ServerProcess, thieves_server_command
-from redis_util import TEST_SECRET, Client, Table, settle
+from redis_util import TEST_SECRET, Client, settle
 
 from server import races
 from server.embedded import free_port
@@ -84,15 +84,14 @@ async def test_server_sigkilled_mid_race_players_resume_exactly_and_finish(redis
             assert isinstance(await ann.move(text), p.Ack)
         for text in WIN["moves"][:5]:
             assert isinstance(await bob.move(text), p.Ack)
-        table = Table(w_ann)
-        await settle(ann, table, quiet=0.2)
+        await settle(ann, quiet=0.2)
 
         await ann.send(p.Move(seq=11, move=WIN["moves"][10]))  # in flight when the server dies
         assert server.kill() == -9
         await asyncio.to_thread(server.restart)
 
-        ann = await Client.connect(server)  # type: ignore[arg-type]
-        welcome = await ann.hello(race, token=w_ann.token, last_version=table.version)
+        ann = await Client.connect(server, ann.table)  # type: ignore[arg-type]
+        welcome = await ann.hello(race, token=w_ann.token, last_version=ann.table.version)
         assert welcome.seat == 0 and welcome.resumed and welcome.seq in (10, 11)
         played = WIN["moves"][: welcome.seq]
         expected = races.load_game(_meta(redis_url, race), played)

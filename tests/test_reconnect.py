@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, Table, create_race, live_server, settle, start_race
+from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
 
 from server.store import Keys
 from shared import protocol as p
@@ -45,8 +45,8 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
     await start_race(server, created.creator_token, [ann, bob, cy])
     for text in WIN["moves"][:2]:
         assert isinstance(await ann.move(text), p.Ack)
-    table = Table(w_ann)
-    await settle(ann, table)
+    await settle(ann)
+    table = ann.table
     assert table.lines == await server_table(server, created.race.id)
     last_version = table.version
     await ann.close()
@@ -55,7 +55,7 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
         assert isinstance(await bob.move(text), p.Ack)
     await asyncio.sleep(0.1)
 
-    back = await Client.connect(server)
+    back = await Client.connect(server, table)
     welcome = await back.hello(created.race.id, token=w_ann.token, last_version=last_version)
     assert welcome.resumed and welcome.version == last_version and welcome.progress == []
     assert welcome.seat == 0 and welcome.seq == 2
@@ -68,8 +68,7 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
     assert isinstance(replay, p.Progress) and not replay.full
     assert replay.version > last_version
     assert {e.seat for e in replay.players} == {0, 1}, "cy's line did not change: it is not resent"
-    table.apply(replay)
-    await settle(back, table)
+    await settle(back)
     assert table.lines == await server_table(server, created.race.id)
     assert table.lines[1].rank == 1 and table.lines[1].home == 2 and table.lines[0].status == "racing"
 
@@ -82,9 +81,9 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
 async def test_a_spectator_that_missed_the_start_gets_the_countdown_then_the_table(server: LiveServer) -> None:
     created, (ann, bob, cy), _ = await _three(server)
     watcher = await Client.connect(server)
-    w = await watcher.hello(created.race.id, role="spectator")
-    table = Table(w)
-    await settle(watcher, table)
+    await watcher.hello(created.race.id, role="spectator")
+    await settle(watcher)
+    table = watcher.table
     last_version = table.version
     await watcher.close()
 
@@ -92,7 +91,7 @@ async def test_a_spectator_that_missed_the_start_gets_the_countdown_then_the_tab
     assert isinstance(await cy.move("S"), p.Ack)
     await asyncio.sleep(0.1)
 
-    watcher = await Client.connect(server)
+    watcher = await Client.connect(server, table)
     welcome = await watcher.hello(created.race.id, role="spectator", last_version=last_version)
     assert welcome.resumed and welcome.view is None
     countdown = await watcher.recv()
@@ -101,7 +100,6 @@ async def test_a_spectator_that_missed_the_start_gets_the_countdown_then_the_tab
     replay = await watcher.recv()
     assert isinstance(replay, p.Progress)
     assert {e.seat for e in replay.players} == {0, 1, 2}, "every line went from waiting to racing"
-    table.apply(replay)
     assert table.lines == await server_table(server, created.race.id)
     for c in (watcher, ann, bob, cy):
         await c.close()
