@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import urllib.request
 from dataclasses import replace
@@ -24,6 +25,9 @@ from server.main import uvicorn_config
 from shared import protocol as p
 
 TEST_SECRET = "test-secret-0123456789abcdef"
+PROCESS_ARGS = ["--countdown", "0", "--progress-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
+                "--burst", "2000", "--log-level", "info"]
+"""``thieves-server`` flags matching TEST_CONFIG, for tests that run the server as a process."""
 TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, token_secret=TEST_SECRET,
                      hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000)
 
@@ -177,13 +181,15 @@ async def settle(client: "Client", quiet: float = 0.3) -> None:
             return
 
 
-async def create_race(server: LiveServer, **fields: Any) -> p.Created:
-    status, body = await server.http("POST", "/races", fields)
+async def create_race(server: Any, **fields: Any) -> p.Created:
+    """``POST /races`` on a :class:`LiveServer` or a ``process_util.ServerProcess`` (whose http is plain)."""
+    answer = server.http("POST", "/races", fields)
+    status, body = await answer if inspect.isawaitable(answer) else answer
     assert status == 201, body
     return msgspec.convert(body, p.Created)
 
 
-async def start_race(server: LiveServer, creator_token: str, players: list[Client]) -> list[p.Countdown]:
+async def start_race(server: Any, creator_token: str, players: list[Client]) -> list[p.Countdown]:
     """Start with the creator token and collect each player's countdown."""
     starter = await Client.connect(server)
     await starter.send(p.Start(creator_token=creator_token))

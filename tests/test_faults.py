@@ -17,10 +17,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import redis
 from process_util import RedisProcess, ServerProcess, thieves_server_command
-from redis_util import TEST_SECRET, Client, settle
+from redis_util import PROCESS_ARGS, Client, create_race, settle, start_race
 
 from server import races
 from server.embedded import free_port
@@ -29,26 +28,11 @@ from shared import protocol as p
 from shared.record import GameRecord, replay
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
-ARGS = ["--countdown", "0", "--progress-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
-        "--burst", "2000", "--log-level", "info"]
+ARGS = PROCESS_ARGS
 
 
 async def http(server: ServerProcess, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     return await asyncio.to_thread(server.http, method, path, body)
-
-
-async def new_race(server: ServerProcess, **fields: Any) -> p.Created:
-    status, body = await http(server, "POST", "/races", fields)
-    assert status == 201, body
-    return msgspec.convert(body, p.Created)
-
-
-async def start(server: ServerProcess, token: str, players: list[Client]) -> None:
-    starter = await Client.connect(server)  # type: ignore[arg-type]
-    await starter.send(p.Start(creator_token=token))
-    for c in players:
-        await c.expect(p.Countdown)
-    await starter.close()
 
 
 def assert_consistent(client: redis.Redis, race: str) -> None:
@@ -75,11 +59,11 @@ async def test_server_sigkilled_mid_race_players_resume_exactly_and_finish(redis
     server = ServerProcess(redis_url, args=[*ARGS, "--presence-lease", "1"], log_path=tmp_path / "server.log")
     await asyncio.to_thread(server.start)
     try:
-        created = await new_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+        created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
         race = created.race.id
         ann, bob = await Client.connect(server), await Client.connect(server)  # type: ignore[arg-type]
         w_ann, w_bob = await ann.hello(race, "ann"), await bob.hello(race, "bob")
-        await start(server, created.creator_token, [ann, bob])
+        await start_race(server, created.creator_token, [ann, bob])
         for text in WIN["moves"][:10]:
             assert isinstance(await ann.move(text), p.Ack)
         for text in WIN["moves"][:5]:
@@ -150,11 +134,11 @@ async def test_redis_killed_and_restarted_play_resumes_without_a_half_applied_mo
     server = ServerProcess(store.url, args=ARGS, log_path=tmp_path / "server.log")
     try:
         await asyncio.to_thread(server.start)
-        created = await new_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+        created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
         race = created.race.id
         ann = await Client.connect(server)  # type: ignore[arg-type]
         w = await ann.hello(race, "ann")
-        await start(server, created.creator_token, [ann])
+        await start_race(server, created.creator_token, [ann])
         for seq, text in enumerate(WIN["moves"][:5], start=1):
             assert isinstance(await ann.move(text, seq=seq), p.Ack)
 
