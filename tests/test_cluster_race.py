@@ -1,0 +1,138 @@
+"""A whole race on a real local 3-master Redis Cluster (tests/cluster_util.py).
+
+Every key of a race shares the race's hash tag, so each script runs on one
+node; moves go out as concurrent per-race script calls (a cluster cannot
+pipeline them); events travel by plain PUBLISH, which the cluster bus
+copies to every node. Two in-process servers on the cluster show that a
+spectator on one sees moves made through the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import AsyncIterator, Iterator
+
+import pytest
+import redis.asyncio as aioredis
+from cluster_util import LocalCluster
+from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
+
+from server.store import Keys
+from shared import protocol as p
+from shared.record import GameRecord, replay
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    with LocalCluster(base_dir=tmp_path_factory.mktemp("cluster")) as running:
+        yield running
+
+
+@pytest.fixture
+async def servers(cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
+    """Two servers, each given a different node of the cluster to start from."""
+    async with live_server(cluster.urls[0], redis_cluster=True, presence_lease=1.0) as a:
+        async with live_server(cluster.urls[1], redis_cluster=True, presence_lease=1.0) as b:
+            yield a, b
+
+
+async def test_a_whole_race_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer], cluster: LocalCluster) -> None:
+    a, b = servers
+    assert a.service.store.cluster and b.service.store.cluster
+    created = await create_race(a, seats=3, deal_source="number", deal=WIN["deal"])
+    race = created.race.id
+    ann, bob = await Client.connect(a), await Client.connect(b)
+    w_ann = await ann.hello(created.race.code, "ann")
+    await bob.hello(created.race.code, "bob")
+    cy = await Client.connect(a)
+    await cy.hello(race, "cy")
+    watcher = await Client.connect(b)
+    await watcher.hello(race, role="spectator")
+    await start_race(a, created.creator_token, [ann, bob, cy])
+
+    async def bob_plays() -> None:
+        for text in WIN["moves"][:40]:
+            assert isinstance(await bob.move(text), p.Ack)
+
+    async def cy_plays() -> None:
+        for _ in range(10):
+            assert isinstance(await cy.move("S"), p.Ack)
+
+    async def ann_plays(moves: list[str]) -> None:
+        for text in moves:
+            assert isinstance(await ann.move(text), p.Ack)
+
+    await asyncio.gather(bob_plays(), cy_plays(), ann_plays(WIN["moves"][:30]))
+    while (line := watcher.table.lines.get(0)) is None or line.moves != 30:  # through A, seen on B
+        await watcher.recv()
+
+    # ann drops and resumes through the other server: a replay read from the cluster's history.
+    await settle(ann, quiet=0.2)
+    await ann.close()
+    assert isinstance(await cy.move("S"), p.Ack)
+    ann = await Client.connect(b, ann.table)
+    welcome = await ann.hello(race, token=w_ann.token, last_version=ann.table.version)
+    assert welcome.resumed and welcome.seq == 30
+    replayed = await ann.recv()
+    assert isinstance(replayed, p.Progress) and 2 in {e.seat for e in replayed.players}
+    ann.seq = 30
+    await ann_plays(WIN["moves"][30:])
+
+    await bob.give_up()
+    await cy.give_up()
+    res = (await watcher.expect(p.Finished)).results
+    assert [(s.name, s.status) for s in res.standings] == [("ann", "finished"), ("bob", "gave_up"), ("cy", "gave_up")]
+    assert [len(r.moves) for r in res.records] == [len(WIN["moves"]), 40, 11]
+    for rec in res.records:
+        assert replay(GameRecord("forty-thieves", res.deal, tuple(rec.moves))).game.position() == rec.position
+
+    rc = aioredis.RedisCluster.from_url(cluster.url)
+    try:
+        k = Keys(race)
+        keys = [k.meta, k.names, k.progress, k.history, k.results, k.player(0), k.log(0), k.player(2)]
+        assert len({rc.keyslot(key) for key in keys}) == 1, "one race, one slot"
+        assert await rc.exists(k.results) == 1
+    finally:
+        await rc.aclose()
+    for c in (ann, bob, cy, watcher):
+        await c.close()
+
+
+async def test_presence_leases_and_heartbeats_work_on_the_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
+    a, _ = servers
+    created = await create_race(a, seats=1)
+    ann = await Client.connect(a)
+    await ann.hello(created.race.id, "ann")
+    store = a.service.store
+    now = a.service.lease_expiry()
+    await store.presence(created.race.id, 0, "dead.1", True, now - 900, now - 1000)  # a dead process's lease
+    state = await store.player(created.race.id, 0)
+    assert state is not None and state.line.online == 2
+    for _ in range(50):  # the heartbeat sweeps it (the script reaches the player hash by the race's tag)
+        state = await store.player(created.race.id, 0)
+        if state is not None and state.line.online == 1:
+            break
+        await asyncio.sleep(0.1)
+    assert state is not None and state.line.online == 1
+    await ann.close()
+
+
+async def test_the_janitor_clears_lobbies_spread_over_the_nodes(cluster: LocalCluster) -> None:
+    async with live_server(cluster.url, redis_cluster=True, lobby_ttl=1) as server:
+        made = [await create_race(server, seats=2) for _ in range(4)]
+        rc = aioredis.RedisCluster.from_url(cluster.url)
+        try:
+            slots = {rc.keyslot(Keys(c.race.id).meta) for c in made}
+            assert len(slots) == 4
+            for _ in range(60):
+                if not any([await rc.exists(Keys(c.race.id).meta) for c in made]):
+                    break
+                await asyncio.sleep(0.1)
+            assert not any([await rc.exists(Keys(c.race.id).meta) for c in made])
+            assert not any([await rc.exists(f"code:{c.race.code}") for c in made])
+        finally:
+            await rc.aclose()
