@@ -25,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/race_load.py
+	$(BIN)/python bench/scale.py
 
 demo: $(STAMP)
 	BIN=$(BIN) sh scripts/demo.sh
