@@ -214,24 +214,31 @@ async def measure(stats: Stats, stop: asyncio.Event, warmup: float, duration: fl
     return elapsed
 
 
-async def race_load(base: str, args: argparse.Namespace) -> tuple[Stats, float]:
-    ws_url = base.replace("http://", "ws://") + "/ws"
+async def race_load(bases: str | list[str], args: argparse.Namespace) -> tuple[Stats, float]:
+    """The load against one server, or several on one Redis: each race is created on one,
+    its players and spectators dealt round-robin over all (``bench/scale.py``)."""
+    bases = [bases] if isinstance(bases, str) else bases
+    urls = [base.replace("http://", "ws://") + "/ws" for base in bases]
     stats, stop, started = Stats(), asyncio.Event(), asyncio.Event()
     rng = random.Random(args.seed)
     tasks, creators = [], []
+    n = 0
     for r in range(args.races):
         deal = rng.randrange(1, 1_000_000)
-        created = http(base + "/races", "POST", {"seats": args.players, "deal_source": "number", "deal": deal,
-                                                 "time_limit": 3600})
+        created = http(bases[r % len(bases)] + "/races", "POST",
+                       {"seats": args.players, "deal_source": "number", "deal": deal, "time_limit": 3600})
         race = created["race"]["id"]
         creators.append(created["creator_token"])
-        for i in range(args.players):
-            tasks.append(asyncio.create_task(player(ws_url, race, f"p{i}", deal, stats, stop, started,
-                                                    random.Random(rng.random()), args.pace)))
-        for _ in range(args.spectators):
-            tasks.append(asyncio.create_task(spectator(ws_url, race, stats, stop)))
+        for i in range(args.players + args.spectators):
+            url = urls[n % len(urls)]
+            n += 1
+            if i < args.players:
+                tasks.append(asyncio.create_task(player(url, race, f"p{i}", deal, stats, stop, started,
+                                                        random.Random(rng.random()), args.pace)))
+            else:
+                tasks.append(asyncio.create_task(spectator(url, race, stats, stop)))
     await asyncio.sleep(1.0 + 0.005 * len(tasks))  # every hello answered
-    async with websockets.connect(ws_url, compression=None) as admin:
+    async with websockets.connect(urls[0], compression=None) as admin:  # a creator token starts it anywhere
         for token in creators:
             await admin.send(p.encode(p.Start(creator_token=token)))
     started.set()
