@@ -65,6 +65,8 @@ class Connection:
         self.seat: int | None = None
         self.welcomed = False
         self.needs_full = True
+        self.table_version = 0
+        """Version of the table the welcome gave (or replayed to) this client."""
         self.seen: dict[int, p.PlayerProgress] | None = None
         """After a resumed welcome: the progress table this client has (the hub sends it the difference)."""
         self.member = ""
@@ -289,7 +291,7 @@ class Connection:
         assert meta is not None
         self.hub.set_meta(meta)
         version, lines = await self.store.lines(self.race)
-        self.version = version
+        self.version = self.table_version = version
         total = get_variant(meta.variant).total_cards
         table = races.progress_lines(lines, meta.started, total)
         missed = None

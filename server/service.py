@@ -182,6 +182,10 @@ class RaceHub:
         for conn in list(self.conns):
             if not conn.welcomed:
                 continue
+            if (conn.needs_full or conn.seen is not None) and version < conn.table_version:
+                # Read before this connection's welcome: its first table must not go back in time.
+                self._dirty = True
+                continue
             if conn.needs_full:
                 conn.needs_full = False
                 if full is None:
