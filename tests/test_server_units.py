@@ -14,6 +14,7 @@ from server.standings import Line, ranked, shown_status
 from server.tokens import CREATOR, PLAYER, Signer, TokenError
 from shared import protocol as p
 from shared.engine import Game
+from shared.variants import get_variant
 
 
 def test_flags_beat_environment_beat_defaults() -> None:
@@ -107,3 +108,57 @@ def test_log_lines_are_one_logfmt_line() -> None:
     line = format_event("refused", {"race": "r1", "detail": 'a "b"\nc', "seat": None, "n": 3})
     assert line == 'event=refused race=r1 detail="a \\"b\\"\\nc" n=3'
     assert "\n" not in line
+
+
+def test_switches_read_yes_and_no_from_flags_and_environment() -> None:
+    assert parse_args(["--redis-cluster", "yes"], {}).redis_cluster is True
+    assert parse_args([], {"THIEVES_REDIS_CLUSTER": "1"}).redis_cluster is True
+    assert parse_args([], {"THIEVES_REDIS_CLUSTER": "off"}).redis_cluster is False
+    with pytest.raises(ValueError, match="THIEVES_REDIS_CLUSTER"):
+        parse_args([], {"THIEVES_REDIS_CLUSTER": "maybe"})
+
+
+def test_the_table_before_a_gap_is_rebuilt_from_the_lines_each_event_overwrote() -> None:
+    from server.store import Event
+
+    now = [Line(0, "ann", "racing", 5, 40, 900, 0, 1), Line(1, "bob", "racing", 7, 30, 950, 0, 1),
+           Line(2, "cy", "waiting", 0, 0, 0, 0, 1)]
+    ann_before = Line(0, "ann", "racing", 4, 38, 800, 0, 1)
+    missed = [
+        Event(11, "move", 0, ann_before),
+        Event(12, "move", 0, Line(0, "ann", "racing", 4, 39, 800, 0, 1)),  # only a seat's first event counts
+        Event(13, "join", 2, None),  # cy joined in the gap: absent before it
+        Event(14, "end", -1, None),
+    ]
+    before = {e.seat: e for e in races.table_before(now, missed, True, 104)}
+    assert set(before) == {0, 1}
+    assert (before[0].home, before[0].moves, before[0].rank) == (4, 38, 2)
+    assert before[1].rank == 1 and before[1].moves == 30
+    lobby = races.table_before(now, [Event(20, "start", -1, None)], True, 104)
+    assert [e.status for e in lobby] == ["racing", "racing", "waiting"], "a missed start: lobby statuses"
+    assert [e.status for e in races.progress_lines(now, True, 104)][2] == "racing"
+
+
+def test_status_after_a_move_and_as_shown() -> None:
+    game = Game.new(get_variant("forty-thieves"), 1)
+    assert races.player_status(game) == "racing"
+    assert shown_status("blocked", True, 1) == "blocked"
+    assert shown_status("blocked", True, 0) == "disconnected"
+
+
+def test_metrics_histogram_buckets_are_cumulative_and_text_is_prometheus() -> None:
+    from server.metrics import Metrics
+
+    m = Metrics()
+    for seconds in (0.0002, 0.0007, 0.003, 9.0):
+        m.redis_seconds.observe("moves", seconds)
+    m.rejected("wrong_suit")
+    m.rejected("wrong_suit")
+    text = m.render({"thieves_connections": ("open connections", 3)})
+    assert 'thieves_redis_seconds_bucket{op="moves",le="0.0005"} 1' in text
+    assert 'thieves_redis_seconds_bucket{op="moves",le="0.001"} 2' in text
+    assert 'thieves_redis_seconds_bucket{op="moves",le="2.5"} 3' in text
+    assert 'thieves_redis_seconds_bucket{op="moves",le="+Inf"} 4' in text
+    assert 'thieves_redis_seconds_count{op="moves"} 4' in text
+    assert 'thieves_moves_rejected_total{reason="wrong_suit"} 2' in text
+    assert "# TYPE thieves_connections gauge\nthieves_connections 3\n" in text
