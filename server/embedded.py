@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -59,10 +61,21 @@ class EmbeddedRedis:
     store); a port listens on 127.0.0.1 (tests, and tools like redis-cli).
     """
 
-    def __init__(self, data_dir: str | Path, port: int | None = None, appendonly: bool = True) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        port: int | None = None,
+        appendonly: bool = True,
+        die_with_parent: bool = False,
+    ) -> None:
+        """``die_with_parent``: on Linux, the kernel sends Redis SIGTERM (it then
+        flushes its append-only file and exits) when the starting *thread* ends,
+        so a server killed by SIGKILL or a closed terminal leaves no orphan
+        holding the data directory. Only for a process's main thread."""
         self.data_dir = Path(data_dir).resolve()
         self.port = port
         self.appendonly = appendonly
+        self.die_with_parent = die_with_parent
         self.process: subprocess.Popen[bytes] | None = None
         self._socket_dir: str | None = None
         sock = self.data_dir / "redis.sock"
@@ -101,7 +114,8 @@ class EmbeddedRedis:
             "--logfile", str(self.data_dir / "redis.log"),
         ]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
+                                        stderr=subprocess.PIPE,
+                                        preexec_fn=_term_with_parent if self.die_with_parent else None)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -134,6 +148,15 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _term_with_parent() -> None:
+    """In the child before exec: ask Linux for SIGTERM when the parent dies."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _answers(path: Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 from typing import Callable, Sequence
@@ -112,6 +113,11 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise _Terminated()
 
 
+def _on_sighup(signum: int, frame: object) -> None:
+    """The terminal closed: take the same graceful path as SIGTERM (uvicorn handles that one)."""
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = parse_args(argv)
@@ -121,13 +127,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found
     # before it started: this one, so that the ``finally`` below still runs.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGHUP, _on_sighup)
     setup_logging(config.log_level)
     print_config(config)
     embedded: EmbeddedRedis | None = None
     redis_url = config.redis_url
     if redis_url is None:
         try:
-            embedded = EmbeddedRedis(config.data_dir).start()
+            embedded = EmbeddedRedis(config.data_dir, die_with_parent=True).start()
         except EmbeddedRedisError as exc:
             print(f"thieves-server: {exc}", file=sys.stderr)
             return 2

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 import sys
 import urllib.request
 from pathlib import Path
@@ -21,20 +22,26 @@ from shared import protocol as p
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_thieves_server_runs_with_its_own_redis_and_stops_it(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def _start_with_embedded_redis(data: Path) -> tuple[subprocess.Popen[str], str]:
+    """thieves-server with no Redis URL; returns once it logged ``listening``."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "server.main", "--port", "0", "--data-dir", str(data), "--countdown", "1"],
         cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ, "THIEVES_PROGRESS_HZ": "5"},
     )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if "event=listening" in line:
+            break
+    return proc, "".join(lines)
+
+
+def test_thieves_server_runs_with_its_own_redis_and_stops_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    proc, out = _start_with_embedded_redis(data)
     try:
         assert proc.stderr is not None
-        lines = []
-        for line in proc.stderr:
-            lines.append(line)
-            if "event=listening" in line:
-                break
-        out = "".join(lines)
         assert "thieves-server configuration:" in out
         assert re.search(r"progress_hz\s+5\.0", out), "the environment sets options"
         assert re.search(r"countdown\s+1\.0", out), "flags set options"
@@ -58,6 +65,38 @@ def _answers(path: Path) -> bool:
     from server.embedded import _answers as answers
 
     return answers(path)
+
+
+def _wait_until_silent(sock: Path, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not sock.exists() or not _answers(sock):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP])
+def test_embedded_redis_never_outlives_its_server(tmp_path: Path, sig: signal.Signals) -> None:
+    """A server killed outright, or whose terminal closed, leaves no Redis holding its data dir."""
+    data = tmp_path / "data"
+    proc, _ = _start_with_embedded_redis(data)
+    try:
+        assert _answers(data / "redis.sock")
+        proc.send_signal(sig)
+        code = proc.wait(10)
+        assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 0)
+        assert _wait_until_silent(data / "redis.sock"), "the embedded Redis is still serving"
+        again, out = _start_with_embedded_redis(data)  # the same data dir is free again
+        try:
+            assert "event=listening" in out
+        finally:
+            again.send_signal(signal.SIGTERM)
+            again.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_help_lists_every_option_with_its_environment_variable() -> None:
