@@ -39,6 +39,14 @@ class Config:
     lobby_ttl: int = 3_600
     presence_lease: float = 15.0
     graceful_timeout: float = 5.0
+    hint_budget: float = 0.3
+    """Seconds of solver time per hint (races that allow hints)."""
+    hint_interval: float = 5.0
+    """Seconds a player waits between two hints."""
+    hint_workers: int = 1
+    """Solver processes for hints; 0 runs them in a thread of the server process."""
+    pool_dir: str = ""
+    """Directory of private pool files (``pool-<variant>.json``); empty: the pools shipped in shared/data."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
@@ -69,6 +77,11 @@ _HELP = {
     "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
     "presence_lease": "seconds a dead server process's players still count as connected",
     "graceful_timeout": "seconds shutdown waits for connections before closing them",
+    "hint_budget": "seconds of solver time per hint in races that allow hints",
+    "hint_interval": "seconds a player must wait between two hints",
+    "hint_workers": "solver processes for hints (0: a thread of the server, which slows other players' moves)",
+    "pool_dir": "directory of private pool files for checked races (default: the public pools shipped "
+    "with the package, which racers can match against their board)",
     "log_level": "debug, info, warning or error",
 }
 

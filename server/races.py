@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from functools import lru_cache
+from typing import Callable
 
 from shared import protocol as p
 from shared.deals import Deal, deal as make_deal
@@ -18,6 +19,7 @@ from shared.moves import Move
 from shared.record import GameRecord, replay
 from shared.variants import UnknownVariant, Variant, get_variant
 
+from .pools import DealPools
 from .standings import Line, ranked, shown_status
 from .store import Event, PlayerState, RaceMeta
 
@@ -46,30 +48,45 @@ def commitment(variant: str, deal: int, salt: str) -> str:
     return hashlib.sha256(f"{variant}|{deal}|{salt}".encode()).hexdigest()
 
 
-def choose_deal(req: p.Create) -> int:
-    """The race's deal number from its ``deal_source`` (secret random by default)."""
+def choose_deal(req: p.Create, variant: str, pick_checked: Callable[[str], int | None]) -> int:
+    """The race's deal number from its ``deal_source`` (secret random by default).
+
+    ``pick_checked`` draws a secret deal from the variant's pool of winnable
+    deals (``None`` when there is none).
+    """
+    if req.deal_source in ("random", "pool") and req.deal is not None:
+        raise CreateError(p.ErrorCode.BAD_DEAL, f"deal_source {req.deal_source!r} takes no deal number")
     if req.deal_source == "random":
-        if req.deal is not None:
-            raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'random' takes no deal number")
         return secrets.randbelow(p.MAX_WIRE_DEAL) + 1
+    if req.deal_source == "pool":
+        number = pick_checked(variant)
+        if number is None:
+            raise CreateError(p.ErrorCode.NO_POOL, f"no checked deals of {variant} are known to this server: "
+                              "use deal_source 'random' or 'number'")
+        return number
     if req.deal is None:
         raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'number' needs a deal number")
     return req.deal
 
 
-def new_race(req: p.Create, now_ms: int) -> RaceMeta:
-    """A lobby race for a create request; raises :class:`CreateError`."""
+def new_race(req: p.Create, now_ms: int, pick_checked: Callable[[str], int | None] | None = None) -> RaceMeta:
+    """A lobby race for a create request; raises :class:`CreateError`.
+
+    ``pick_checked`` defaults to a secret pick from the pools shipped with the package.
+    """
+    pick_checked = pick_checked or DealPools().pick
     try:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
         raise CreateError(p.ErrorCode.BAD_VARIANT, str(exc)) from None
-    number = choose_deal(req)
+    number = choose_deal(req, variant.key, pick_checked)
     salt = secrets.token_hex(16)
     return RaceMeta(
         id=new_id(), code=new_code(), variant=variant.key, deal_source=req.deal_source, deal=number,
         salt=salt, commitment=commitment(variant.key, number, salt), seats=req.seats, players=0,
         time_limit=req.time_limit, undo=req.undo, start_mode=req.start_mode, status="lobby",
         created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,
+        checked=req.deal_source == "pool", hints=req.hints,
     )
 
 
@@ -79,6 +96,7 @@ def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
         players=meta.players, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
         status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,  # type: ignore[arg-type]
         starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
+        checked=meta.checked, hints=meta.hints,
     )
 
 
@@ -116,6 +134,7 @@ def progress_lines(lines: list[Line], started: bool, total: int) -> list[p.Playe
             seat=line.seat, name=line.name, home=line.home, total=total, moves=line.moves,
             status=shown_status(line.status, started, line.online),  # type: ignore[arg-type]
             rank=rank, finished_at=line.finished_at or None, home_at=line.home_at or None,
+            helped=bool(line.helped),
         ))
     out.sort(key=lambda e: e.seat)
     return out
@@ -160,7 +179,7 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
         standings.append(p.Standing(
             rank=rank, seat=line.seat, name=line.name, status=status,  # type: ignore[arg-type]
             home=line.home, total=total, moves=line.moves, finished_at=line.finished_at or None,
-            home_at=line.home_at or None,
+            home_at=line.home_at or None, helped=bool(line.helped),
         ))
     records = []
     for pl in players:
@@ -169,4 +188,5 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
     return p.Results(
         race=meta.id, variant=meta.variant, deal=meta.deal, salt=meta.salt, commitment=meta.commitment,
         starts_at=meta.starts_at or None, ended_at=ended_at, standings=standings, records=records,
+        checked=meta.checked,
     )

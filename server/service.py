@@ -27,8 +27,10 @@ from shared.variants import get_variant
 
 from . import races
 from .config import Config
+from .hinting import HintRunner
 from .log import log
 from .metrics import Metrics
+from .pools import DealPools
 from .store import Keys, RaceMeta, Store, StoreError
 from .tokens import Signer
 
@@ -225,6 +227,8 @@ class Service:
         self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
                            timer=self.metrics.redis_seconds.observe)
         self.signer: Signer | None = None
+        self.pools = DealPools(config.pool_dir)
+        self.hints = HintRunner(config.hint_workers)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
         self.progress_frames = 0
@@ -238,6 +242,7 @@ class Service:
     async def start(self) -> None:
         secret = self.config.token_secret
         self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
+        self.hints.start()
         self._tasks = [asyncio.create_task(self._listen()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor))]
@@ -259,6 +264,7 @@ class Service:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for hub in self.hubs.values():
             hub.close()
+        self.hints.close()
         try:
             await self._pubsub.aclose()
         except RedisError:  # pragma: no cover - Redis already gone at shutdown
@@ -348,12 +354,13 @@ class Service:
     async def create_race(self, req: p.Create) -> tuple[RaceMeta, str]:
         """A new lobby race and its creator token; raises races.CreateError."""
         for _ in range(10):
-            meta = races.new_race(req, now_ms())
+            meta = races.new_race(req, now_ms(), self.pools.pick)
             if await self.store.create_race(meta):
                 assert self.signer is not None
                 token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)
                 log("race_created", race=meta.id, code=meta.code, variant=meta.variant, seats=meta.seats,
-                    deal_source=meta.deal_source, time_limit=meta.time_limit, start_mode=meta.start_mode)
+                    deal_source=meta.deal_source, checked=meta.checked, hints=meta.hints,
+                    time_limit=meta.time_limit, start_mode=meta.start_mode)
                 return meta, token
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 

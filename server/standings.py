@@ -24,6 +24,8 @@ class Line:
     home_at: int
     finished_at: int
     online: int
+    helped: int = 0
+    """1 once the player took a hint (never goes back to 0)."""
 
 
 def rank_key(line: Line) -> tuple[int, float, int, float, int]:

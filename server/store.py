@@ -8,11 +8,15 @@ races)::
                                   the secret deal and salt, counters
     race:{ID}:names        hash   lower-cased player name -> seat
     race:{ID}:p:SEAT       hash   a player: name, status, seq, n (log length),
-                                  home, moves, home_at, finished_at, online
+                                  home, moves, home_at, finished_at, online,
+                                  helped (1 after a hint), hint_at (ms)
     race:{ID}:log:SEAT     list   the player's moves in notation, "U" = undo
+    race:{ID}:hint:SEAT    string the player's last hint (shared.hints.Hint
+                                  JSON, with the line it follows: the next
+                                  hint continues it, from any process)
     race:{ID}:progress     hash   seat -> msgpack [name, status, home, moves,
-                                  home_at, finished_at, online] (one read
-                                  gives the whole progress table)
+                                  home_at, finished_at, online, helped] (one
+                                  read gives the whole progress table)
     race:{ID}:history      stream every event, entry id "<version>-1":
                                   k=kind s=seat d=data o=the seat's progress
                                   line before the event (capped at about
@@ -98,9 +102,10 @@ local function emit(meta, hist, chan, kind, seat, data, old)
 end
 local function write_progress(progress, pkey, seat)
   local old = redis.call('HGET', progress, seat)
-  local f = redis.call('HMGET', pkey, 'name', 'status', 'home', 'moves', 'home_at', 'finished_at', 'online')
+  local f = redis.call('HMGET', pkey, 'name', 'status', 'home', 'moves', 'home_at', 'finished_at', 'online',
+    'helped')
   redis.call('HSET', progress, seat, cmsgpack.pack({f[1], f[2], tonumber(f[3]), tonumber(f[4]),
-    tonumber(f[5]), tonumber(f[6]), tonumber(f[7])}))
+    tonumber(f[5]), tonumber(f[6]), tonumber(f[7]), tonumber(f[8]) or 0}))
   return old
 end
 local function start_race(meta, hist, chan, now, countdown)
@@ -243,6 +248,40 @@ if last_v > 0 and (announce or redis.call('SET', KEYS[4], 1, 'PX', tonumber(ARGV
   redis.call('PUBLISH', KEYS[1] .. ':chan', last_v .. ' move')
 end
 return replies
+"""
+
+# KEYS: meta, pkey, hint. ARGV: now, interval_ms
+# Checks that the player may have a hint now and reserves it (hint_at = now):
+# the rate limit holds across every connection and process of the seat. The
+# checks come before the one write, so a refusal writes nothing.
+_HINT_TAKE = r"""
+local m = redis.call('HMGET', KEYS[1], 'status', 'hints')
+if not m[1] then return {'err', 'race_not_found'} end
+if m[2] ~= '1' then return {'err', 'hints_not_allowed'} end
+local now = tonumber(ARGV[1])
+local bad = running_error(KEYS[1], now)
+if bad then return {'err', bad} end
+local p = redis.call('HMGET', KEYS[2], 'status', 'hint_at', 'n')
+if p[1] == 'finished' or p[1] == 'gave_up' then return {'err', 'player_finished'} end
+local wait = (tonumber(p[2]) or 0) + tonumber(ARGV[2]) - now
+if wait > 0 then return {'err', 'hint_too_soon', wait} end
+redis.call('HSET', KEYS[2], 'hint_at', now)
+return {'ok', tonumber(p[3]), redis.call('GET', KEYS[3]) or ''}
+"""
+
+# KEYS: meta, pkey, progress, history, hint. ARGV: seat, hint json, now, chan
+# Keeps the hint for the next one and marks the player as helped: the first
+# hint changes the progress line (an event, a version); later ones do not.
+_HINT_GIVE = r"""
+local bad = running_error(KEYS[1], tonumber(ARGV[3]))
+if bad then return {'err', bad} end
+redis.call('SET', KEYS[5], ARGV[2])
+if redis.call('HGET', KEYS[2], 'helped') == '1' then
+  return {'ok', tonumber(redis.call('HGET', KEYS[1], 'version'))}
+end
+redis.call('HSET', KEYS[2], 'helped', 1)
+local old = write_progress(KEYS[3], KEYS[2], ARGV[1])
+return {'ok', emit(KEYS[1], KEYS[4], ARGV[4], 'help', ARGV[1], '', old)}
 """
 
 # KEYS: meta, pkey, progress, history. ARGV: seat, now, chan
@@ -425,6 +464,14 @@ class StoreError(Exception):
         super().__init__(code)
 
 
+class HintRefused(StoreError):
+    """A hint refused; ``wait_ms`` says how long until the next is allowed (``hint_too_soon``)."""
+
+    def __init__(self, code: str, wait_ms: int = 0) -> None:
+        super().__init__(code)
+        self.wait_ms = wait_ms
+
+
 @dataclass
 class RaceMeta:
     """A race's hash, typed. ``deal`` and ``salt`` are secret until the end."""
@@ -449,6 +496,9 @@ class RaceMeta:
     ended_at: int
     version: int
     done: int
+    checked: bool = False
+    """The deal was drawn from the pool of deals proved winnable."""
+    hints: bool = False
 
     def phase(self, now_ms: int) -> str:
         """lobby, countdown, running or finished, as the protocol names them."""
@@ -501,6 +551,8 @@ def _meta_from(raw: dict[bytes, bytes]) -> RaceMeta:
         salt=d["salt"],
         commitment=d["commitment"],
         undo=d["undo"] == "1",
+        checked=d.get("checked") == "1",
+        hints=d.get("hints") == "1",
         start_mode=d["start_mode"],
         status=d["status"],
         **{k: int(d.get(k) or 0) for k in _INT_FIELDS},
@@ -508,12 +560,15 @@ def _meta_from(raw: dict[bytes, bytes]) -> RaceMeta:
 
 
 _pack = msgspec.msgpack.Encoder().encode
-_line_decoder = msgspec.msgpack.Decoder(tuple[str, str, int, int, int, int, int])
+_line_decoder = msgspec.msgpack.Decoder(tuple[str, str, int, int, int, int, int, int])
+_old_line_decoder = msgspec.msgpack.Decoder(tuple[str, str, int, int, int, int, int])
 
 
 def _line_from(seat: int, blob: bytes) -> Line:
-    name, status, home, moves, home_at, finished_at, online = _line_decoder.decode(blob)
-    return Line(seat, name, status, home, moves, home_at, finished_at, online)
+    try:
+        return Line(seat, *_line_decoder.decode(blob))
+    except msgspec.ValidationError:  # a line written before the helped mark existed (a server upgrade)
+        return Line(seat, *_old_line_decoder.decode(blob))
 
 
 def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
@@ -544,10 +599,14 @@ class Keys:
     def log(self, seat: int) -> str:
         return f"{self.meta}:log:{seat}"
 
+    def hint(self, seat: int) -> str:
+        return f"{self.meta}:hint:{seat}"
+
     def every(self, players: int) -> list[str]:
         """Every key the race may have, the race hash first (for EXPIRE and DEL)."""
         out = [self.meta, self.names, self.progress, self.history, self.presence, self.results, self.tick]
-        return out + [self.player(s) for s in range(players)] + [self.log(s) for s in range(players)]
+        seats = range(players)
+        return out + [self.player(s) for s in seats] + [self.log(s) for s in seats] + [self.hint(s) for s in seats]
 
 
 def code_key(code: str) -> str:
@@ -579,6 +638,8 @@ class Store:
         self._start = reg(_LUA_PRELUDE + _START)
         self._moves_script = reg(_LUA_PRELUDE + _LUA_RUNNING + _MOVES)
         self._give_up = reg(_LUA_PRELUDE + _LUA_RUNNING + _GIVE_UP)
+        self._hint_take = reg(_LUA_RUNNING + _HINT_TAKE)
+        self._hint_give = reg(_LUA_PRELUDE + _LUA_RUNNING + _HINT_GIVE)
         self._presence = reg(_LUA_PRELUDE + _LUA_PRESENCE + _PRESENCE)
         self._heartbeat = reg(_LUA_PRELUDE + _LUA_PRESENCE + _HEARTBEAT)
         self._end = reg(_LUA_PRELUDE + _END)
@@ -674,7 +735,7 @@ class Store:
             return None
         d = {a.decode(): b.decode() for a, b in _pairs(flat).items()}
         line = Line(seat, d["name"], d["status"], int(d["home"]), int(d["moves"]), int(d["home_at"]),
-                    int(d["finished_at"]), int(d["online"]))
+                    int(d["finished_at"]), int(d["online"]), int(d.get("helped") or 0))
         return PlayerState(seat, d["name"], d["status"], int(d["seq"]), int(d["n"]),
                            [m.decode() for m in log], line)
 
@@ -751,6 +812,27 @@ class Store:
             raise StoreError(rest[0])
         return int(rest[0]), bool(rest[1])
 
+    async def take_hint(self, race: str, seat: int, now: int, interval_ms: int) -> tuple[int, str | None]:
+        """Reserve a hint for the seat (rate limit, race and player checks):
+        ``(log length, the previous hint's JSON or None)``; raises :class:`HintRefused`."""
+        k = Keys(race)
+        kind, rest = _reply(await self._hint_take(keys=[k.meta, k.player(seat), k.hint(seat)],
+                                                  args=[now, interval_ms]))
+        if kind != "ok":
+            raise HintRefused(rest[0], int(rest[1]) if len(rest) > 1 else 0)
+        return int(rest[0]), rest[1] or None
+
+    async def give_hint(self, race: str, seat: int, hint_json: str, now: int) -> int:
+        """Keep the hint for the next one and mark the player helped; the race version."""
+        k = Keys(race)
+        kind, rest = _reply(await self._hint_give(
+            keys=[k.meta, k.player(seat), k.progress, k.history, k.hint(seat)],
+            args=[seat, hint_json, now, k.chan],
+        ))
+        if kind != "ok":
+            raise StoreError(rest[0])
+        return int(rest[0])
+
     async def presence(self, race: str, seat: int, member: str, online: bool, expiry: int, now: int) -> int:
         """Take (``online``) or drop one connection's presence lease on a seat; the race version."""
         k = Keys(race)
@@ -805,6 +887,7 @@ class Store:
         for seat in range(meta.players if meta else 0):
             out[f"p{seat}"] = await self.redis.hgetall(k.player(seat))
             out[f"log{seat}"] = await self.redis.lrange(k.log(seat), 0, -1)
+            out[f"hint{seat}"] = await self.redis.get(k.hint(seat))
         return out
 
 

@@ -21,6 +21,7 @@ Conversation (client ``->``, server ``<-``)::
     <- countdown(starts_at, ends_at, view)
     -> move(seq, move)               <- ack(seq, view, version) | reject(seq, reason)
     -> give_up                       <- gave_up(version)
+    -> hint                          <- hint(move, winning, ...)   (races with hints)
     <- finished(results)             (deal and salt revealed)
 
 Versions: every event a race stores (a join, a ready, the start, each
@@ -75,9 +76,11 @@ DealNumber = Annotated[int, msgspec.Meta(ge=1, le=MAX_WIRE_DEAL)]
 
 Role = Literal["player", "spectator"]
 StartMode = Literal["creator", "all-ready"]
-DealSource = Literal["random", "number"]
-"""How the deal is chosen: a secret random number, or the number given in
-``deal`` (a daily deal, a rematch). Issue 6 adds ``"pool"`` (solver-proved)."""
+DealSource = Literal["random", "number", "pool"]
+"""How the deal is chosen: a secret random number, the number given in
+``deal`` (a daily deal, a rematch), or a secret pick from the variant's pool
+of deals the solver proved winnable (the race is then "checked")."""
+HintVerdict = Literal["won", "unwinnable", "unknown"]
 RaceStatus = Literal["lobby", "countdown", "running", "finished"]
 PlayerStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up", "disconnected"]
 """``waiting``/``ready`` in the lobby; ``blocked`` is a racer with no legal
@@ -153,6 +156,10 @@ class RaceInfo(msgspec.Struct, kw_only=True):
     starts_at: Union[Millis, None] = None
     ends_at: Union[Millis, None] = None
     version: Version = 0
+    checked: bool = False
+    """The deal comes from the pool of deals proved winnable (``deal_source`` ``"pool"``)."""
+    hints: bool = False
+    """Players may ask the server for hints (and are then marked ``helped``)."""
 
 
 class PlayerProgress(msgspec.Struct, kw_only=True):
@@ -170,6 +177,8 @@ class PlayerProgress(msgspec.Struct, kw_only=True):
     finished_at: Union[Millis, None] = None
     home_at: Union[Millis, None] = None
     """When the player reached its current ``home`` count (the tie-break)."""
+    helped: bool = False
+    """The player took a hint in this race ("played with help"; never cleared)."""
 
 
 class Standing(msgspec.Struct, kw_only=True):
@@ -184,6 +193,7 @@ class Standing(msgspec.Struct, kw_only=True):
     moves: int
     finished_at: Union[Millis, None] = None
     home_at: Union[Millis, None] = None
+    helped: bool = False
 
 
 class PlayerRecord(msgspec.Struct, kw_only=True):
@@ -208,6 +218,8 @@ class Results(msgspec.Struct, kw_only=True):
     ended_at: Millis
     standings: list[Standing]
     records: list[PlayerRecord]
+    checked: bool = False
+    """The deal came from the pool: a winning line is known for it."""
 
 
 # ------------------------------------------------------ client -> server
@@ -236,6 +248,8 @@ class Create(_Message, tag="create"):
     time_limit: TimeLimit = 900
     undo: bool = True
     start_mode: StartMode = "creator"
+    hints: bool = False
+    """Allow ``hint`` requests (off by default: a race is usually played unaided)."""
 
 
 class Ready(_Message, tag="ready"):
@@ -272,6 +286,13 @@ class Ping(_Message, tag="ping"):
     """Ask for a ``pong`` (round-trip time, clock offset)."""
 
     nonce: int = 0
+
+
+class HintRequest(_Message, tag="hint"):
+    """Ask for a suggested move (races created with ``hints``); marks the player as helped.
+
+    The answer is the server's ``hint`` frame; the game does not change.
+    """
 
 
 # ------------------------------------------------------ server -> client
@@ -381,8 +402,29 @@ class Pong(_Message, tag="pong"):
     server_time: Millis
 
 
-ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping]
-ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong]
+class HintAnswer(_Message, tag="hint"):
+    """The answer to a ``hint`` request: a move for the player's current position.
+
+    Why both ``winning`` and ``verdict``: within the small time budget the
+    solver may find no line; the move is then only the most promising legal
+    one (``winning`` false, ``verdict`` ``"unknown"``), or, when no line
+    exists from here at all, ``"unwinnable"``.
+    """
+
+    move: Union[str, None]
+    """A legal move in notation; ``None`` only when no move is legal."""
+    winning: bool
+    """True when ``move`` starts a line the server proved to win from here."""
+    verdict: HintVerdict
+    remaining: int = 0
+    """Moves in that winning line from here (0 when none was found)."""
+    seq: Seq = 0
+    """``seq`` of the player's last accepted move: the hint is for the position after it."""
+    version: Version = 0
+
+
+ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping, HintRequest]
+ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong, HintAnswer]
 CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMessage.__args__)  # type: ignore[attr-defined]
 SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
 
@@ -419,6 +461,9 @@ class ErrorCode(str, enum.Enum):
     UNDO_DISABLED = "undo_disabled"
     BAD_VARIANT = "bad_variant"
     BAD_DEAL = "bad_deal"
+    NO_POOL = "no_pool"
+    HINTS_NOT_ALLOWED = "hints_not_allowed"
+    HINT_TOO_SOON = "hint_too_soon"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
@@ -453,6 +498,9 @@ _EXPLANATIONS = {
     ErrorCode.UNDO_DISABLED: "this race does not allow undo",
     ErrorCode.BAD_VARIANT: "no game of the family has that name",
     ErrorCode.BAD_DEAL: "the deal source or deal number is not valid",
+    ErrorCode.NO_POOL: "no checked deals ship for that variant: use deal_source 'random' or 'number'",
+    ErrorCode.HINTS_NOT_ALLOWED: "this race was created without hints",
+    ErrorCode.HINT_TOO_SOON: "one hint at a time: wait a little before asking again",
     ErrorCode.RATE_LIMITED: "too many frames: slow down",
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
@@ -599,6 +647,7 @@ __all__ = [
     "Move",
     "GiveUp",
     "Ping",
+    "HintRequest",
     "Welcome",
     "Created",
     "Error",
@@ -609,6 +658,7 @@ __all__ = [
     "GaveUp",
     "Finished",
     "Pong",
+    "HintAnswer",
     "ClientMessage",
     "ServerMessage",
     "ErrorCode",

@@ -42,16 +42,18 @@ SERVER_SAMPLES = [
         standings=[p.Standing(rank=1, seat=0, name="ann", status="finished", home=104, total=104, moves=300)],
         records=[p.PlayerRecord(seat=0, name="ann", moves=["S"], position="...")])),
     p.Pong(nonce=3, server_time=7),
+    p.HintAnswer(move="Wb", winning=True, verdict="won", remaining=57, seq=12, version=40),
 ]
 CLIENT_SAMPLES = [
     p.Hello(protocol=p.PROTOCOL_VERSION, race="ABCD", role="spectator", name="bob", token="x", last_version=4),
     p.Create(variant="sixty-thieves", deal_source="number", deal=12345, seats=10, time_limit=60,
-             undo=False, start_mode="all-ready"),
+             undo=False, start_mode="all-ready", hints=True),
     p.Ready(ready=False),
     p.Start(creator_token="c"),
     p.Move(seq=1, move="ab", seat=0),
     p.GiveUp(),
     p.Ping(nonce=8),
+    p.HintRequest(),
 ]
 
 
@@ -74,6 +76,17 @@ def test_client_messages_round_trip_and_msgpack_python_frames_decode(msg: msgspe
     assert p.decode_client(p.encode(msg)) == msg
     as_dict = msgpack.unpackb(p.encode(msg))
     assert p.decode_client(msgpack.packb(as_dict)) == msg
+
+
+def test_hint_has_one_tag_each_way_and_older_clients_default_the_new_fields() -> None:
+    """``hint`` is a request from a client and an answer from the server; fields added by
+    issue 6 (checked, hints, helped) default so that frames of older peers still decode."""
+    assert p.decode_client(msgpack.packb({"type": "hint"})) == p.HintRequest()
+    answer = p.decode_server(msgpack.packb({"type": "hint", "move": None, "winning": False, "verdict": "unknown"}))
+    assert isinstance(answer, p.HintAnswer) and answer.remaining == 0
+    old_line = {"seat": 0, "name": "ann", "home": 0, "total": 104, "moves": 0, "status": "racing", "rank": 1}
+    assert msgspec.convert(old_line, p.PlayerProgress).helped is False
+    assert p.decode_client(msgpack.packb({"type": "create"})).hints is False  # type: ignore[union-attr]
 
 
 def test_view_keeps_the_stock_secret_and_converts_back() -> None:
@@ -116,6 +129,8 @@ def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
         (msgpack.packb({"type": "create", "seats": 0}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "create", "deal": 2**64 - 1}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "ready", "ready": "yes"}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "create", "deal_source": "checked"}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "create", "hints": "please"}), p.ErrorCode.BAD_FIELD),
     ],
 )
 def test_bad_frames_get_a_typed_error(data: bytes, code: p.ErrorCode) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +163,76 @@ def test_metrics_histogram_buckets_are_cumulative_and_text_is_prometheus() -> No
     assert 'thieves_redis_seconds_count{op="moves"} 4' in text
     assert 'thieves_moves_rejected_total{reason="wrong_suit"} 2' in text
     assert "# TYPE thieves_connections gauge\nthieves_connections 3\n" in text
+
+
+# ---------------------------------------------------------------- checked deals and hints
+def test_a_pool_race_draws_a_checked_deal_and_says_so() -> None:
+    from shared.pool import pool_deals
+
+    meta = races.new_race(p.Create(deal_source="pool"), 0)
+    assert meta.checked and meta.deal in pool_deals("forty-thieves")
+    assert races.race_info(meta, 0).checked is True
+    assert races.new_race(p.Create(deal_source="pool"), 0, lambda variant: 77).deal == 77
+    for req in (p.Create(), p.Create(deal_source="number", deal=meta.deal)):
+        assert races.new_race(req, 0).checked is False
+    for req, code in [
+        (p.Create(deal_source="pool", deal=2), p.ErrorCode.BAD_DEAL),
+        (p.Create(variant="limited", deal_source="pool"), p.ErrorCode.NO_POOL),
+        (p.Create(deal_source="pool"), p.ErrorCode.NO_POOL),
+    ]:
+        with pytest.raises(races.CreateError) as info:
+            races.new_race(req, 0, None if req.variant == "limited" or req.deal else lambda variant: None)
+        assert info.value.code is code
+
+
+def test_private_pool_files_replace_the_shipped_ones(tmp_path: Path) -> None:
+    from server.pools import DealPools
+    from shared.pool import Pool, PoolError
+
+    folder = tmp_path
+    pool = Pool("sixty-thieves")
+    pool.record(9001, "won", ["S"])
+    pool.record(9002, "won", ["S"])
+    (folder / "pool-sixty-thieves.json").write_text(pool.dumps())
+    private = DealPools(str(folder))
+    assert {private.pick("sixty-thieves") for _ in range(40)} == {9001, 9002}
+    assert private.pick("forty-thieves") is None, "a private pool directory replaces every shipped pool"
+    assert "private" in private.source and "public" in DealPools().source
+    (folder / "pool-limited.json").write_text("{not json")
+    with pytest.raises(PoolError, match="pool-limited.json"):
+        DealPools(str(folder))
+    with pytest.raises(PoolError, match="not a directory"):
+        DealPools(str(folder / "missing"))
+
+
+def test_progress_lines_of_an_older_server_still_read() -> None:
+    import msgspec
+
+    from server.store import _line_from
+
+    old = msgspec.msgpack.encode(("ann", "racing", 3, 10, 5, 0, 1))
+    new = msgspec.msgpack.encode(("ann", "racing", 3, 10, 5, 0, 1, 1))
+    assert _line_from(0, old).helped == 0 and _line_from(0, new).helped == 1
+
+
+def test_a_worker_hint_follows_the_kept_line_and_ignores_a_broken_one() -> None:
+    import json
+
+    from server.hinting import compute_hint
+
+    game = Game.new(deal_number=2)
+    first, _ = compute_hint(game.position(), None, 0.3)
+    kept = json.loads(first)
+    assert kept["verdict"] == "won" and kept["move"] == kept["line"][0]
+    game.push_text(kept["move"])
+    second, _ = compute_hint(game.position(), first, 0.3)
+    assert json.loads(second)["line"] == kept["line"][1:]
+    fallback, _ = compute_hint(game.position(), '{"move": "ab"}', 0.3)
+    assert json.loads(fallback)["verdict"] == "won", "an unreadable kept hint means a fresh search"
+
+
+def test_hint_settings_have_flags() -> None:
+    cfg = parse_args(["--hint-budget", "0.05", "--hint-workers", "0", "--pool-dir", "/tmp"],
+                     {"THIEVES_HINT_INTERVAL": "2"})
+    assert (cfg.hint_budget, cfg.hint_interval, cfg.hint_workers, cfg.pool_dir) == (0.05, 2.0, 0, "/tmp")
+    assert (Config().hint_budget, Config().hint_interval, Config().hint_workers) == (0.3, 5.0, 1)
