@@ -26,7 +26,7 @@ from . import races
 from .log import log
 from .ratelimit import TokenBucket
 from .service import RaceHub, Service, now_ms
-from .store import RaceMeta, StoreError
+from .store import HintRefused, RaceMeta, StoreError
 from .tokens import CREATOR, PLAYER, TokenError
 
 _HELLO_FAILURES = {
@@ -87,6 +87,7 @@ class Connection:
             p.Move: self.on_move,
             p.GiveUp: self.on_give_up,
             p.Ping: self.on_ping,
+            p.HintRequest: self.on_hint,
         }
 
     # ---------------------------------------------------------- sending
@@ -389,12 +390,7 @@ class Connection:
             raise Refused(p.ErrorCode.SPECTATOR_CANNOT_MOVE)
         if msg.seat is not None and msg.seat != self.seat:
             raise Refused(p.ErrorCode.NOT_YOUR_SEAT, f"this connection plays seat {self.seat}, not {msg.seat}")
-        assert self.hub is not None
-        meta = self.hub.meta
-        if meta is None or meta.status == "lobby":
-            meta = await self.store.meta(self.race)
-            assert meta is not None
-            self.hub.set_meta(meta)
+        meta = await self._current_meta()
         now = now_ms()
         phase = meta.phase(now)
         if phase in ("lobby", "countdown"):
@@ -448,6 +444,16 @@ class Connection:
             raise Refused(rest[0])
         raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
 
+    async def _current_meta(self) -> RaceMeta:
+        """The race's settings, read again from Redis only while they may still change (the lobby)."""
+        assert self.hub is not None and self.race is not None
+        meta = self.hub.meta
+        if meta is None or meta.status == "lobby":
+            meta = await self.store.meta(self.race)
+            assert meta is not None
+            self.hub.set_meta(meta)
+        return meta
+
     def _apply(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], None]]:
         """Play ``text`` on the cached game; returns the stored text and how to take it back."""
         game = self.game
@@ -500,6 +506,50 @@ class Connection:
         log("gave_up", race=race, seat=seat)
         if race_done and self.hub is not None:
             self.hub.spawn(self.service.end_race(race))
+
+    # ----------------------------------------------------------- hints
+    async def on_hint(self, msg: p.HintRequest) -> None:
+        """A move for the player's position, from the solver; the player is marked helped.
+
+        The reservation (rate limit, race and player checks) is one script
+        before any work, so a refused request costs no solver time and
+        writes nothing; the mark and the kept hint are written before the
+        answer goes out, so nobody gets a hint without the mark.
+        """
+        if self.race is None:
+            raise Refused(p.ErrorCode.HELLO_REQUIRED)
+        if self.seat is None:
+            raise Refused(p.ErrorCode.FORBIDDEN, "spectators cannot ask for hints")
+        meta = await self._current_meta()
+        if not meta.hints:
+            raise Refused(p.ErrorCode.HINTS_NOT_ALLOWED)
+        cfg = self.service.config
+        try:
+            n, previous = await self.store.take_hint(self.race, self.seat, now_ms(), int(cfg.hint_interval * 1000))
+        except HintRefused as exc:
+            if exc.code == p.ErrorCode.HINT_TOO_SOON.value:
+                raise Refused(exc.code, f"one hint every {cfg.hint_interval:g} s: the next in "
+                                        f"{exc.wait_ms / 1000:.1f} s") from None
+            raise Refused(exc.code) from None
+        if self.game is None or n != self.n:
+            await self._reload(meta)
+        assert self.game is not None
+        seq = self.seq
+        found, text, seconds = await self.service.hints.run(self.game.position(), previous, cfg.hint_budget)
+        try:
+            version = await self.store.give_hint(self.race, self.seat, text, now_ms())
+        except StoreError as exc:
+            raise Refused(exc.code) from None
+        self.version = max(self.version, version)
+        verdict = found.verdict.value
+        self.service.metrics.hint_seconds.observe(verdict, seconds)
+        self.send_msg(p.HintAnswer(
+            move=found.move.text() if found.move is not None else None, winning=found.from_winning_line,
+            verdict=verdict, remaining=found.line_length if found.from_winning_line else 0,  # type: ignore[arg-type]
+            seq=seq, version=version,
+        ))
+        log("hint", race=self.race, seat=self.seat, verdict=verdict, seconds=round(seconds, 4),
+            move=found.move.text() if found.move is not None else None)
 
     async def on_ping(self, msg: p.Ping) -> None:
         self.send_msg(p.Pong(nonce=msg.nonce, server_time=now_ms()))

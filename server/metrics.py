@@ -15,6 +15,8 @@ from typing import Callable, Iterable
 
 REDIS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 """Seconds: a healthy Redis answers a batch in well under a millisecond; the tail shows trouble."""
+HINT_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+"""Seconds: a hint that follows its previous line takes a millisecond, a search up to its budget."""
 
 
 class Histogram:
@@ -56,6 +58,7 @@ class Metrics:
         self.frames_out: dict[str, int] = defaultdict(int)
         self.redis_errors = 0
         self.redis_seconds = Histogram()
+        self.hint_seconds = Histogram(HINT_BUCKETS)
 
     def rejected(self, reason: str) -> None:
         self.moves_rejected[reason] += 1
@@ -87,6 +90,8 @@ class Metrics:
                [f"thieves_redis_errors_total {self.redis_errors}"])
         family("thieves_redis_seconds", "histogram", "Redis round-trip time by operation",
                self.redis_seconds.lines("thieves_redis_seconds", "op"))
+        family("thieves_hint_seconds", "histogram", "solver time of the hints given, by verdict",
+               self.hint_seconds.lines("thieves_hint_seconds", "verdict"))
         return "\n".join(lines) + "\n"
 
 

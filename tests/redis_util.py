@@ -26,10 +26,12 @@ from shared import protocol as p
 
 TEST_SECRET = "test-secret-0123456789abcdef"
 PROCESS_ARGS = ["--countdown", "0", "--progress-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
-                "--burst", "2000", "--log-level", "info"]
+                "--burst", "2000", "--log-level", "info", "--hint-workers", "0", "--hint-interval", "0"]
 """``thieves-server`` flags matching TEST_CONFIG, for tests that run the server as a process."""
 TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, token_secret=TEST_SECRET,
-                     hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000)
+                     hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000,
+                     hint_workers=0, hint_budget=0.3, hint_interval=0.0)
+"""Hints run in a thread (no worker process to start per test) and without a wait between them."""
 
 M = TypeVar("M")
 

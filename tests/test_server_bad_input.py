@@ -307,6 +307,8 @@ async def test_frames_before_hello(server: LiveServer) -> None:
     assert rej.reason == "hello_required"
     await c.send(p.Ready())
     assert (await c.error()).code == "hello_required"
+    await c.send(p.HintRequest())
+    assert (await c.error()).code == "hello_required"
     await c.send(p.Ping(nonce=42))
     assert (await c.expect(p.Pong)).nonce == 42
     await c.close()
@@ -317,6 +319,60 @@ async def test_no_hello_in_time_closes(redis_url: str) -> None:
         c = await Client.connect(server)
         assert (await c.error()).code == "hello_required"
         assert await c.closed() == p.CloseCode.HELLO_TIMEOUT
+
+
+# ---------------------------------------------------------------- hints
+async def _hint_refused(race: Race, client: Client) -> p.Error:
+    async def act() -> p.Error:
+        await client.send(p.HintRequest())
+        return await client.error()
+
+    err = await _unchanged_after(race, act)
+    assert err.ref == "hint" and err.message
+    return err
+
+
+async def test_a_race_without_hints_refuses_them(race: Race) -> None:
+    assert race.created.race.hints is False
+    assert (await _hint_refused(race, race.ann)).code == "hints_not_allowed"
+    assert isinstance(await race.ann.move("S"), p.Ack), "the connection carries on"
+
+
+async def test_hints_are_for_racers_whose_game_is_under_way(server: LiveServer) -> None:
+    r = await _race(server, start=False, hints=True)
+    assert (await _hint_refused(r, r.ann)).code == "race_not_started"
+    await start_race(server, r.created.creator_token, [r.ann, r.bob, r.watcher])
+    assert (await _hint_refused(r, r.watcher)).code == "forbidden"
+    await r.bob.give_up()
+    assert (await _hint_refused(r, r.bob)).code == "player_finished"
+    await r.ann.send(p.HintRequest())
+    assert (await r.ann.expect(p.HintAnswer)).winning
+    for c in (r.ann, r.bob, r.watcher):
+        await c.close()
+
+
+async def test_one_hint_per_interval_per_player_over_all_its_connections(redis_url: str) -> None:
+    async with live_server(redis_url, hint_interval=60.0) as server:
+        r = await _race(server, hints=True)
+        await r.ann.send(p.HintRequest())
+        await r.ann.expect(p.HintAnswer)
+        err = await _hint_refused(r, r.ann)
+        assert err.code == "hint_too_soon" and "60 s" in err.message
+        second = await Client.connect(server)
+        await second.hello(r.id, token=r.ann_welcome.token)
+        assert (await _hint_refused(r, second)).code == "hint_too_soon"
+        await r.bob.send(p.HintRequest())
+        assert isinstance(await r.bob.expect(p.HintAnswer), p.HintAnswer), "another player has its own allowance"
+        for c in (r.ann, r.bob, r.watcher, second):
+            await c.close()
+
+
+async def test_no_hint_once_the_race_is_over(server: LiveServer) -> None:
+    r = await _race(server, hints=True, time_limit=1)
+    await r.ann.expect(p.Finished, timeout=5)
+    assert (await _hint_refused(r, r.ann)).code == "race_over"
+    for c in (r.ann, r.bob, r.watcher):
+        await c.close()
 
 
 # ---------------------------------------------------------------- floods and slow readers
