@@ -13,6 +13,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Static
 
 from shared import protocol as p
@@ -39,6 +40,7 @@ class PlayApp(TableApp):
         Binding("s", "ready", "Ready", show=False),
         Binding("b", "begin", "Start", show=False),
         Binding("g", "give_up", "Give up"),
+        Binding("h", "hint", "Hint"),
     ]
 
     def __init__(self, server: str, race: str, name: str, creator_token: str | None = None) -> None:
@@ -63,7 +65,11 @@ class PlayApp(TableApp):
         self.set_interval(TICK_SECONDS, self._tick)
 
     def _tick(self) -> None:
-        self.query_one("#status", Static).update(self.status_text())
+        try:
+            status = self.query_one("#status", Static)
+        except NoMatches:  # a tick while another screen (the standings) is on top or the app closes
+            return
+        status.update(self.status_text())
         self._update_placeholder()
 
     async def action_quit(self) -> None:
@@ -87,9 +93,13 @@ class PlayApp(TableApp):
 
     def status_text(self) -> str:
         line = race_line(self.state, self.link.status)
+        if self.state.info is not None:
+            line += f" · {self.state.checked_text()}"
         view = self.state.view
         if view is not None:
             line += f" · moves {view.move_count} · home {view.cards_home}/{view.total_cards}"
+        if self.state.helped:
+            line += " · † with help"
         return line
 
     def redraw(self) -> None:
@@ -116,9 +126,13 @@ class PlayApp(TableApp):
         if phase is Phase.COUNTDOWN:
             left = state.seconds_to_start() or 0
             return f"Get ready: the race starts in {max(0, int(left) + 1)}…"
+        checked = ("Checked deal: a winning line is known." if info.checked
+                   else "Deal not checked: it may have no winning line.")
         lines = [
             f"Race {info.code} (id {info.id}): {state.seats_taken()}/{info.seats} seats taken.",
-            f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}.",
+            f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}"
+            f" · hints {'allowed (h; marks you as played with help)' if info.hints else 'off'}.",
+            checked,
             "",
         ]
         if info.start_mode == "all-ready":
@@ -136,6 +150,8 @@ class PlayApp(TableApp):
         if message.kind == "reject" and state.last_reject is not None:
             r = state.last_reject
             self.flash(r.message or p.explain(r.reason))
+        elif message.kind == "hintanswer":
+            self._show_hint()
         elif message.kind == "error":
             pass
         elif message.kind.startswith("bad frame"):
@@ -167,6 +183,34 @@ class PlayApp(TableApp):
             self.flash(why)
             return
         self.link.send_move(p.UNDO)
+
+    def action_hint(self) -> None:
+        why = self.state.can_hint()
+        if why is not None:
+            self.flash(why)
+            return
+        if self.link.post(p.HintRequest()):
+            self.flash("asking the server for a hint…", error=False)
+        else:
+            self.flash("offline: try again once reconnected")
+
+    def _show_hint(self) -> None:
+        """Highlight the suggested move on the board and say what it is worth."""
+        answer = self.state.hint
+        if answer is None:
+            return
+        if answer.move is None:
+            self.hint = None
+            self.flash("hint: no move is possible here", error=False)
+            return
+        self.hint = Move.parse(answer.move)
+        if answer.winning:
+            worth = f"from a winning line ({answer.remaining} moves to go)"
+        elif answer.verdict == "unwinnable":
+            worth = "no winning line exists from here"
+        else:
+            worth = "no winning line found in time: just a promising move"
+        self.flash(f"hint: {answer.move}, {worth}", error=False)
 
     def action_ready(self) -> None:
         if self.state.phase() is not Phase.LOBBY:

@@ -85,6 +85,8 @@ class RaceState:
     """Why the client must stop (a refused hello); ``None`` while all is well."""
     last_reject: p.Reject | None = None
     ready: bool = False
+    hint: p.HintAnswer | None = None
+    """The server's last answer to a ``hint`` request."""
 
     # ------------------------------------------------------------ frames out
     def hello(self) -> p.Hello:
@@ -168,6 +170,10 @@ class RaceState:
             self.info.status = msg.race_status
         self._update_my_status()
 
+    def _on_hintanswer(self, msg: p.HintAnswer, at: float) -> None:
+        # An answer for a position the player has already left (a move acked since) is stale.
+        self.hint = msg if msg.seq >= self.acked_seq else None
+
     def _on_gaveup(self, msg: p.GaveUp, at: float) -> None:
         self.my_status = "gave_up"
 
@@ -224,6 +230,24 @@ class RaceState:
     def ranking(self) -> list[p.PlayerProgress]:
         """Racers best first, by the server's rank (seat breaks display ties)."""
         return sorted(self.players.values(), key=lambda pp: (pp.rank, pp.seat))
+
+    @property
+    def helped(self) -> bool:
+        """This player took a hint in this race (the server's mark)."""
+        line = self.players.get(self.seat) if self.seat is not None else None
+        return line is not None and line.helped
+
+    def checked_text(self) -> str:
+        """How the deal was chosen, in the words of the rule pages."""
+        if self.info is None:
+            return ""
+        return "checked" if self.info.checked else "not checked"
+
+    def can_hint(self, local_ms: float | None = None) -> str | None:
+        """``None`` when this client may ask for a hint now, else why not."""
+        if self.info is not None and not self.info.hints:
+            return p.ErrorCode.HINTS_NOT_ALLOWED.explanation
+        return self.can_move(local_ms)
 
     def can_move(self, local_ms: float | None = None) -> str | None:
         """``None`` when this client may move now, else why not."""

@@ -29,6 +29,10 @@ STATUS_MARK = {
 
 LEGEND = "★ won  ✗ gave up  ⚡ dropped  ✓ ready"
 
+HELP_MARK = "†"
+"""After the name of a racer who took a hint (played with help)."""
+HELP_LEGEND = f"{HELP_MARK} played with help"
+
 
 def bar(done: int, total: int, width: int) -> str:
     """A bar of ``width`` cells, eighth-cell precise."""
@@ -49,8 +53,9 @@ def racer_lines(players: Sequence[p.PlayerProgress], me: int | None, width: int)
         mark = STATUS_MARK.get(pp.status, "?")
         count = f"{pp.home:>3}{mark}"
         name_width = max(4, width - 4 - len(count))
+        name = pp.name[: name_width - 2] + " " + HELP_MARK if pp.helped else pp.name[:name_width]
         out.append(f"{pp.rank:>2}. ", Style(dim=not mine))
-        out.append(f"{pp.name[:name_width]:<{name_width}}", style)
+        out.append(f"{name:<{name_width}}", style)
         out.append(count + "\n", style)
         out.append("    " + bar(pp.home, pp.total, width - 4) + "\n", Style(color="green") + style)
     return out
@@ -66,6 +71,8 @@ def standings_lines(
             result = "won in " + format_clock((s.finished_at - starts_at) / 1000)
         else:
             result = {"gave_up": "gave up", "disconnected": "dropped out"}.get(s.status, "time")
+        if s.helped:
+            result += f", with help {HELP_MARK}"
         mark = "▶" if s.seat == me else " "
         lines.append(f"{s.rank:>3}{mark} {s.name[:16]:<16} {s.home:>3}/{s.total:<3} {s.moves:>6}  {result}")
     return lines
@@ -82,4 +89,6 @@ class RacersPanel(Static):
         else:
             body.append("no racers yet\n", Style(dim=True))
         body.append(LEGEND if width >= len(LEGEND) else "★won ✗gave up ⚡dropped", Style(dim=True))
+        if any(pp.helped for pp in players):
+            body.append("\n" + HELP_LEGEND, Style(dim=True))
         self.update(body)

@@ -120,6 +120,16 @@ def test_racer_lines_rank_name_count_and_status_marks() -> None:
     assert lines[1] == "    " + "██████████" + "·" * 10
 
 
+def test_a_racer_who_took_a_hint_is_marked_in_bars_and_standings() -> None:
+    helped = progress(0, "alice-with-a-long-name", 8, 1)
+    helped.helped = True
+    lines = racer_lines([helped, progress(1, "bob", 2, 2)], 1, 24).plain.splitlines()
+    assert lines[0].startswith(" 1. alice-with-a") and "alice-with-a-long-name"[:14] + " †" in lines[0]
+    assert len(lines[0]) == 24 and "†" not in lines[2]
+    row = p.Standing(rank=1, seat=0, name="ann", status="gave_up", home=40, total=104, moves=70, helped=True)
+    assert standings_lines([row], 0)[1].endswith("gave up, with help †")
+
+
 def test_standings_lines_show_finish_times_and_results() -> None:
     rows = [
         p.Standing(rank=1, seat=0, name="ann", status="finished", home=104, total=104, moves=180, finished_at=95_000),
@@ -188,6 +198,10 @@ def test_create_refuses_bad_settings_before_any_request(capsys: pytest.CaptureFi
     server = f"http://127.0.0.1:{free_port()}"
     assert main(["create", "--seats", "0", "--server", server]) == 2
     assert "seats" in capsys.readouterr().err
+    assert main(["create", "--pool", "--deal", "7", "--server", server]) == 2
+    assert "--deal goes with deal source 'number'" in capsys.readouterr().err
+    assert main(["create", "--deal-source", "number", "--server", server]) == 2
+    assert "needs --deal" in capsys.readouterr().err
     assert main(["list", "--server", server]) == 1
     assert "cannot reach the race server" in capsys.readouterr().err
 

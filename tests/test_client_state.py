@@ -117,3 +117,24 @@ def test_spectators_cannot_move() -> None:
     s = RaceState(race_ref="r1", role="spectator")
     s.apply(welcome(role="spectator", seat=None, token=""), T0)
     assert s.can_move() == "spectators watch; they cannot play" and s.token is None
+
+
+def test_hints_checked_deals_and_the_help_mark() -> None:
+    s = RaceState(race_ref="ABCDEF", name="ann")
+    s.apply(welcome(race=info(status="running", starts_at=T0 - 1_000, ends_at=T0 + 60_000),
+                    view=view_after(), progress=[progress(0, 0, 1)]), local_ms=T0)
+    assert s.checked_text() == "not checked" and not s.helped
+    assert s.can_hint(T0) == p.ErrorCode.HINTS_NOT_ALLOWED.explanation
+    s.info = info(status="running", starts_at=T0 - 1_000, ends_at=T0 + 60_000, hints=True, checked=True)
+    assert s.checked_text() == "checked" and s.can_hint(T0) is None
+    s.apply(p.HintAnswer(move="hd", winning=False, verdict="unknown", seq=0, version=4), local_ms=T0)
+    assert s.hint is not None and s.hint.move == "hd"
+    helped = progress(0, 0, 1)
+    helped.helped = True
+    s.apply(p.Progress(version=5, server_time=T0, race_status="running", players=[helped]), local_ms=T0)
+    assert s.helped
+    s.apply(p.Ack(seq=1, move="hd", version=6, view=view_after("hd"), status="racing"), local_ms=T0)
+    s.apply(p.HintAnswer(move="S", winning=False, verdict="unknown", seq=0, version=6), local_ms=T0)
+    assert s.hint is None, "an answer for a position already left is dropped"
+    s.apply(p.GaveUp(version=7), local_ms=T0)
+    assert s.can_hint(T0) == "your game is over"

@@ -58,6 +58,8 @@ async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
         lobby = screen_text(ann)
         assert f"{code} · lobby 2/2 · ● online" in lobby.splitlines()[0]
         assert "You created this race: press b to start it." in lobby
+        assert "Deal not checked: it may have no winning line." in lobby and "hints off" in lobby
+        assert " · not checked" in lobby.splitlines()[0]
         assert "ann" in lobby and "bob" in lobby and "Racers · Forty Thieves" in lobby
         await pb.press("b")
         assert bob.message.text == "only the race's creator can start it"
@@ -81,6 +83,37 @@ async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
 
         await pb.press("u")  # undo is on in this race
         await until(lambda: bob.state.view is not None and bob.state.view.move_count == 0, what="undo ack")
+        await pb.press("h")
+        assert bob.message.text == p.ErrorCode.HINTS_NOT_ALLOWED.explanation
+
+
+async def test_a_checked_race_with_hints_shows_the_hint_and_the_help_mark(server: LiveServer) -> None:
+    created = await create(server.url, seats=2, time_limit=120, deal_source="pool", deal=None, hints=True)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    bob = PlayApp(server.url, created.race.code, "bob")
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(lambda: len(ann.state.players) == 2 and len(bob.state.players) == 2, what="both seated")
+        await pa.pause()
+        lobby = screen_text(ann)
+        assert " · checked" in lobby.splitlines()[0]
+        assert "Checked deal: a winning line is known." in lobby and "hints allowed" in lobby
+        await pa.press("h")
+        assert ann.message.text == "the race has not started yet"
+        await pa.press("b")
+        await until(lambda: racing(ann) and racing(bob), what="the start")
+        await pa.press("h")
+        await until(lambda: ann.message.text.startswith("hint: "), what="the hint")
+        answer = ann.state.hint
+        assert answer is not None and answer.move is not None and ann.hint is not None
+        assert ann.hint.text() == answer.move and f"hint: {answer.move}, " in ann.message.text
+        assert ann.state.view is not None and ann.state.view.move_count == 0, "a hint plays nothing"
+        await until(lambda: bob.state.players[0].helped, what="ann's help mark at bob's")
+        await until(lambda: ann.state.helped, what="ann's own mark")
+        await pa.pause()
+        await pb.pause()
+        assert screen_text(ann).splitlines()[0].rstrip().endswith("† with help")
+        racers = screen_text(bob)
+        assert "ann †" in racers and "† played with help" in racers and "bob †" not in racers
 
 
 async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:

@@ -35,6 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="who starts the race: its creator (default) or everyone being ready",
     )
     parser.add_argument("--deal", type=int, default=None, help="play this deal number instead of a secret random one")
+    parser.add_argument(
+        "--deal-source",
+        choices=["random", "number", "pool"],
+        default=None,
+        help="random: any secret deal (not checked); number: the --deal given; pool: a secret deal the "
+        "solver proved winnable (checked). Default: number with --deal, else random",
+    )
+    parser.add_argument("--pool", dest="deal_source", action="store_const", const="pool",
+                        help="same as --deal-source pool: a checked deal")
+    parser.add_argument("--hints", action="store_true",
+                        help="allow hints (key h in `thieves play`); players who take one are marked as played with help")
     parser.add_argument("--join", metavar="NAME", default=None, help="take a seat under NAME and play right away")
     parser.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     add_server_option(parser)
@@ -45,11 +56,17 @@ def run(args: argparse.Namespace) -> int:
     from client_cli.api import ApiError, create_race
 
     server = server_of(args)
+    source = args.deal_source or ("number" if args.deal is not None else "random")
+    if (source == "number") != (args.deal is not None):
+        print(f"thieves create: --deal goes with deal source 'number' (not {source!r})"
+              if args.deal is not None else "thieves create: deal source 'number' needs --deal N", file=sys.stderr)
+        return 2
     try:
         request = msgspec.convert(
             {
                 "variant": args.variant,
-                "deal_source": "number" if args.deal is not None else "random",
+                "deal_source": source,
+                "hints": args.hints,
                 "deal": args.deal,
                 "seats": args.seats,
                 "time_limit": args.time_limit,
@@ -73,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"join code:     {race.code}")
         print(f"creator token: {created.creator_token}")
         print(f"variant {race.variant}, {race.seats} seats, {race.time_limit}s, undo {'on' if race.undo else 'off'}, "
-              f"started by {race.start_mode}")
+              f"hints {'on' if race.hints else 'off'}, started by {race.start_mode}")
+        print("deal:          " + ("checked (drawn from the pool of deals proved winnable)" if race.checked
+                                   else "not checked (it may have no winning line)"))
         print(f"players join with:  thieves play {race.code} --name NAME")
         print(f"you start it with:  thieves play {race.code} --name NAME --creator-token {created.creator_token}")
         print(f"spectators:         thieves watch {race.code}")
