@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/race_load.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/hint_latency.py
 
 demo: $(STAMP)
 	BIN=$(BIN) sh scripts/demo.sh
