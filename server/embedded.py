@@ -115,7 +115,7 @@ class EmbeddedRedis:
         ]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE,
-                                        preexec_fn=_term_with_parent if self.die_with_parent else None)
+                                        preexec_fn=term_with_parent if self.die_with_parent else None)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -150,7 +150,7 @@ class EmbeddedRedis:
         self.stop()
 
 
-def _term_with_parent() -> None:
+def term_with_parent() -> None:
     """In the child before exec: ask Linux for SIGTERM when the parent dies."""
     if sys.platform.startswith("linux"):
         import ctypes

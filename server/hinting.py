@@ -16,12 +16,15 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from shared.engine import Game
 from shared.hints import Hint, hint
+
+from .embedded import term_with_parent
 
 SLACK_SECONDS = 10.0
 """How much longer than its budget a hint may take (queueing behind other
@@ -50,6 +53,13 @@ def _warm() -> None:
     """Nothing: a first call makes a worker import the solver before a racer waits for it."""
 
 
+def _worker_start(parent: int) -> None:
+    """A worker ends with the server, even a SIGKILLed one (its pipes would keep it waiting forever)."""
+    term_with_parent()
+    if os.getppid() != parent:  # the server died before the request to the kernel was made
+        os._exit(0)
+
+
 class HintRunner:
     """Runs :func:`compute_hint` in worker processes (``workers`` > 0) or a thread."""
 
@@ -60,7 +70,8 @@ class HintRunner:
     def _executor(self) -> Executor:
         if self._pool is None:
             # spawn: a fork of a process with an event loop and Redis sockets would share them.
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_worker_start, initargs=(os.getpid(),))
             for _ in range(self.workers):
                 self._pool.submit(_warm)
         return self._pool
@@ -85,6 +96,7 @@ class HintRunner:
         return Hint.from_json(json.loads(text)), text, seconds
 
     def close(self) -> None:
+        """Stop the workers and wait for them (at most one hint's budget): none may outlive the server."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None

@@ -78,15 +78,22 @@ def _wait_until_silent(sock: Path, seconds: float = 10.0) -> bool:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGHUP])
 def test_embedded_redis_never_outlives_its_server(tmp_path: Path, sig: signal.Signals) -> None:
-    """A server killed outright, or whose terminal closed, leaves no Redis holding its data dir."""
+    """A server killed outright, or whose terminal closed, leaves no Redis holding its data dir,
+    and no hint worker process (or any other child) behind."""
     data = tmp_path / "data"
     proc, _ = _start_with_embedded_redis(data)
     try:
         assert _answers(data / "redis.sock")
+        children = _children(proc.pid)
+        assert any(b"spawn_main" in _cmdline(c) for c in children), "the hint worker runs from the start"
         proc.send_signal(sig)
         code = proc.wait(10)
         assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 0)
         assert _wait_until_silent(data / "redis.sock"), "the embedded Redis is still serving"
+        deadline = time.monotonic() + 10
+        while any(_alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [c for c in children if _alive(c)], "a child outlived the server"
         again, out = _start_with_embedded_redis(data)  # the same data dir is free again
         try:
             assert "event=listening" in out
@@ -97,6 +104,35 @@ def test_embedded_redis_never_outlives_its_server(tmp_path: Path, sig: signal.Si
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its (dead) parent's reaper."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_help_lists_every_option_with_its_environment_variable() -> None:
