@@ -52,6 +52,7 @@ def report(variant_name: str, first: int, last: int, time_limit: float, results:
     n = len(rows)
     secs = [r["seconds"] for r in rows]
     nodes = sum(r["nodes"] for r in rows)
+    won_secs = [r["seconds"] for r in rows if r["verdict"] == "won"]
     lo, hi = wilson_interval(won, n) if n else (0.0, 1.0)
     dlo, dhi = wilson_interval(won, won + lost) if won + lost else (0.0, 1.0)
     decided = won + lost
@@ -60,6 +61,8 @@ def report(variant_name: str, first: int, last: int, time_limit: float, results:
         f"  won {won}, proven unwinnable {lost}, unknown {unknown}  (decided {decided}/{n})",
         f"  time per deal: median {percentile(secs, 50):.2f} s, p90 {percentile(secs, 90):.2f} s; "
         f"{nodes / max(sum(secs), 1e-9):,.0f} positions/s per process",
+        f"  won deals: median {percentile(won_secs, 50):.2f} s, p90 {percentile(won_secs, 90):.2f} s, "
+        f"slowest {max(won_secs, default=float('nan')):.2f} s",
         f"  proven winnable among all run: {won}/{n} = {won / max(n, 1):.1%} "
         f"(95% Wilson {lo:.1%}-{hi:.1%}; a lower bound while {unknown} are unknown)",
     ]
