@@ -54,6 +54,7 @@ class Config:
         d = asdict(self)
         d["token_secret"] = "set" if self.token_secret else "generated, kept in Redis"
         d["redis_url"] = self.redis_url or f"embedded (data in {Path(self.data_dir).resolve()})"
+        d["pool_dir"] = self.pool_dir or "none: checked deals come from the pools shipped with the package (public)"
         return d
 
 

@@ -25,6 +25,7 @@ def test_flags_beat_environment_beat_defaults() -> None:
     assert (cfg.port, cfg.redis_url, cfg.progress_hz, cfg.host) == (9002, "redis://x:1/0", 2.5, "127.0.0.1")
     assert "secret" not in str(Config(token_secret="secret-secret-secret"))
     assert Config(token_secret="s" * 20).summary()["token_secret"] == "set"
+    assert "public" in Config().summary()["pool_dir"] and Config(pool_dir="/p").summary()["pool_dir"] == "/p"
 
 
 def test_tokens_prove_race_seat_kind_and_time() -> None:
