@@ -168,5 +168,5 @@ async def test_hints_in_a_worker_process(redis_url: str) -> None:
         await start_race(server, created.creator_token, [ann])
         answer = await _hint(ann)
         assert answer.winning and answer.move == WIN["moves"][0]
-        assert server.service.hints._pool is not None
+        assert server.service.hints.workers._pool is not None
         await ann.close()
