@@ -29,6 +29,8 @@ from .log import log
 from .service import Service, now_ms
 
 _json = msgspec.json.Encoder()
+RETRY_POOL_SECONDS = 5
+"""Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -60,15 +62,20 @@ async def metrics(request: Request) -> Response:
     service = _service(request)
     try:
         active, up = await service.store.active_count(), 1
+        depths = await service.checked.depths()
     except (RedisError, OSError):
         active, up = -1, 0
+        depths = {v: -1 for v in service.checked.targets}
     gauges = {
         "thieves_connections": ("open WebSocket connections on this process", service.connections),
         "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
         "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
         "thieves_redis_up": ("1 while Redis answers", up),
     }
-    return PlainTextResponse(service.metrics.render(gauges), media_type="text/plain; version=0.0.4")
+    labelled = {"thieves_checked_pool_depth": (
+        "checked deals ready in the private pool, per variant kept filled (all processes; -1: Redis down)",
+        "variant", depths)}
+    return PlainTextResponse(service.metrics.render(gauges, labelled), media_type="text/plain; version=0.0.4")
 
 
 async def create_race(request: Request) -> Response:
@@ -81,6 +88,10 @@ async def create_race(request: Request) -> Response:
     try:
         meta, token = await _service(request).create_race(req)
     except races.CreateError as exc:
+        if exc.code is p.ErrorCode.POOL_EMPTY:  # the one retryable refusal: say when to come back
+            response = error_response(exc.code, 503, str(exc))
+            response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
+            return response
         return error_response(exc.code, 400, str(exc))
     return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
 

@@ -121,7 +121,8 @@ def _on_sighup(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = parse_args(argv)
-    except ValueError as exc:  # a THIEVES_* variable of the wrong type
+        config.checked_targets()
+    except ValueError as exc:  # a THIEVES_* variable of the wrong type, an unknown --checked-variants
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 2
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found

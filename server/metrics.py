@@ -59,6 +59,12 @@ class Metrics:
         self.redis_errors = 0
         self.redis_seconds = Histogram()
         self.hint_seconds = Histogram(HINT_BUCKETS)
+        self.checked_tried: dict[str, int] = defaultdict(int)
+        """``variant|verdict`` -> random deals the solver tried for the private pool."""
+        self.checked_added: dict[str, int] = defaultdict(int)
+        """variant -> checked deals this process added to the private pool."""
+        self.checked_taken: dict[str, int] = defaultdict(int)
+        """``variant|source`` -> pool races created (source pool / on_demand) or refused (none)."""
 
     def rejected(self, reason: str) -> None:
         self.moves_rejected[reason] += 1
@@ -66,8 +72,10 @@ class Metrics:
     def sent(self, kind: str, count: int = 1) -> None:
         self.frames_out[kind] += count
 
-    def render(self, gauges: dict[str, tuple[str, float]]) -> str:
-        """The exposition text; ``gauges`` are read at scrape time: name -> (help, value)."""
+    def render(self, gauges: dict[str, tuple[str, float]],
+               labelled: dict[str, tuple[str, str, dict[str, int]]] | None = None) -> str:
+        """The exposition text; gauges are read at scrape time: ``gauges`` name -> (help, value),
+        ``labelled`` name -> (help, label name, {label value: value})."""
         lines: list[str] = []
 
         def family(name: str, kind: str, help_text: str, samples: Iterable[str]) -> None:
@@ -77,6 +85,8 @@ class Metrics:
 
         for name, (help_text, value) in gauges.items():
             family(name, "gauge", help_text, [f"{name} {_num(value)}"])
+        for name, (help_text, label, values) in (labelled or {}).items():
+            family(name, "gauge", help_text, _labelled(name, label, values))
         family("thieves_connections_opened_total", "counter", "WebSocket connections accepted",
                [f"thieves_connections_opened_total {self.connections_opened}"])
         family("thieves_moves_accepted_total", "counter", "moves acknowledged (committed to Redis)",
@@ -92,11 +102,25 @@ class Metrics:
                self.redis_seconds.lines("thieves_redis_seconds", "op"))
         family("thieves_hint_seconds", "histogram", "solver time of the hints given, by verdict",
                self.hint_seconds.lines("thieves_hint_seconds", "verdict"))
+        family("thieves_checked_tried_total", "counter",
+               "random deals this process solved for the private checked pool, by verdict",
+               _labelled("thieves_checked_tried_total", "variant|verdict", self.checked_tried))
+        family("thieves_checked_added_total", "counter", "checked deals this process added to the private pool",
+               _labelled("thieves_checked_added_total", "variant", self.checked_added))
+        family("thieves_checked_races_total", "counter",
+               "pool races by where their deal came from (pool, on_demand) or none (refused pool_empty)",
+               _labelled("thieves_checked_races_total", "variant|source", self.checked_taken))
         return "\n".join(lines) + "\n"
 
 
 def _labelled(name: str, label: str, values: dict[str, int]) -> list[str]:
-    return [f'{name}{{{label}="{key}"}} {value}' for key, value in sorted(values.items())]
+    """Samples of one family; ``a|b`` label names pair with ``x|y`` keys (two labels)."""
+    names = label.split("|")
+    out = []
+    for key, value in sorted(values.items()):
+        pairs = ",".join(f'{n}="{v}"' for n, v in zip(names, key.split("|")))
+        out.append(f"{name}{{{pairs}}} {value}")
+    return out
 
 
 def _num(value: float) -> str:

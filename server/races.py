@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 from functools import lru_cache
-from typing import Callable
 
 from shared import protocol as p
 from shared.deals import Deal, deal as make_deal
@@ -19,7 +18,7 @@ from shared.moves import Move
 from shared.record import GameRecord, replay
 from shared.variants import UnknownVariant, Variant, get_variant
 
-from .pools import DealPools
+from .checked import CheckedDeal
 from .standings import Line, ranked, shown_status
 from .store import Event, PlayerState, RaceMeta
 
@@ -48,45 +47,47 @@ def commitment(variant: str, deal: int, salt: str) -> str:
     return hashlib.sha256(f"{variant}|{deal}|{salt}".encode()).hexdigest()
 
 
-def choose_deal(req: p.Create, variant: str, pick_checked: Callable[[str], int | None]) -> int:
-    """The race's deal number from its ``deal_source`` (secret random by default).
+def check_request(req: p.Create) -> Variant:
+    """The request's variant, once its deal fields fit together; raises :class:`CreateError`.
 
-    ``pick_checked`` draws a secret deal from the variant's pool of winnable
-    deals (``None`` when there is none).
+    Checked before a pool deal is taken, so a bad request never uses one up.
     """
-    if req.deal_source in ("random", "pool") and req.deal is not None:
-        raise CreateError(p.ErrorCode.BAD_DEAL, f"deal_source {req.deal_source!r} takes no deal number")
-    if req.deal_source == "random":
-        return secrets.randbelow(p.MAX_WIRE_DEAL) + 1
-    if req.deal_source == "pool":
-        number = pick_checked(variant)
-        if number is None:
-            raise CreateError(p.ErrorCode.NO_POOL, f"no checked deals of {variant} are known to this server: "
-                              "use deal_source 'random' or 'number'")
-        return number
-    if req.deal is None:
-        raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'number' needs a deal number")
-    return req.deal
-
-
-def new_race(req: p.Create, now_ms: int, pick_checked: Callable[[str], int | None] | None = None) -> RaceMeta:
-    """A lobby race for a create request; raises :class:`CreateError`.
-
-    ``pick_checked`` defaults to a secret pick from the pools shipped with the package.
-    """
-    pick_checked = pick_checked or DealPools().pick
     try:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
         raise CreateError(p.ErrorCode.BAD_VARIANT, str(exc)) from None
-    number = choose_deal(req, variant.key, pick_checked)
+    if req.deal_source in ("random", "pool") and req.deal is not None:
+        raise CreateError(p.ErrorCode.BAD_DEAL, f"deal_source {req.deal_source!r} takes no deal number")
+    if req.deal_source == "number" and req.deal is None:
+        raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'number' needs a deal number")
+    return variant
+
+
+def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None) -> RaceMeta:
+    """A lobby race for a create request; raises :class:`CreateError`.
+
+    A ``"pool"`` race takes its secret deal and winning line from ``checked``
+    (the caller drew it from the private pool); the others get a secret
+    random number or the number asked for.
+    """
+    variant = check_request(req)
+    line = ""
+    if req.deal_source == "pool":
+        if checked is None or checked.variant != variant.key:
+            raise CreateError(p.ErrorCode.NO_POOL, f"no checked deal of {variant.key} was given")
+        number, line = checked.deal, " ".join(checked.line)
+    elif req.deal_source == "random":
+        number = secrets.randbelow(p.MAX_WIRE_DEAL) + 1
+    else:
+        assert req.deal is not None
+        number = req.deal
     salt = secrets.token_hex(16)
     return RaceMeta(
         id=new_id(), code=new_code(), variant=variant.key, deal_source=req.deal_source, deal=number,
         salt=salt, commitment=commitment(variant.key, number, salt), seats=req.seats, players=0,
         time_limit=req.time_limit, undo=req.undo, start_mode=req.start_mode, status="lobby",
         created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,
-        checked=req.deal_source == "pool", hints=req.hints,
+        checked=req.deal_source == "pool", hints=req.hints, line=line,
     )
 
 
@@ -188,5 +189,5 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
     return p.Results(
         race=meta.id, variant=meta.variant, deal=meta.deal, salt=meta.salt, commitment=meta.commitment,
         starts_at=meta.starts_at or None, ended_at=ended_at, standings=standings, records=records,
-        checked=meta.checked,
+        checked=meta.checked, winning_line=meta.line.split() if meta.checked else None,
     )

@@ -30,7 +30,7 @@ from .config import Config
 from .hinting import HintRunner
 from .log import log
 from .metrics import Metrics
-from .pools import DealPools
+from .checked import CheckedPool, PoolUnavailable
 from .store import Keys, RaceMeta, Store, StoreError
 from .tokens import Signer
 
@@ -227,7 +227,8 @@ class Service:
         self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
                            timer=self.metrics.redis_seconds.observe)
         self.signer: Signer | None = None
-        self.pools = DealPools(config.pool_dir)
+        self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
+                                   config.checked_wait)
         self.hints = HintRunner(config.hint_workers)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
@@ -243,6 +244,7 @@ class Service:
         secret = self.config.token_secret
         self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
         self.hints.start()
+        self.checked.start()
         self._tasks = [asyncio.create_task(self._listen()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor))]
@@ -265,6 +267,7 @@ class Service:
         for hub in self.hubs.values():
             hub.close()
         self.hints.close()
+        await self.checked.stop()
         try:
             await self._pubsub.aclose()
         except RedisError:  # pragma: no cover - Redis already gone at shutdown
@@ -352,9 +355,20 @@ class Service:
 
     # ----------------------------------------------------------- races
     async def create_race(self, req: p.Create) -> tuple[RaceMeta, str]:
-        """A new lobby race and its creator token; raises races.CreateError."""
+        """A new lobby race and its creator token; raises races.CreateError.
+
+        A pool race takes its deal from the private pool only once the
+        request is known to be good, and keeps it across id collisions.
+        """
+        variant = races.check_request(req)
+        checked = None
+        if req.deal_source == "pool":
+            try:
+                checked = await self.checked.take(variant.key)
+            except PoolUnavailable as exc:
+                raise races.CreateError(exc.code, str(exc)) from None
         for _ in range(10):
-            meta = races.new_race(req, now_ms(), self.pools.pick)
+            meta = races.new_race(req, now_ms(), checked)
             if await self.store.create_race(meta):
                 assert self.signer is not None
                 token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)

@@ -28,6 +28,11 @@ races)::
     code:{CODE}            string join code -> race id
     races:active           zset   ids of races in lobby or running
     thieves:secret         string the generated token secret
+    checked:{VARIANT}      list   the private pool of checked deals of one
+                                  variant: JSON {variant, deal, line} (see
+                                  server/checked.py); filled at the tail,
+                                  taken from the head by LPOP, so no deal
+                                  goes to two races
 
 Pub/sub: channel ``race:{ID}:chan`` carries ``"<version> <kind>"`` after
 every event (moves: at most one per progress tick), so each server process
@@ -497,8 +502,10 @@ class RaceMeta:
     version: int
     done: int
     checked: bool = False
-    """The deal was drawn from the pool of deals proved winnable."""
+    """The deal was drawn from the private pool of deals proved winnable."""
     hints: bool = False
+    line: str = ""
+    """A checked race's winning line from the start (moves separated by spaces), secret until the end."""
 
     def phase(self, now_ms: int) -> str:
         """lobby, countdown, running or finished, as the protocol names them."""
@@ -553,6 +560,7 @@ def _meta_from(raw: dict[bytes, bytes]) -> RaceMeta:
         undo=d["undo"] == "1",
         checked=d.get("checked") == "1",
         hints=d.get("hints") == "1",
+        line=d.get("line", ""),
         start_mode=d["start_mode"],
         status=d["status"],
         **{k: int(d.get(k) or 0) for k in _INT_FIELDS},
@@ -617,6 +625,18 @@ ACTIVE = "races:active"
 SECRET = "thieves:secret"
 
 
+def checked_key(variant: str) -> str:
+    """One key per variant (its own hash tag): every pool operation is a one-key command."""
+    return f"checked:{{{variant}}}"
+
+
+# KEYS: the pool list. ARGV: target, entry. The new length, or -1 when the pool is already full.
+_CHECKED_PUSH = r"""
+if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[1]) then return -1 end
+return redis.call('RPUSH', KEYS[1], ARGV[2])
+"""
+
+
 def _reply(raw: list[Any]) -> tuple[str, list[Any]]:
     kind = raw[0].decode() if isinstance(raw[0], bytes) else raw[0]
     rest = [x.decode() if isinstance(x, bytes) else x for x in raw[1:]]
@@ -646,6 +666,7 @@ class Store:
         self._abandon = reg(_ABANDON)
         self._read_lines = reg(_READ_LINES)
         self._read_player = reg(_READ_PLAYER)
+        self._checked_push = reg(_CHECKED_PUSH)
         self._moves = MoveBatcher(redis, self._moves_script, tick_ms, self.cluster, timer)
 
     # ------------------------------------------------------------ setup
@@ -874,6 +895,26 @@ class Store:
         await self.redis.zrem(ACTIVE, meta.id)
         await self.redis.delete(code_key(meta.code))
         return True
+
+    # ---------------------------------------------------- checked deals
+    async def checked_push(self, variant: str, entry: str, target: int) -> int:
+        """Add a checked deal unless the pool holds ``target`` already: the new depth, or -1."""
+        return int(await self._checked_push(keys=[checked_key(variant)], args=[target, entry]))
+
+    async def checked_pop(self, variant: str) -> bytes | None:
+        """Take the oldest checked deal (atomic: two callers never get the same one)."""
+        raw = await self.redis.lpop(checked_key(variant))
+        return bytes(raw) if raw is not None else None
+
+    async def checked_depths(self, variants: list[str]) -> dict[str, int]:
+        """How many checked deals each variant's pool holds, in one round trip."""
+        if not variants:
+            return {}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for variant in variants:
+                pipe.llen(checked_key(variant))
+            depths = await pipe.execute()
+        return {v: int(n) for v, n in zip(variants, depths)}
 
     async def snapshot(self, race: str) -> dict[str, Any]:
         """Every key of a race, dumped; tests compare two of these to prove nothing changed."""

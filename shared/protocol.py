@@ -78,8 +78,8 @@ Role = Literal["player", "spectator"]
 StartMode = Literal["creator", "all-ready"]
 DealSource = Literal["random", "number", "pool"]
 """How the deal is chosen: a secret random number, the number given in
-``deal`` (a daily deal, a rematch), or a secret pick from the variant's pool
-of deals the solver proved winnable (the race is then "checked")."""
+``deal`` (a daily deal, a rematch), or a secret deal from the server's private
+pool of fresh deals the solver proved winnable (the race is then "checked")."""
 HintVerdict = Literal["won", "unwinnable", "unknown"]
 RaceStatus = Literal["lobby", "countdown", "running", "finished"]
 PlayerStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up", "disconnected"]
@@ -219,7 +219,10 @@ class Results(msgspec.Struct, kw_only=True):
     standings: list[Standing]
     records: list[PlayerRecord]
     checked: bool = False
-    """The deal came from the pool: a winning line is known for it."""
+    """The deal came from the server's private pool: a winning line is known for it."""
+    winning_line: Union[list[str], None] = None
+    """Checked races: the solver's winning line from the deal's start, so anyone
+    can verify the mark (``thieves replay`` of ``variant``, ``deal`` and these moves)."""
 
 
 # ------------------------------------------------------ client -> server
@@ -462,6 +465,7 @@ class ErrorCode(str, enum.Enum):
     BAD_VARIANT = "bad_variant"
     BAD_DEAL = "bad_deal"
     NO_POOL = "no_pool"
+    POOL_EMPTY = "pool_empty"
     HINTS_NOT_ALLOWED = "hints_not_allowed"
     HINT_TOO_SOON = "hint_too_soon"
     RATE_LIMITED = "rate_limited"
@@ -498,7 +502,8 @@ _EXPLANATIONS = {
     ErrorCode.UNDO_DISABLED: "this race does not allow undo",
     ErrorCode.BAD_VARIANT: "no game of the family has that name",
     ErrorCode.BAD_DEAL: "the deal source or deal number is not valid",
-    ErrorCode.NO_POOL: "no checked deals ship for that variant: use deal_source 'random' or 'number'",
+    ErrorCode.NO_POOL: "the server cannot check deals of that variant: use deal_source 'random' or 'number'",
+    ErrorCode.POOL_EMPTY: "no checked deal was ready and none was found in time: try again in a few seconds",
     ErrorCode.HINTS_NOT_ALLOWED: "this race was created without hints",
     ErrorCode.HINT_TOO_SOON: "one hint at a time: wait a little before asking again",
     ErrorCode.RATE_LIMITED: "too many frames: slow down",

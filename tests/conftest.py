@@ -12,7 +12,7 @@ from typing import AsyncIterator, Iterator
 import pytest
 import redis
 
-from redis_util import LiveServer, live_server
+from redis_util import LiveServer, live_server, seed_checked
 from server.embedded import EmbeddedRedis, free_port
 
 
@@ -37,6 +37,7 @@ def redis_url(redis_server: EmbeddedRedis) -> str:
 
 @pytest.fixture
 async def server(redis_url: str) -> AsyncIterator[LiveServer]:
-    """A live race server on a free port, talking to the private Redis."""
+    """A live race server on a free port, talking to the private Redis, a few checked deals ready."""
     async with live_server(redis_url) as live:
+        await seed_checked(live)
         yield live

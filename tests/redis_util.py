@@ -26,12 +26,17 @@ from shared import protocol as p
 
 TEST_SECRET = "test-secret-0123456789abcdef"
 PROCESS_ARGS = ["--countdown", "0", "--progress-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
-                "--burst", "2000", "--log-level", "info", "--hint-workers", "0", "--hint-interval", "0"]
+                "--burst", "2000", "--log-level", "info", "--hint-workers", "0", "--hint-interval", "0",
+                "--checked-pool-size", "0"]
 """``thieves-server`` flags matching TEST_CONFIG, for tests that run the server as a process."""
 TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, token_secret=TEST_SECRET,
                      hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000,
-                     hint_workers=0, hint_budget=0.3, hint_interval=0.0)
-"""Hints run in a thread (no worker process to start per test) and without a wait between them."""
+                     hint_workers=0, hint_budget=0.3, hint_interval=0.0,
+                     checked_pool_size=0, checked_budget=0.1, checked_wait=60.0)
+"""Hints run in a thread (no worker process to start per test) and without a wait between them.
+No checked-deal filler (it would keep a core busy in every test): the ``server`` fixture seeds the
+private pools instead (:func:`seed_checked`), and a pool race beyond those solves its deal on demand
+with a short budget per deal (Forty Thieves: about one random deal in nine is won within 0.1 s)."""
 
 M = TypeVar("M")
 
@@ -64,6 +69,26 @@ class LiveServer:
                 return err.code, json.loads(err.read())
 
         return await asyncio.to_thread(call)
+
+
+SEEDED_VARIANTS = ("forty-thieves", "sixty-thieves")
+
+
+async def seed_checked(server: "LiveServer", count: int = 4, variants: tuple[str, ...] = SEEDED_VARIANTS) -> list[Any]:
+    """Put ``count`` checked deals of each variant in the server's private pool, so that pool
+    races start at once: the shipped pools' first deals with their lines (public, which only
+    a test may use). Returns the :class:`server.checked.CheckedDeal` entries, oldest first."""
+    from server.checked import CheckedDeal
+    from shared.pool import load_pool
+
+    out = []
+    for variant in variants:
+        pool = load_pool(variant)
+        for number in pool.deals[:count]:
+            deal = CheckedDeal(variant, number, pool.lines[number])
+            await server.service.store.checked_push(variant, deal.dumps(), 1000)
+            out.append(deal)
+    return out
 
 
 @contextlib.asynccontextmanager

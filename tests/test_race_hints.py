@@ -12,12 +12,12 @@ from pathlib import Path
 
 from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
 
-from server.store import Keys
+from server.store import Keys, checked_key
 from shared import protocol as p
 from shared.engine import Game
 from shared.hints import Hint
 from shared.moves import Move
-from shared.pool import pool_deals, winning_line
+from shared.pool import load_pool
 from shared.record import GameRecord, replay
 from shared.solver import Verdict
 from shared.variants import get_variant
@@ -40,7 +40,9 @@ async def _hint(client: Client) -> p.HintAnswer:
     return await client.expect(p.HintAnswer, timeout=10)
 
 
-async def test_a_pool_race_is_checked_and_reveals_a_pool_deal_at_the_end(server: LiveServer) -> None:
+async def test_a_pool_race_is_checked_and_reveals_its_deal_and_line_at_the_end(server: LiveServer) -> None:
+    """The ``server`` fixture seeded the private pools: the race takes the oldest deal."""
+    pool = load_pool("forty-thieves")
     created = await create_race(server, seats=1, deal_source="pool")
     race = created.race
     assert (race.deal_source, race.checked, race.hints) == ("pool", True, False)
@@ -50,10 +52,10 @@ async def test_a_pool_race_is_checked_and_reveals_a_pool_deal_at_the_end(server:
     await start_race(server, created.creator_token, [ann])
     await ann.give_up()
     res = (await ann.expect(p.Finished)).results
-    assert res.checked is True and res.deal in pool_deals("forty-thieves")
+    assert res.checked is True and res.deal == pool.deals[0]
     assert hashlib.sha256(f"forty-thieves|{res.deal}|{res.salt}".encode()).hexdigest() == race.commitment
-    line = winning_line("forty-thieves", res.deal)
-    assert line is not None and replay(GameRecord("forty-thieves", res.deal, line)).game.is_won()
+    assert res.winning_line == list(pool.lines[res.deal])
+    assert replay(GameRecord("forty-thieves", res.deal, res.winning_line)).game.is_won()
     await ann.close()
 
     unchecked = (await create_race(server, seats=1)).race
@@ -66,15 +68,17 @@ async def test_a_pool_race_is_checked_and_reveals_a_pool_deal_at_the_end(server:
 async def test_pool_errors_are_typed_and_store_nothing(server: LiveServer) -> None:
     redis = server.service.redis
     before = sorted(await redis.keys("*"))
-    status, body = await server.http("POST", "/races", {"variant": "limited", "deal_source": "pool"})
-    assert (status, body["code"]) == (400, "no_pool") and "limited" in body["message"]
+    ready = await redis.lrange(checked_key("forty-thieves"), 0, -1)
+    status, body = await server.http("POST", "/races", {"variant": "nope", "deal_source": "pool"})
+    assert (status, body["code"]) == (400, "bad_variant")
     status, body = await server.http("POST", "/races", {"deal_source": "pool", "deal": 2})
     assert (status, body["code"]) == (400, "bad_deal")
     c = await Client.connect(server)
-    await c.send(p.Create(variant="limited", deal_source="pool"))
+    await c.send(p.Create(deal_source="pool", deal=2))
     err = await c.error()
-    assert (err.code, err.ref) == ("no_pool", "create")
-    assert sorted(await redis.keys("*")) == before
+    assert (err.code, err.ref) == ("bad_deal", "create")
+    assert sorted(await redis.keys("*")) == before, "nothing stored"
+    assert await redis.lrange(checked_key("forty-thieves"), 0, -1) == ready and ready, "no checked deal used up"
     await c.close()
 
 

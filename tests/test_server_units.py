@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 
@@ -15,6 +14,8 @@ from server.standings import Line, ranked, shown_status
 from server.tokens import CREATOR, PLAYER, Signer, TokenError
 from shared import protocol as p
 from shared.engine import Game
+from shared.pool import pool_deals
+from shared.record import GameRecord, replay
 from shared.variants import get_variant
 
 
@@ -25,7 +26,8 @@ def test_flags_beat_environment_beat_defaults() -> None:
     assert (cfg.port, cfg.redis_url, cfg.progress_hz, cfg.host) == (9002, "redis://x:1/0", 2.5, "127.0.0.1")
     assert "secret" not in str(Config(token_secret="secret-secret-secret"))
     assert Config(token_secret="s" * 20).summary()["token_secret"] == "set"
-    assert "public" in Config().summary()["pool_dir"] and Config(pool_dir="/p").summary()["pool_dir"] == "/p"
+    assert Config().summary()["checked_variants"] == "forty-thieves, sixty-thieves"
+    assert "on demand" in Config(checked_pool_size=0).summary()["checked_variants"]
 
 
 def test_tokens_prove_race_seat_kind_and_time() -> None:
@@ -167,43 +169,68 @@ def test_metrics_histogram_buckets_are_cumulative_and_text_is_prometheus() -> No
 
 
 # ---------------------------------------------------------------- checked deals and hints
-def test_a_pool_race_draws_a_checked_deal_and_says_so() -> None:
-    from shared.pool import pool_deals
+def test_a_pool_race_takes_the_checked_deal_it_is_given_and_says_so() -> None:
+    from server.checked import CheckedDeal
 
-    meta = races.new_race(p.Create(deal_source="pool"), 0)
-    assert meta.checked and meta.deal in pool_deals("forty-thieves")
-    assert races.race_info(meta, 0).checked is True
-    assert races.new_race(p.Create(deal_source="pool"), 0, lambda variant: 77).deal == 77
+    given = CheckedDeal("forty-thieves", 12345678901234, ("S", "aF"))
+    meta = races.new_race(p.Create(deal_source="pool"), 0, given)
+    assert (meta.checked, meta.deal, meta.line) == (True, 12345678901234, "S aF")
+    info = races.race_info(meta, 0)
+    assert info.checked is True and "S aF" not in repr(info), "the line is as secret as the deal"
+    result = races.results(meta, [], 1)
+    assert (result.deal, result.winning_line) == (12345678901234, ["S", "aF"])
     for req in (p.Create(), p.Create(deal_source="number", deal=meta.deal)):
-        assert races.new_race(req, 0).checked is False
-    for req, code in [
-        (p.Create(deal_source="pool", deal=2), p.ErrorCode.BAD_DEAL),
-        (p.Create(variant="limited", deal_source="pool"), p.ErrorCode.NO_POOL),
-        (p.Create(deal_source="pool"), p.ErrorCode.NO_POOL),
+        plain = races.new_race(req, 0)
+        assert plain.checked is False and races.results(plain, [], 1).winning_line is None
+    for req, checked, code in [
+        (p.Create(deal_source="pool", deal=2), given, p.ErrorCode.BAD_DEAL),
+        (p.Create(deal_source="number"), None, p.ErrorCode.BAD_DEAL),
+        (p.Create(variant="nope", deal_source="pool"), given, p.ErrorCode.BAD_VARIANT),
+        (p.Create(deal_source="pool"), None, p.ErrorCode.NO_POOL),
+        (p.Create(variant="sixty-thieves", deal_source="pool"), given, p.ErrorCode.NO_POOL),
     ]:
         with pytest.raises(races.CreateError) as info:
-            races.new_race(req, 0, None if req.variant == "limited" or req.deal else lambda variant: None)
+            races.new_race(req, 0, checked)
         assert info.value.code is code
 
 
-def test_private_pool_files_replace_the_shipped_ones(tmp_path: Path) -> None:
-    from server.pools import DealPools
-    from shared.pool import Pool, PoolError
+def test_a_checked_deal_round_trips_and_bad_entries_are_refused() -> None:
+    from server.checked import CheckedDeal
 
-    folder = tmp_path
-    pool = Pool("sixty-thieves")
-    pool.record(9001, "won", ["S"])
-    pool.record(9002, "won", ["S"])
-    (folder / "pool-sixty-thieves.json").write_text(pool.dumps())
-    private = DealPools(str(folder))
-    assert {private.pick("sixty-thieves") for _ in range(40)} == {9001, 9002}
-    assert private.pick("forty-thieves") is None, "a private pool directory replaces every shipped pool"
-    assert "private" in private.source and "public" in DealPools().source
-    (folder / "pool-limited.json").write_text("{not json")
-    with pytest.raises(PoolError, match="pool-limited.json"):
-        DealPools(str(folder))
-    with pytest.raises(PoolError, match="not a directory"):
-        DealPools(str(folder / "missing"))
+    deal = CheckedDeal("sixty-thieves", p.MAX_WIRE_DEAL, ("S",))
+    assert CheckedDeal.loads(deal.dumps()) == deal
+    assert CheckedDeal.loads(deal.dumps().replace("sixty-thieves", "Sixty Thieves")) == deal
+    for bad in ("{", "[]", '{"variant": "forty-thieves", "deal": 0, "line": ["S"]}',
+                '{"variant": "forty-thieves", "deal": 5, "line": []}',
+                '{"variant": "forty-thieves", "deal": true, "line": ["S"]}',
+                '{"variant": "nope", "deal": 5, "line": ["S"]}', '{"deal": 5, "line": ["S"]}'):
+        with pytest.raises(ValueError):
+            CheckedDeal.loads(bad)
+
+
+def test_a_worker_attempt_keeps_only_a_line_the_engine_replays_to_a_win() -> None:
+    from server.checked import CheckedDeal, check_deal, fresh_deal_number, try_random_deal
+
+    attempt = check_deal("forty-thieves", 2, 1.0)  # the hand-picked easy deal: won in milliseconds
+    assert attempt.verdict == "won" and attempt.found is not None and attempt.nodes > 0
+    deal = CheckedDeal.loads(attempt.found)
+    assert deal.deal == 2 and replay(GameRecord("forty-thieves", 2, deal.line)).game.is_won()
+    numbers = {fresh_deal_number() for _ in range(50)}
+    assert len(numbers) == 50 and all(1 <= n <= p.MAX_WIRE_DEAL for n in numbers)
+    assert sum(n > 10**15 for n in numbers) >= 45, "numbers cover the whole range, not the shipped few"
+    quick = try_random_deal("sixty-thieves", 0.0)
+    assert quick.verdict in ("won", "unknown", "unwinnable") and (quick.found is None) == (quick.verdict != "won")
+
+
+def test_checked_pool_settings() -> None:
+    cfg = parse_args(["--checked-pool-size", "3", "--checked-variants", "Sixty Thieves, limited",
+                      "--checked-budget", "0.75"], {"THIEVES_CHECKED_WAIT": "0"})
+    assert cfg.checked_targets() == {"sixty-thieves": 3, "limited": 3}
+    assert (cfg.checked_budget, cfg.checked_wait) == (0.75, 0.0)
+    assert Config().checked_targets() == {"forty-thieves": 8, "sixty-thieves": 8}
+    assert Config(checked_pool_size=0).checked_targets() == {}
+    with pytest.raises(ValueError, match="--checked-variants"):
+        Config(checked_variants="forty-thieves,nope").checked_targets()
 
 
 def test_progress_lines_of_an_older_server_still_read() -> None:
@@ -233,7 +260,6 @@ def test_a_worker_hint_follows_the_kept_line_and_ignores_a_broken_one() -> None:
 
 
 def test_hint_settings_have_flags() -> None:
-    cfg = parse_args(["--hint-budget", "0.05", "--hint-workers", "0", "--pool-dir", "/tmp"],
-                     {"THIEVES_HINT_INTERVAL": "2"})
-    assert (cfg.hint_budget, cfg.hint_interval, cfg.hint_workers, cfg.pool_dir) == (0.05, 2.0, 0, "/tmp")
+    cfg = parse_args(["--hint-budget", "0.05", "--hint-workers", "0"], {"THIEVES_HINT_INTERVAL": "2"})
+    assert (cfg.hint_budget, cfg.hint_interval, cfg.hint_workers) == (0.05, 2.0, 0)
     assert (Config().hint_budget, Config().hint_interval, Config().hint_workers) == (0.3, 5.0, 1)
