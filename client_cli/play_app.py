@@ -93,8 +93,6 @@ class PlayApp(TableApp):
 
     def status_text(self) -> str:
         line = race_line(self.state, self.link.status)
-        if self.state.info is not None:
-            line += f" · {self.state.checked_text()}"
         view = self.state.view
         if view is not None:
             line += f" · moves {view.move_count} · home {view.cards_home}/{view.total_cards}"

@@ -56,7 +56,8 @@ def panel_title(state: RaceState) -> str:
 
 
 def race_line(state: RaceState, link: LinkStatus) -> str:
-    """Race, phase and clock, and the connection: the part of the status bar every race screen shows."""
+    """Race, phase and clock, the connection, and checked or not: the part of the status bar every
+    race screen shows (a spectator, too, wants to know whether the deal has a known winning line)."""
     info = state.info
     parts = []
     parts.append(info.code if info is not None else state.race_ref)
@@ -72,6 +73,8 @@ def race_line(state: RaceState, link: LinkStatus) -> str:
     elif phase is Phase.FINISHED:
         parts.append("finished")
     parts.append(link.text() if state.fatal is None or link.state is not LinkState.CLOSED else f"✗ {state.fatal}")
+    if info is not None:
+        parts.append(state.checked_text())
     return " · ".join(parts)
 
 

@@ -61,7 +61,7 @@ async def test_two_racers_and_a_spectator_through_a_whole_race(server: LiveServe
         await pe.pause()
         watching = screen_text(eve)
         assert re.search(r"1\. ann\s+1", watching) and re.search(r"2\. bob\s+0", watching)
-        assert " left · ● online · race clock " in watching.splitlines()[0]
+        assert " left · ● online · not checked · race clock " in watching.splitlines()[0]
 
         for pilot in (pb, pa):
             await pilot.press("g", "g")
