@@ -332,3 +332,30 @@ def test_verdicts_agree_with_a_plain_search_of_the_engine() -> None:
             assert_wins(game, result)
         verdicts.append(truth)
     assert verdicts.count(False) == 3 and verdicts.count(True) == 9
+
+
+@pytest.mark.parametrize("strategy", ["depth-first", "best-first", "portfolio"])
+def test_every_strategy_wins_and_proves(strategy: str) -> None:
+    game = Game.new(FORTY_THIEVES, 2)
+    won = solve(game, time_limit=None, node_limit=200_000, strategy=strategy)
+    assert_wins(game, won)
+    lost = solve(lost_position(), time_limit=None, node_limit=200_000, strategy=strategy)
+    assert lost.verdict is Verdict.UNWINNABLE and lost.stopped_by is None
+
+
+def test_the_portfolio_spends_the_whole_budget_across_both_searches() -> None:
+    result = solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=20_000)
+    assert result.verdict is Verdict.UNKNOWN and result.stopped_by == "nodes"
+    assert 20_000 <= result.nodes < 23_000  # each part stops within one check interval of its share
+
+
+def test_best_first_reaches_a_win_depth_first_misses_in_the_same_budget() -> None:
+    # Sixty Thieves deal 21 (measured): best first wins it in about 7,000 positions.
+    game = Game.new(SIXTY_THIEVES, 21)
+    assert solve(game, time_limit=None, node_limit=30_000, strategy="depth-first").verdict is Verdict.UNKNOWN
+    assert_wins(game, solve(game, time_limit=None, node_limit=30_000, strategy="best-first"))
+
+
+def test_an_unknown_strategy_is_refused() -> None:
+    with pytest.raises(ValueError):
+        solve(Game.new(FORTY_THIEVES, 1), node_limit=10, strategy="sideways")  # type: ignore[arg-type]

@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--time-limit", "-t", type=float, default=10.0, metavar="S", help="give up after S seconds (default 10)"
     )
     p.add_argument("--nodes", type=int, default=None, metavar="N", help="give up after N positions searched")
+    p.add_argument(
+        "--strategy",
+        choices=["portfolio", "depth-first", "best-first"],
+        default="portfolio",
+        help="search order (default portfolio: depth first, then best first for the last 30%% of the budget)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object {variant, deal, verdict, moves, ...}")
     p.set_defaults(func=run)
 
@@ -56,7 +62,12 @@ def run(args: argparse.Namespace) -> int:
         variant = get_variant(args.variant)
         show = _progress_printer()
         result = solve_deal(
-            variant, args.number, time_limit=args.time_limit, node_limit=args.nodes, progress=show
+            variant,
+            args.number,
+            time_limit=args.time_limit,
+            node_limit=args.nodes,
+            progress=show,
+            strategy=args.strategy,
         )
     except (UnknownVariant, DealNumberError) as exc:
         print(f"thieves solve: {exc}", file=sys.stderr)

@@ -6,7 +6,8 @@ position graph was searched, or ``unknown`` when a budget ran out first.
 Pure: no I/O and no threads; the clock is a parameter.
 
 Modules: ``board`` (the search's compact position, its moves and canonical
-key), ``search`` (depth-first search with a transposition table).
+key), ``search`` (depth-first and best-first search with a transposition
+table, and the portfolio of both), ``stats`` (Wilson intervals, percentiles).
 ``docs/solver.md`` explains the techniques and why each cut is sound.
 """
 
@@ -17,10 +18,10 @@ from typing import Any
 from ..engine import Game
 from ..variants import Variant
 from .board import UnsupportedPosition
-from .search import Progress, ProgressCallback, SolveResult, Verdict, solve
+from .search import DEPTH_FIRST_SHARE, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
 from .stats import percentile, wilson_interval
 
-SOLVER_VERSION = 2
+SOLVER_VERSION = 3
 """Bumped when a change could alter verdicts or lines; pool files record it."""
 
 
@@ -33,6 +34,8 @@ __all__ = [
     "solve",
     "solve_deal",
     "SolveResult",
+    "Strategy",
+    "DEPTH_FIRST_SHARE",
     "Verdict",
     "Progress",
     "ProgressCallback",

@@ -1,4 +1,9 @@
-"""Depth-first search with a transposition table over the solver's board.
+"""Complete search with a transposition table over the solver's board.
+
+Two orders over the same moves and cuts: depth first (little memory; finds
+quick wins in milliseconds and all of the rare proofs) and best first
+(expands the most promising open position; finds wins that a bad early
+choice hides from depth first). ``solve`` runs them as a portfolio.
 
 Completeness: every position reachable from the start (up to the canonical
 key's symmetries) is expanded at most once and, unless a budget stops the
@@ -23,7 +28,8 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from heapq import heappop, heappush
+from typing import Callable, Literal
 
 from ..engine import Game
 from ..moves import MAX_COLUMNS, STOCK, Move
@@ -66,6 +72,7 @@ class Progress:
     nodes: int
     seconds: float
     depth: int
+    """Depth-first: the current line's length; best-first: open positions."""
     best_home: int
     total: int
 
@@ -86,6 +93,17 @@ class _Frame:
         self.i = 0
 
 
+Strategy = Literal["portfolio", "depth-first", "best-first"]
+
+DEPTH_FIRST_SHARE = 0.7
+"""In the portfolio, the share of the budget the depth-first search gets
+before best-first takes the rest. Measured on deals 1-100 at 10 s: depth
+first found 21 Forty Thieves and 6 Sixty Thieves wins, mostly in well under
+a second; best first alone at 3 s found 3 and 3 more that depth first never
+reached (a bad early choice sinks a depth-first search; best first goes
+back to the most promising position seen)."""
+
+
 def solve(
     game: Game,
     *,
@@ -94,16 +112,143 @@ def solve(
     progress: ProgressCallback | None = None,
     progress_every: int = 50_000,
     clock: Callable[[], float] = time.perf_counter,
+    strategy: Strategy = "portfolio",
 ) -> SolveResult:
     """Search ``game``'s position (the stock order included) for a win.
 
     ``game`` is not changed. ``time_limit`` and ``node_limit`` are budgets;
     ``None`` means no limit of that kind. ``clock`` is injectable so that
-    callers and tests decide what time is.
+    callers and tests decide what time is. ``strategy``: ``depth-first``
+    (least memory), ``best-first`` (keeps every open position: more memory),
+    or ``portfolio`` (depth first with part of the budget, then best first
+    with the rest; without any budget it is depth first alone). Each is
+    complete: an exhausted search is a proof.
     """
     start = clock()
     deadline = start + time_limit if time_limit is not None else None
     max_nodes = node_limit if node_limit is not None else -1
+    if strategy == "best-first":
+        return _best_first(game, deadline, max_nodes, progress, progress_every, clock)
+    if strategy == "depth-first" or (deadline is None and max_nodes < 0):
+        return _depth_first(game, deadline, max_nodes, progress, progress_every, clock)
+    if strategy != "portfolio":
+        raise ValueError(f"unknown strategy {strategy!r}")
+    d1 = start + time_limit * DEPTH_FIRST_SHARE if time_limit is not None else None
+    n1 = max(1, int(max_nodes * DEPTH_FIRST_SHARE)) if max_nodes >= 0 else -1
+    first = _depth_first(game, d1, n1, progress, progress_every, clock)
+    if first.verdict is not Verdict.UNKNOWN:
+        return first
+    n2 = max(1, max_nodes - first.nodes) if max_nodes >= 0 else -1
+    on = progress
+    if progress is not None:
+        # Report the second search as a continuation of the first.
+        def on(p: Progress) -> None:
+            progress(Progress(p.nodes + first.nodes, p.seconds + first.seconds, p.depth,
+                              max(p.best_home, first.best_home), p.total))
+
+    second = _best_first(game, deadline, n2, on, progress_every, clock)
+    second.nodes += first.nodes
+    second.seconds = clock() - start
+    second.best_home = max(first.best_home, second.best_home)
+    second.stored = max(first.stored, second.stored)
+    return second
+
+
+def _best_first(
+    game: Game,
+    deadline: float | None,
+    max_nodes: int,
+    progress: ProgressCallback | None,
+    progress_every: int,
+    clock: Callable[[], float],
+) -> SolveResult:
+    """The complete search in another order: always expand the open position
+    that :meth:`Board.score` likes best. Same moves and cuts as depth first
+    (each open position keeps the restriction of the move that reached it),
+    so it reaches the same positions; it only needs a snapshot per open one."""
+    start = clock()
+    board = Board(game)
+    root_autos = board.play_safe()
+    best = board.nhome
+    total = board.total
+    if board.won():
+        return SolveResult(Verdict.WON, [m for m, _ in root_autos], 1, clock() - start, None, best, 1)
+    seen = {board.key()}
+    parents: list[tuple[int, tuple[Move, ...]]] = [(-1, tuple(m for m, _ in root_autos))]
+    heap = [(-board.score(), 0, 0, board.snapshot(), None, False)]
+    counter = 0
+    nodes = 1
+    next_check = _CHECK_EVERY
+    next_progress = progress_every if progress is not None else -1
+    play, undo, play_safe, key = board.play, board.undo, board.play_safe, board.key
+    stopped: str | None = None
+    while heap and stopped is None:
+        _, _, idx, snap, blk, waste_only = heappop(heap)
+        board.restore(snap)
+        for move in board.moves(waste_only):
+            if blk is not None and move[0] == blk[0] and move[2] == blk[1]:
+                continue
+            rec = play(move)
+            autos = play_safe(exposed_by(move))
+            nodes += 1
+            home = board.nhome
+            if home > best:
+                best = home
+                if home == total:
+                    line = [move, *(m for m, _ in autos)]
+                    i = idx
+                    while i >= 0:
+                        i, ms = parents[i][0], parents[i][1]
+                        line[:0] = ms
+                    return SolveResult(Verdict.WON, line, nodes, clock() - start, None, best, len(seen))
+            k = key()
+            if k not in seen:
+                seen.add(k)
+                parents.append((idx, (move, *(m for m, _ in autos))))
+                counter += 1
+                dst = move[1]
+                heappush(
+                    heap,
+                    (
+                        -board.score(),
+                        -counter,
+                        len(parents) - 1,
+                        board.snapshot(),
+                        (dst, move[2]) if dst < MAX_COLUMNS and not autos else None,
+                        not autos and dst >= MAX_COLUMNS and (move[0] == STOCK or dst == STOCK),
+                    ),
+                )
+            for _, r in reversed(autos):
+                undo(r)
+            undo(rec)
+            if nodes >= next_check:
+                next_check = nodes + _CHECK_EVERY
+                now = clock()
+                if deadline is not None and now >= deadline:
+                    stopped = "time"
+                    break
+                if 0 <= max_nodes <= nodes:
+                    stopped = "nodes"
+                    break
+                if 0 <= next_progress <= nodes:
+                    next_progress = nodes + progress_every
+                    progress(Progress(nodes, now - start, len(heap), best, total))
+    seconds = clock() - start
+    if stopped is not None:
+        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best, len(seen))
+    return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best, len(seen))
+
+
+def _depth_first(
+    game: Game,
+    deadline: float | None,
+    max_nodes: int,
+    progress: ProgressCallback | None,
+    progress_every: int,
+    clock: Callable[[], float],
+) -> SolveResult:
+    """The complete search: depth first, moves in the board's order."""
+    start = clock()
     board = Board(game)
     seen: set[bytes] = set()
     root_autos = board.play_safe()
@@ -189,4 +334,4 @@ def solve(
     return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best, len(seen))
 
 
-__all__ = ["solve", "SolveResult", "Verdict", "Progress", "ProgressCallback"]
+__all__ = ["solve", "SolveResult", "Verdict", "Progress", "ProgressCallback", "Strategy"]
