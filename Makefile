@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench demo clean venv
+.PHONY: run test bench bench-solver demo clean venv
 
 venv: $(STAMP)
 
@@ -27,6 +27,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/race_load.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/hint_latency.py
+
+bench-solver: $(STAMP)
+	nice -n 10 $(BIN)/python bench/solver.py --variant forty-thieves --first 1 --last 100 $(ARGS)
+	nice -n 10 $(BIN)/python bench/solver.py --variant sixty-thieves --first 1 --last 100 $(ARGS)
 
 demo: $(STAMP)
 	BIN=$(BIN) sh scripts/demo.sh
