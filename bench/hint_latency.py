@@ -70,7 +70,7 @@ async def run(redis_url: str, workers: int, hinters: int, args: argparse.Namespa
     proc, base = start_child([sys.executable, "-m", "server.main", "--port", "0", "--redis-url", redis_url,
                               "--countdown", "0.5", "--rate", "100000", "--burst", "100000",
                               "--hint-workers", str(workers), "--hint-budget", str(args.budget),
-                              "--hint-interval", "0"])
+                              "--hint-interval", "0", "--checked-pool-size", "0"])
     url = base.replace("http://", "ws://") + "/ws"
     try:
         stats, stop, started = Stats(), asyncio.Event(), asyncio.Event()
