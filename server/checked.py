@@ -169,8 +169,8 @@ class CheckedPool:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
-        self.filler.close(kill=True)
-        self.on_demand.close(kill=True)
+        await asyncio.to_thread(self.filler.close, True)
+        await asyncio.to_thread(self.on_demand.close, True)
 
     # ----------------------------------------------------------- filling
     async def _fill_forever(self) -> None:

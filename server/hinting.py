@@ -57,6 +57,8 @@ class HintRunner:
         text, seconds = await self.workers.call(budget + SLACK_SECONDS, compute_hint, position, previous, budget)
         return Hint.from_json(json.loads(text)), text, seconds
 
-    def close(self) -> None:
-        """Stop the workers and wait for them (at most one hint's budget): none may outlive the server."""
-        self.workers.close()
+    def close(self, kill: bool = False) -> None:
+        """Stop the workers: none may outlive the server. By default a running hint
+        is waited for (at most its budget); ``kill`` abandons it (a server that is
+        stopping has closed the connection the answer was for)."""
+        self.workers.close(kill=kill)

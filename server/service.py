@@ -266,8 +266,10 @@ class Service:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for hub in self.hubs.values():
             hub.close()
-        self.hints.close()
+        # Worker processes are stopped off the event loop: joining them can take
+        # a while on a loaded machine, and shutdown has other awaits to run.
         await self.checked.stop()
+        await asyncio.to_thread(self.hints.close, True)
         try:
             await self._pubsub.aclose()
         except RedisError:  # pragma: no cover - Redis already gone at shutdown
