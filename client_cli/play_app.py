@@ -101,6 +101,8 @@ class PlayApp(TableApp):
         return line
 
     def redraw(self) -> None:
+        if not self.table_shown():
+            return
         super().redraw()
         self.query_one("#status").set_class(not self.link.online, "offline")
         self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import events
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.binding import Binding
 from textual.widgets import Static
 
@@ -110,8 +110,18 @@ class TableApp(App):
     def message(self) -> MessageLine:
         return self.query_one("#message", MessageLine)
 
+    def table_shown(self) -> bool:
+        """Whether the table is the active screen: not while the app starts or
+        stops, nor under a dialog (a frame can arrive at any of those times)."""
+        try:
+            return bool(self.screen.query("#board"))
+        except ScreenStackError:
+            return False
+
     def redraw(self) -> None:
         """Draw the board and the status line from the current view."""
+        if not self.table_shown():
+            return
         self.board.show(self.current_view(), self.picker.selection, self.hint)
         self.query_one("#status", Static).update(self.status_text())
 

@@ -9,7 +9,7 @@ move by move on the local engine, which also checks the server's verdict.
 from __future__ import annotations
 
 from textual import events
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -136,6 +136,11 @@ class WatchApp(App):
         return line
 
     def redraw(self) -> None:
+        try:  # a frame may arrive while the app starts or stops, or under a dialog
+            if not self.screen.query("#racers"):
+                return
+        except ScreenStackError:
+            return
         self.query_one("#status", Static).update(self.status_text())
         self.query_one("#status").set_class(not self.link.online, "offline")
         title = panel_title(self.state)

@@ -213,3 +213,16 @@ def test_solo_command_refuses_unknown_variants_and_deals(capsys: pytest.CaptureF
     assert "unknown variant" in capsys.readouterr().err
     assert main(["solo", "0"]) == 2
     assert "out of range" in capsys.readouterr().err
+
+
+def test_frames_that_arrive_while_no_table_is_shown_draw_nothing() -> None:
+    """The socket loop can deliver a frame while the app starts or shuts down;
+    redrawing then must not raise (it used to fail a race test now and then)."""
+    from client_cli.play_app import PlayApp
+    from client_cli.watch_app import WatchApp
+
+    play = PlayApp("http://127.0.0.1:9", "ABCDEF", "ann")
+    watch = WatchApp("http://127.0.0.1:9", "ABCDEF")
+    assert not play.table_shown()
+    play.redraw()
+    watch.redraw()
