@@ -151,7 +151,8 @@ async def player(url: str, race: str, name: str, deal: int, stats: Stats, stop: 
         while True:  # the countdown
             msg = p.decode_server(await ws.recv())
             if isinstance(msg, p.Countdown):
-                await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000))
+                # + 10 ms: a timer may fire a little early, and a move before starts_at is refused
+                await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000) + 0.01)
                 break
         next_at = time.perf_counter() + (rng.random() / pace if pace else 0.0)  # spread, not in lockstep
         while not stop.is_set():
