@@ -6,7 +6,7 @@ position graph was searched, or ``unknown`` when a budget ran out first.
 Pure: no I/O and no threads; the clock is a parameter.
 
 Modules: ``board`` (the search's compact position, its moves and canonical
-key), ``search`` (depth-first and best-first search with a transposition
+key), ``deadlock`` (a sound dead-end test by relaxation), ``search`` (depth-first and best-first search with a transposition
 table, and the portfolio of both), ``stats`` (Wilson intervals, percentiles).
 ``docs/solver.md`` explains the techniques and why each cut is sound.
 """
@@ -18,10 +18,10 @@ from typing import Any
 from ..engine import Game
 from ..variants import Variant
 from .board import UnsupportedPosition
-from .search import DEPTH_FIRST_SHARE, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
+from .search import DEPTH_FIRST_SHARE, PORTFOLIO, Phase, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
 from .stats import percentile, wilson_interval
 
-SOLVER_VERSION = 3
+SOLVER_VERSION = 4
 """Bumped when a change could alter verdicts or lines; pool files record it."""
 
 
@@ -36,6 +36,8 @@ __all__ = [
     "SolveResult",
     "Strategy",
     "DEPTH_FIRST_SHARE",
+    "PORTFOLIO",
+    "Phase",
     "Verdict",
     "Progress",
     "ProgressCallback",

@@ -17,7 +17,14 @@ sound ones (``docs/solver.md`` argues each):
   again the card (or run) the previous move placed when that move sent
   nothing home (the result is one move away from the grandparent, which
   generates it itself);
-- a position already in the table is not expanded again.
+- a position already in the table is not expanded again;
+- a position the dead-end test (``deadlock.dead``, a relaxation of the game
+  that is lost whenever the game is) proves lost is not expanded.
+
+``solve`` runs a portfolio (:data:`PORTFOLIO`): depth-first searches that
+do not expand positions with more than a set number of waste cards (they
+can only win, or prove a loss when the cap never bit), then the complete
+depth-first and best-first searches.
 
 A budget (nodes or seconds) that runs out makes the answer ``unknown``:
 the search never reports a position as lost because it was cut short.
@@ -29,11 +36,12 @@ import enum
 import time
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 from ..engine import Game
 from ..moves import MAX_COLUMNS, STOCK, Move
 from .board import Board, exposed_by
+from .deadlock import dead
 
 
 class Verdict(enum.Enum):
@@ -51,7 +59,8 @@ class SolveResult:
     nodes: int = 0
     seconds: float = 0.0
     stopped_by: str | None = None
-    """``"time"`` or ``"nodes"`` when a budget ran out, else ``None``."""
+    """``"time"`` or ``"nodes"`` when a budget ran out, ``"cap"`` when a waste cap
+    (:class:`Phase`) left positions unexpanded, else ``None``."""
     best_home: int = 0
     """Most cards on the foundations seen in any searched position."""
     stored: int = 0
@@ -95,13 +104,40 @@ class _Frame:
 
 Strategy = Literal["portfolio", "depth-first", "best-first"]
 
-DEPTH_FIRST_SHARE = 0.7
-"""In the portfolio, the share of the budget the depth-first search gets
-before best-first takes the rest. Measured on deals 1-100 at 10 s: depth
-first found 21 Forty Thieves and 6 Sixty Thieves wins, mostly in well under
-a second; best first alone at 3 s found 3 and 3 more that depth first never
-reached (a bad early choice sinks a depth-first search; best first goes
-back to the most promising position seen)."""
+
+class Phase(NamedTuple):
+    """One search of the portfolio: its order, its share of the budget, and
+    for depth first an optional cap on the waste (a fraction of the variant's
+    stock) beyond which positions are not expanded."""
+
+    strategy: Literal["depth-first", "best-first"]
+    share: float
+    waste_cap: float | None = None
+
+
+PORTFOLIO: tuple[Phase, ...] = (
+    Phase("depth-first", 0.3, 0.5),
+    Phase("depth-first", 0.1, 0.3),
+    Phase("depth-first", 0.3),
+    Phase("best-first", 0.3),
+)
+"""The default portfolio, measured on Forty Thieves deals 1-40 (docs/solver.md).
+
+Why waste caps: winning lines seldom hold more than half the stock in the
+waste (Forty Thieves wins measured: 23-35 of 64), while an unrestricted
+depth-first search sinks its time into end positions with 40+ waste cards,
+none of which it can win. A capped search is incomplete, so it can only
+win (or prove the deal lost when the cap never bit); the uncapped depth
+first and the best first that follow keep the portfolio complete."""
+
+DEPTH_FIRST_SHARE = sum(p.share for p in PORTFOLIO if p.strategy == "depth-first")
+"""In the portfolio, the share of the budget the depth-first searches get
+before best-first takes the rest. Measured on deals 1-100 at 10 s (v3, one
+uncapped depth first at 70%): depth first found 21 Forty Thieves and 6
+Sixty Thieves wins, mostly in well under a second; best first alone at 3 s
+found 3 and 3 more that depth first never reached (a bad early choice sinks
+a depth-first search; best first goes back to the most promising position
+seen)."""
 
 
 def solve(
@@ -120,9 +156,9 @@ def solve(
     ``None`` means no limit of that kind. ``clock`` is injectable so that
     callers and tests decide what time is. ``strategy``: ``depth-first``
     (least memory), ``best-first`` (keeps every open position: more memory),
-    or ``portfolio`` (depth first with part of the budget, then best first
-    with the rest; without any budget it is depth first alone). Each is
-    complete: an exhausted search is a proof.
+    or ``portfolio`` (the searches of :data:`PORTFOLIO` one after the other,
+    each with its share of the budget; without any budget it is depth first
+    alone). Each is complete: an exhausted search is a proof.
     """
     start = clock()
     deadline = start + time_limit if time_limit is not None else None
@@ -133,25 +169,37 @@ def solve(
         return _depth_first(game, deadline, max_nodes, progress, progress_every, clock)
     if strategy != "portfolio":
         raise ValueError(f"unknown strategy {strategy!r}")
-    d1 = start + time_limit * DEPTH_FIRST_SHARE if time_limit is not None else None
-    n1 = max(1, int(max_nodes * DEPTH_FIRST_SHARE)) if max_nodes >= 0 else -1
-    first = _depth_first(game, d1, n1, progress, progress_every, clock)
-    if first.verdict is not Verdict.UNKNOWN:
-        return first
-    n2 = max(1, max_nodes - first.nodes) if max_nodes >= 0 else -1
-    on = progress
-    if progress is not None:
-        # Report the second search as a continuation of the first.
-        def on(p: Progress) -> None:
-            progress(Progress(p.nodes + first.nodes, p.seconds + first.seconds, p.depth,
-                              max(p.best_home, first.best_home), p.total))
+    total = SolveResult(Verdict.UNKNOWN)
+    share = 0.0
+    for phase in PORTFOLIO:
+        share += phase.share
+        last = phase is PORTFOLIO[-1]
+        d = deadline if last or time_limit is None else start + time_limit * share
+        n = -1
+        if max_nodes >= 0:
+            n = max(1, (max_nodes if last else int(max_nodes * share)) - total.nodes)
+        on = progress
+        if progress is not None:
+            done = total
 
-    second = _best_first(game, deadline, n2, on, progress_every, clock)
-    second.nodes += first.nodes
-    second.seconds = clock() - start
-    second.best_home = max(first.best_home, second.best_home)
-    second.stored = max(first.stored, second.stored)
-    return second
+            def on(p: Progress, done: SolveResult = done) -> None:
+                # Report each search as a continuation of the ones before.
+                progress(Progress(p.nodes + done.nodes, p.seconds + done.seconds, p.depth,
+                                  max(p.best_home, done.best_home), p.total))
+
+        if phase.strategy == "best-first":
+            part = _best_first(game, d, n, on, progress_every, clock)
+        else:
+            cap = None if phase.waste_cap is None else int(phase.waste_cap * game.variant.stock_size)
+            part = _depth_first(game, d, n, on, progress_every, clock, max_waste=cap)
+        part.nodes += total.nodes
+        part.best_home = max(part.best_home, total.best_home)
+        part.stored = max(part.stored, total.stored)
+        part.seconds = clock() - start
+        total = part
+        if part.verdict is not Verdict.UNKNOWN:
+            break
+    return total
 
 
 def _best_first(
@@ -173,6 +221,8 @@ def _best_first(
     total = board.total
     if board.won():
         return SolveResult(Verdict.WON, [m for m, _ in root_autos], 1, clock() - start, None, best, 1)
+    if dead(board):
+        return SolveResult(Verdict.UNWINNABLE, [], 1, clock() - start, None, best, 1)
     seen = {board.key()}
     parents: list[tuple[int, tuple[Move, ...]]] = [(-1, tuple(m for m, _ in root_autos))]
     heap = [(-board.score(), 0, 0, board.snapshot(), None, False)]
@@ -204,6 +254,11 @@ def _best_first(
             k = key()
             if k not in seen:
                 seen.add(k)
+                if dead(board):
+                    for _, r in reversed(autos):
+                        undo(r)
+                    undo(rec)
+                    continue
                 parents.append((idx, (move, *(m for m, _ in autos))))
                 counter += 1
                 dst = move[1]
@@ -246,6 +301,7 @@ def _depth_first(
     progress: ProgressCallback | None,
     progress_every: int,
     clock: Callable[[], float],
+    max_waste: int | None = None,
 ) -> SolveResult:
     """The complete search: depth first, moves in the board's order."""
     start = clock()
@@ -257,6 +313,8 @@ def _depth_first(
     nodes = 1
     if board.won():
         return SolveResult(Verdict.WON, [m for m, _ in root_autos], nodes, clock() - start, None, best)
+    if dead(board):
+        return SolveResult(Verdict.UNWINNABLE, [], nodes, clock() - start, None, best, 1)
     seen.add(board.key())
     stack = [_Frame(None, None, root_autos, board.moves())]
     # The unit the previous move placed: (column, count) or None (see module docstring).
@@ -265,6 +323,7 @@ def _depth_first(
     next_progress = progress_every if progress is not None else -1
     play, undo, play_safe, key, gen = board.play, board.undo, board.play_safe, board.key, board.moves
     add_seen = seen.add
+    capped = False
     stopped: str | None = None
     while stack:
         frame = stack[-1]
@@ -303,6 +362,17 @@ def _depth_first(
             undo(rec)
             continue
         add_seen(k)
+        if max_waste is not None and len(board.waste) > max_waste:
+            capped = True
+            for _, r in reversed(autos):
+                undo(r)
+            undo(rec)
+            continue
+        if dead(board):
+            for _, r in reversed(autos):
+                undo(r)
+            undo(rec)
+            continue
         dst = move[1]
         if autos:
             stack.append(_Frame(move, rec, autos, gen()))
@@ -329,9 +399,9 @@ def _depth_first(
                 next_progress = nodes + progress_every
                 progress(Progress(nodes, now - start, len(stack), best, total))
     seconds = clock() - start
-    if stopped is not None:
-        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best, len(seen))
+    if stopped is not None or capped:
+        return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped or "cap", best, len(seen))
     return SolveResult(Verdict.UNWINNABLE, [], nodes, seconds, None, best, len(seen))
 
 
-__all__ = ["solve", "SolveResult", "Verdict", "Progress", "ProgressCallback", "Strategy"]
+__all__ = ["solve", "Phase", "PORTFOLIO", "SolveResult", "Verdict", "Progress", "ProgressCallback", "Strategy"]
