@@ -191,7 +191,7 @@ def solve(
             part = _best_first(game, d, n, on, progress_every, clock)
         else:
             cap = None if phase.waste_cap is None else int(phase.waste_cap * game.variant.stock_size)
-            part = _depth_first(game, d, n, on, progress_every, clock, max_waste=cap)
+            part = _depth_first(game, d, n, on, progress_every, clock, max_waste=cap, prune_dead=cap is None)
         part.nodes += total.nodes
         part.best_home = max(part.best_home, total.best_home)
         part.stored = max(part.stored, total.stored)
@@ -302,8 +302,15 @@ def _depth_first(
     progress_every: int,
     clock: Callable[[], float],
     max_waste: int | None = None,
+    prune_dead: bool = True,
 ) -> SolveResult:
-    """The complete search: depth first, moves in the board's order."""
+    """The complete search: depth first, moves in the board's order.
+
+    ``max_waste`` leaves positions with more waste cards unexpanded (then
+    the search can only win, or prove a loss if the cap never bit).
+    ``prune_dead=False`` skips the dead-end test below the root: it halves
+    the speed, which a capped search that only hunts for quick wins cannot
+    afford (measured: the same wins, faster)."""
     start = clock()
     board = Board(game)
     seen: set[bytes] = set()
@@ -368,7 +375,7 @@ def _depth_first(
                 undo(r)
             undo(rec)
             continue
-        if dead(board):
+        if prune_dead and dead(board):
             for _, r in reversed(autos):
                 undo(r)
             undo(rec)
