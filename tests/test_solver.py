@@ -359,3 +359,12 @@ def test_best_first_reaches_a_win_depth_first_misses_in_the_same_budget() -> Non
 def test_an_unknown_strategy_is_refused() -> None:
     with pytest.raises(ValueError):
         solve(Game.new(FORTY_THIEVES, 1), node_limit=10, strategy="sideways")  # type: ignore[arg-type]
+
+
+def test_a_waste_cap_makes_the_search_unknown_never_unwinnable() -> None:
+    from shared.solver.search import _depth_first
+
+    game = Game.new(FORTY_THIEVES, 2)
+    capped = _depth_first(game, None, -1, None, 1, lambda: 0.0, max_waste=0)
+    assert capped.verdict is Verdict.UNKNOWN and capped.stopped_by == "cap"
+    assert_wins(game, _depth_first(game, None, 200_000, None, 1, lambda: 0.0, max_waste=32))
