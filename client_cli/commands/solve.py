@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strategy",
         choices=["portfolio", "depth-first", "best-first"],
         default="portfolio",
-        help="search order (default portfolio: depth first, then best first for the last 30%% of the budget)",
+        help="search order (default portfolio: waste-capped depth-first searches, then plain depth first, then best first for the last 30%% of the budget)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object {variant, deal, verdict, moves, ...}")
     p.set_defaults(func=run)
