@@ -91,6 +91,39 @@ ProgressCallback = Callable[[Progress], None]
 _CHECK_EVERY = 1024
 
 
+class _Budget:
+    """The limits and progress reports both searches share, looked at every
+    ``_CHECK_EVERY`` nodes (reading the clock on every node would cost more
+    than the node)."""
+
+    def __init__(
+        self,
+        start: float,
+        deadline: float | None,
+        max_nodes: int,
+        progress: ProgressCallback | None,
+        progress_every: int,
+        clock: Callable[[], float],
+        total: int,
+    ) -> None:
+        self.start, self.deadline, self.max_nodes = start, deadline, max_nodes
+        self.progress, self.progress_every, self.clock, self.total = progress, progress_every, clock, total
+        self.next_progress = progress_every if progress is not None else -1
+
+    def stop_reason(self, nodes: int, frontier: int, best: int) -> str | None:
+        """``"time"`` or ``"nodes"`` when a limit is reached; reports progress when due."""
+        now = self.clock()
+        if self.deadline is not None and now >= self.deadline:
+            return "time"
+        if 0 <= self.max_nodes <= nodes:
+            return "nodes"
+        if 0 <= self.next_progress <= nodes:
+            self.next_progress = nodes + self.progress_every
+            assert self.progress is not None
+            self.progress(Progress(nodes, now - self.start, frontier, best, self.total))
+        return None
+
+
 class _Frame:
     __slots__ = ("move", "rec", "autos", "moves", "i")
 
@@ -229,7 +262,7 @@ def _best_first(
     counter = 0
     nodes = 1
     next_check = _CHECK_EVERY
-    next_progress = progress_every if progress is not None else -1
+    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, total)
     play, undo, play_safe, key = board.play, board.undo, board.play_safe, board.key
     stopped: str | None = None
     while heap and stopped is None:
@@ -278,16 +311,9 @@ def _best_first(
             undo(rec)
             if nodes >= next_check:
                 next_check = nodes + _CHECK_EVERY
-                now = clock()
-                if deadline is not None and now >= deadline:
-                    stopped = "time"
+                stopped = budget.stop_reason(nodes, len(heap), best)
+                if stopped is not None:
                     break
-                if 0 <= max_nodes <= nodes:
-                    stopped = "nodes"
-                    break
-                if 0 <= next_progress <= nodes:
-                    next_progress = nodes + progress_every
-                    progress(Progress(nodes, now - start, len(heap), best, total))
     seconds = clock() - start
     if stopped is not None:
         return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped, best, len(seen))
@@ -327,7 +353,7 @@ def _depth_first(
     # The unit the previous move placed: (column, count) or None (see module docstring).
     block = [None]
     next_check = _CHECK_EVERY
-    next_progress = progress_every if progress is not None else -1
+    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, total)
     play, undo, play_safe, key, gen = board.play, board.undo, board.play_safe, board.key, board.moves
     add_seen = seen.add
     capped = False
@@ -395,16 +421,9 @@ def _depth_first(
             block.append(None)
         if nodes >= next_check:
             next_check = nodes + _CHECK_EVERY
-            now = clock()
-            if deadline is not None and now >= deadline:
-                stopped = "time"
+            stopped = budget.stop_reason(nodes, len(stack), best)
+            if stopped is not None:
                 break
-            if 0 <= max_nodes <= nodes:
-                stopped = "nodes"
-                break
-            if 0 <= next_progress <= nodes:
-                next_progress = nodes + progress_every
-                progress(Progress(nodes, now - start, len(stack), best, total))
     seconds = clock() - start
     if stopped is not None or capped:
         return SolveResult(Verdict.UNKNOWN, [], nodes, seconds, stopped or "cap", best, len(seen))
