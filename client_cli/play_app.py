@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from shared import protocol as p
 from shared.moves import IllegalReason, Move
@@ -26,7 +25,7 @@ from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
-from .table import MessageLine, TableApp
+from .table import TableApp, table_layout
 
 TICK_SECONDS = 0.25
 
@@ -51,12 +50,7 @@ class PlayApp(TableApp):
         self._shown_results = False
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        with Horizontal(id="middle"):
-            yield Board(id="board")
-            yield RacersPanel(id="side")
-        yield MessageLine(id="message")
-        yield Footer()
+        yield from table_layout(Board(id="board"), RacersPanel(id="side"), row=True)
 
     def on_mount(self) -> None:
         self.title = f"thieves — race {self.state.race_ref}"

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from shared.deals import MIN_DEAL, deal
 from shared.engine import Game, Status
@@ -27,7 +27,7 @@ from shared.view import PlayerView
 
 from .board import Board
 from .keymap import column_label
-from .table import MessageLine, TableApp, format_clock
+from .table import TableApp, format_clock, table_layout
 
 HINT_SECONDS = 0.5
 """Time the hint search may take: a hint must feel instant."""
@@ -147,10 +147,7 @@ class SoloApp(TableApp):
         self._hinter = load_hinter()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        yield Board(id="board")
-        yield MessageLine(id="message")
-        yield Footer()
+        yield from table_layout(Board(id="board"))
 
     def on_mount(self) -> None:
         self.redraw()

@@ -12,9 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import events
-from textual.app import App, ScreenStackError
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
-from textual.widgets import Static
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import Footer, Static
 
 from shared.moves import DRAW, FOUNDATION, REDEAL, STOCK, WASTE, IllegalReason, Move
 from shared.variants import GroupMoves, get_variant
@@ -60,6 +62,19 @@ class MessageLine(Static):
     @property
     def text(self) -> str:
         return str(self.content)
+
+
+def table_layout(*middle: Widget, row: bool = False) -> ComposeResult:
+    """Every table screen's frame: status line, ``middle`` (side by side in
+    ``#middle`` when ``row``), message line, key footer."""
+    yield Static(id="status")
+    if row:
+        with Horizontal(id="middle"):
+            yield from middle
+    else:
+        yield from middle
+    yield MessageLine(id="message")
+    yield Footer()
 
 
 class TableApp(App):

@@ -11,9 +11,8 @@ from __future__ import annotations
 from textual import events
 from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from shared import protocol as p
 from shared.deals import deal
@@ -27,7 +26,7 @@ from .connection import RaceLink
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
-from .table import CSS_PATH, MessageLine, format_clock
+from .table import CSS_PATH, MessageLine, format_clock, table_layout
 
 TICK_SECONDS = 0.25
 
@@ -72,10 +71,7 @@ class ReplayScreen(Screen[None]):
         self.index = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        yield Board(id="board")
-        yield MessageLine(id="message")
-        yield Footer()
+        yield from table_layout(Board(id="board"))
 
     def on_mount(self) -> None:
         self.draw()
@@ -113,11 +109,7 @@ class WatchApp(App):
         self._shown_results = False
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        with Horizontal(id="middle"):
-            yield RacersPanel(id="racers")
-        yield MessageLine(id="message")
-        yield Footer()
+        yield from table_layout(RacersPanel(id="racers"), row=True)
 
     def on_mount(self) -> None:
         self.redraw()
