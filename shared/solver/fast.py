@@ -1,0 +1,73 @@
+"""The compiled depth-first search, when the C extension was built.
+
+``_fastsearch.c`` is the depth-first search of :mod:`.search` over the same
+board, compiled: same moves, order, cuts and dead-end test, so the same
+positions in the same order (the tests compare node counts), at many times
+the speed. It is built at install time when a C compiler is present and left
+out otherwise (``optional`` in ``pyproject.toml``); :func:`available` says
+which, and the pure-Python search is used when it is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..moves import Move
+from ..variants import GroupMoves
+from .board import Board
+
+try:
+    from . import _fastsearch
+except ImportError:  # built without a C compiler: the Python search stands in
+    _fastsearch = None
+
+_GROUP_CODES = {GroupMoves.NONE: 0, GroupMoves.SAME_SUIT_RUN: 1, GroupMoves.VALID_RUN: 2}
+
+Check = Callable[[int, int, int], "str | None"]
+"""Called every 1,024 nodes with (nodes, depth, best home); a string stops the search."""
+
+
+def available() -> bool:
+    """Whether the compiled search was built for this interpreter."""
+    return _fastsearch is not None
+
+
+def depth_first(
+    board: Board, max_waste: int | None, prune_dead: bool, check: Check
+) -> tuple[str, list[Move], int, int, int, str | None]:
+    """Run the compiled depth-first search from ``board`` (which is not changed).
+
+    Returns ``(verdict, line, nodes, best_home, stored, stopped_by)`` with
+    ``verdict`` one of ``"won"``, ``"unwinnable"``, ``"unknown"``, exactly as
+    the Python search would. Raises ``OverflowError`` for a position larger
+    than the compiled board holds (more than 20 columns, a column over 50
+    cards, a stock or waste over 128); callers fall back to Python then.
+    """
+    if _fastsearch is None:
+        raise RuntimeError("the compiled search is not built")
+    rules = board.rules
+    code, line, nodes, best, stored, stopped = _fastsearch.depth_first(
+        cols=list(board.cols),
+        stock=bytes(board.stock),
+        si=board.si,
+        waste=bytes(board.waste),
+        pass_no=board.pass_no,
+        home=bytes(board.home),
+        packs=rules.packs,
+        parents=[bytes(p) for p in rules.parents],
+        needs=[bytes(n) for n in rules.needs_home],
+        empty_any=rules.empty_any,
+        empty_kings=rules.empty_kings,
+        group=_GROUP_CODES[rules.group],
+        draw=rules.draw,
+        passes=rules.passes,
+        total=board.total,
+        max_waste=-1 if max_waste is None else max_waste,
+        prune_dead=prune_dead,
+        check=check,
+    )
+    verdict = ("won", "unwinnable", "unknown")[code]
+    return verdict, [Move(*m) for m in line], nodes, best, stored, stopped
+
+
+__all__ = ["available", "depth_first", "Check"]
