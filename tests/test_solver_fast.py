@@ -1,7 +1,7 @@
-"""The compiled depth-first search is the Python one, node for node.
+"""The compiled searches are the Python ones, node for node.
 
 ``shared/solver/_fastsearch.c`` claims to visit the same positions in the
-same order as ``_depth_first`` in ``search.py``; these tests hold it to that
+same order as ``_depth_first`` and ``_best_first`` in ``search.py``; these tests hold it to that
 on real deals of every variant, on random and scrambled positions, with and
 without the dead-end test and waste caps, and check its lines in the engine.
 """
@@ -30,23 +30,25 @@ def test_the_extension_is_built_where_a_compiler_is() -> None:
     assert fast.available()
 
 
-def both(game: Game, **kw) -> tuple:
+def both(game: Game, strategy: str = "depth-first", **kw) -> tuple:
     """The same search run in Python and compiled: everything a caller sees."""
     out = []
     for compiled in (False, True):
-        r = solve(game, time_limit=None, strategy="depth-first", compiled=compiled, **kw)
+        r = solve(game, time_limit=None, strategy=strategy, compiled=compiled, **kw)
         out.append((r.verdict, r.move_texts(), r.nodes, r.stored, r.best_home, r.stopped_by))
     return out[0], out[1]
 
 
+@pytest.mark.parametrize("strategy", ["depth-first", "best-first"])
 @pytest.mark.parametrize("key", sorted(VARIANTS))
-def test_real_deals_search_the_same_positions(key: str) -> None:
+def test_real_deals_search_the_same_positions(key: str, strategy: str) -> None:
     for number in (1, 2, 3):
-        py, c = both(Game.new(VARIANTS[key], number), node_limit=6_000)
+        py, c = both(Game.new(VARIANTS[key], number), strategy, node_limit=6_000)
         assert py == c, (key, number)
 
 
-def test_random_and_scrambled_positions_search_the_same_positions() -> None:
+@pytest.mark.parametrize("strategy", ["depth-first", "best-first"])
+def test_random_and_scrambled_positions_search_the_same_positions(strategy: str) -> None:
     rng = random.Random(7)
     variants = list(VARIANTS.values())
     for i in range(36):
@@ -57,7 +59,7 @@ def test_random_and_scrambled_positions_search_the_same_positions() -> None:
             game = play_randomly(Game.new(v, rng.randrange(1, 10**6)), rng, rng.randrange(0, 150))
         if any(game.hidden):
             continue
-        py, c = both(game, node_limit=3_000)
+        py, c = both(game, strategy, node_limit=3_000)
         assert py == c, (v.key, i)
 
 
@@ -81,9 +83,11 @@ def test_compiled_wins_replay_in_the_engine_and_proofs_match() -> None:
     for move in won.moves:
         g.push(move)
     assert g.is_won()
-    # Deal 46 is proven lost (docs/solver.md): both searches agree on the whole proof.
+    # Deal 46 is proven lost (docs/solver.md): Python and C agree on the whole proof.
     py, c = both(Game.new(FORTY_THIEVES, 46), node_limit=400_000)
     assert c[0] is Verdict.UNWINNABLE and py == c
+    best = solve(Game.new(FORTY_THIEVES, 46), time_limit=None, strategy="best-first")
+    assert best.verdict is Verdict.UNWINNABLE and best.stopped_by is None
 
 
 def test_the_budget_callback_stops_it_and_its_errors_propagate() -> None:
@@ -94,7 +98,7 @@ def test_the_budget_callback_stops_it_and_its_errors_propagate() -> None:
         calls.append((nodes, depth, best))
         return "time" if len(calls) == 3 else None
 
-    verdict, line, nodes, best, stored, stopped = fast.depth_first(board, None, True, stop_at_third)
+    verdict, line, nodes, best, stored, stopped = fast.search(board, "depth-first", None, True, stop_at_third)
     assert (verdict, line, stopped) == ("unknown", [], "time")
     seen = [n for n, _, _ in calls]
     # Looked at once per 1,024 nodes or so (only after a position is expanded), as in Python.
@@ -106,11 +110,11 @@ def test_the_budget_callback_stops_it_and_its_errors_propagate() -> None:
         raise KeyError("from the callback")
 
     with pytest.raises(KeyError, match="from the callback"):
-        fast.depth_first(board, None, True, broken)
+        fast.search(board, "depth-first", None, True, broken)
 
 
 def test_a_position_too_big_for_the_compiled_board_falls_back_to_python() -> None:
     board = Board(Game.new(FORTY_THIEVES, 1))
     board.cols[0] = bytes([12] * 60)  # sixty kings of clubs: no real game, but a clear limit
     with pytest.raises(OverflowError, match="column"):
-        fast.depth_first(board, None, True, lambda *a: None)
+        fast.search(board, "depth-first", None, True, lambda *a: None)

@@ -1,13 +1,16 @@
 /*
- * The solver's depth-first search, compiled.
+ * The solver's two searches, compiled.
  *
- * This is the same search as ``_depth_first`` in ``search.py`` over the same
- * board as ``board.py``: the same moves in the same order, the same safe
- * moves, the same cuts and the same dead-end test (``deadlock.py``), so it
- * visits the same positions in the same order and counts the same nodes (the
- * tests compare both, node for node). Only the representation differs:
+ * These are the same searches as ``_depth_first`` and ``_best_first`` in
+ * ``search.py`` over the same board as ``board.py``: the same moves in the
+ * same order, the same safe moves, the same cuts and the same dead-end test
+ * (``deadlock.py``), so each visits the same positions in the same order and
+ * counts the same nodes (the tests compare them, node for node). Only the
+ * representation differs:
  *
  * - columns are fixed arrays; a move shifts cards instead of building bytes;
+ * - best first keeps a parent and a move per open position, not a snapshot,
+ *   and walks the board through the tree to the position it expands next;
  * - the transposition table keeps a 128-bit hash of the canonical position
  *   instead of the key itself (16 bytes a position instead of about 150).
  *   The hash is of the same canonical position: the columns as a multiset
@@ -18,8 +21,9 @@
  *   pair in a search is below 1e-20 (birthday bound n^2 / 2^129).
  *
  * Pure computation: no I/O. The budget (clock, node limit, progress) stays in
- * Python: the search calls ``check(nodes, depth, best)`` every 1,024 nodes,
- * exactly where the Python search looks at its budget.
+ * Python: the search calls ``check(nodes, depth, best)`` every 1,024 nodes
+ * or so, exactly where the Python search looks at its budget (``depth`` is
+ * the line's length in depth first and the open positions in best first).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -792,6 +796,274 @@ done:
     return rc;
 }
 
+
+/* ``Board.score``: how promising a position looks to best first. */
+static int board_score(const Board *b) {
+    const Rules *r = b->rules;
+    int junk = 0, empties = 0;
+    for (int i = 0; i < b->ncols; i++) {
+        int len = b->len[i];
+        if (!len) {
+            empties++;
+            continue;
+        }
+        for (int j = 1; j < len; j++)
+            if (!r->can_pack[b->col[i][j]][b->col[i][j - 1]]) junk++;
+    }
+    return 20 * b->nhome - 4 * junk - b->nwaste + 6 * empties;
+}
+
+/* Best first keeps no board per open position: a node is its parent and the
+ * move from it (safe moves follow deterministically), and the board walks the
+ * tree to whichever node comes next, undoing to the common ancestor. */
+typedef struct {
+    uint32_t parent;
+    Move m;
+    uint8_t autos; /* whether the move sent cards home (then no cut follows it) */
+} Node;
+
+typedef struct {
+    int32_t score, counter;
+    uint32_t node;
+} HeapItem;
+
+typedef struct {
+    uint32_t node;
+    Undo rec;
+    size_t autos_start, autos_len;
+} PathEntry;
+
+static inline int heap_less(const HeapItem *a, const HeapItem *b) {
+    /* Python pops the smallest (-score, -counter): best score, then newest. */
+    if (a->score != b->score) return a->score > b->score;
+    return a->counter > b->counter;
+}
+
+static void heap_push(HeapItem *h, size_t n, HeapItem x) {
+    size_t i = n;
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(&x, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = x;
+}
+
+static HeapItem heap_pop(HeapItem *h, size_t n) {
+    HeapItem top = h[0], x = h[n - 1];
+    size_t i = 0, m = n - 1;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= m) break;
+        if (c + 1 < m && heap_less(&h[c + 1], &h[c])) c++;
+        if (!heap_less(&h[c], &x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (m) h[i] = x;
+    return top;
+}
+
+static int append_move(PyObject *line, Move m) {
+    PyObject *t = move_tuple(m);
+    if (!t || PyList_Append(line, t)) {
+        Py_XDECREF(t);
+        return -1;
+    }
+    Py_DECREF(t);
+    return 0;
+}
+
+/* Walk the board from the node on top of ``path`` to node ``target``. */
+static int goto_node(Board *b, const Vec *nodes, Vec *path, Vec *autos, Vec *chain, uint32_t target) {
+    const Node *nd = (const Node *)nodes->data;
+    chain->len = 0;
+    for (uint32_t x = target; x != 0; x = nd[x].parent) {
+        if (vec_reserve(chain, 1)) return -1;
+        ((uint32_t *)chain->data)[chain->len++] = x;
+    }
+    /* chain holds target .. first child of the root; the path holds root .. current. */
+    size_t depth = chain->len, common = 1;
+    PathEntry *pe = (PathEntry *)path->data;
+    while (common < path->len && common <= depth &&
+           pe[common].node == ((uint32_t *)chain->data)[depth - common])
+        common++;
+    while (path->len > common) {
+        PathEntry *e = (PathEntry *)path->data + path->len - 1;
+        for (size_t j = e->autos_len; j-- > 0;) undo(b, &((Auto *)autos->data)[e->autos_start + j].u);
+        autos->len = e->autos_start;
+        undo(b, &e->rec);
+        path->len--;
+    }
+    for (size_t k = common; k <= depth; k++) {
+        uint32_t x = ((uint32_t *)chain->data)[depth - k];
+        if (vec_reserve(path, 1)) return -1;
+        PathEntry *e = (PathEntry *)path->data + path->len;
+        e->node = x;
+        if (play(b, nd[x].m, &e->rec)) return -2;
+        e->autos_start = autos->len;
+        int na = play_safe(b, exposed_by(nd[x].m), autos);
+        if (na < 0) return -1;
+        e->autos_len = (size_t)na;
+        path->len++;
+    }
+    return 0;
+}
+
+static int best_first(Board *b, PyObject *check, Outcome *out) {
+    Seen seen = {0};
+    Vec autos = {NULL, 0, 0, sizeof(Auto)};
+    Vec moves = {NULL, 0, 0, sizeof(Scored)};
+    Vec nodes = {NULL, 0, 0, sizeof(Node)};
+    Vec heap = {NULL, 0, 0, sizeof(HeapItem)};
+    Vec path = {NULL, 0, 0, sizeof(PathEntry)};
+    Vec chain = {NULL, 0, 0, sizeof(uint32_t)};
+    int rc = -1;
+    out->nodes = 1;
+    out->stopped = 0;
+    out->stop_obj = NULL;
+    out->line = NULL;
+    if (seen_init(&seen, 1 << 16)) goto nomem;
+    int nroot = play_safe(b, -2, &autos);
+    if (nroot < 0) goto nomem;
+    out->best = b->nhome;
+    const int total = b->rules->total;
+    if (b->nhome == total) {
+        out->verdict = V_WON;
+        out->stored = 1;
+        out->line = PyList_New(0);
+        if (!out->line || append_autos(out->line, &autos, 0, autos.len)) goto fail;
+        rc = 0;
+        goto done;
+    }
+    if (dead(b)) {
+        out->verdict = V_UNWINNABLE;
+        out->stored = 1;
+        rc = 0;
+        goto done;
+    }
+    uint64_t k1, k2;
+    board_key(b, &k1, &k2);
+    if (seen_add(&seen, k1, k2) < 0) goto nomem;
+    if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1) || vec_reserve(&path, 1)) goto nomem;
+    memset(nodes.data, 0, sizeof(Node));
+    nodes.len = 1;
+    PathEntry *root = (PathEntry *)path.data;
+    memset(root, 0, sizeof *root);
+    root->autos_len = autos.len;
+    path.len = 1;
+    heap_push((HeapItem *)heap.data, 0, (HeapItem){board_score(b), 0, 0});
+    heap.len = 1;
+    int32_t counter = 0;
+    long long next_check = CHECK_EVERY;
+    while (heap.len && !out->stopped) {
+        HeapItem it = heap_pop((HeapItem *)heap.data, heap.len);
+        heap.len--;
+        int g = goto_node(b, &nodes, &path, &autos, &chain, it.node);
+        if (g == -2) {
+            PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
+            goto fail;
+        }
+        if (g < 0) goto nomem;
+        Node here = ((Node *)nodes.data)[it.node];
+        int block = -1, waste_only = 0;
+        if (it.node != 0 && !here.autos) {
+            if (here.m.dst < MAXCOLS)
+                block = here.m.dst * 256 + here.m.count;
+            else
+                waste_only = here.m.src == STOCK || here.m.dst == STOCK;
+        }
+        moves.len = 0;
+        size_t ms, nm;
+        if (push_moves(b, &moves, waste_only, &ms, &nm)) goto nomem;
+        for (size_t mi = 0; mi < nm; mi++) {
+            Move m = ((Scored *)moves.data)[ms + mi].m;
+            if (block >= 0 && m.src == block / 256 && m.count == block % 256) continue;
+            Undo rec;
+            if (play(b, m, &rec)) {
+                PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
+                goto fail;
+            }
+            size_t astart = autos.len;
+            int na = play_safe(b, exposed_by(m), &autos);
+            if (na < 0) goto nomem;
+            out->nodes++;
+            if (b->nhome > out->best) {
+                out->best = b->nhome;
+                if (b->nhome == total) {
+                    out->verdict = V_WON;
+                    out->stored = seen.count;
+                    out->line = PyList_New(0);
+                    if (!out->line) goto fail;
+                    PathEntry *pe = (PathEntry *)path.data;
+                    if (append_autos(out->line, &autos, pe[0].autos_start, pe[0].autos_len)) goto fail;
+                    for (size_t s = 1; s < path.len; s++) {
+                        if (append_move(out->line, ((Node *)nodes.data)[pe[s].node].m)) goto fail;
+                        if (append_autos(out->line, &autos, pe[s].autos_start, pe[s].autos_len)) goto fail;
+                    }
+                    if (append_move(out->line, m) || append_autos(out->line, &autos, astart, (size_t)na)) goto fail;
+                    rc = 0;
+                    goto done;
+                }
+            }
+            board_key(b, &k1, &k2);
+            int added = seen_add(&seen, k1, k2);
+            if (added < 0) goto nomem;
+            int lost = added && dead(b);
+            if (added && !lost) {
+                if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1)) goto nomem;
+                if (nodes.len >= UINT32_MAX) goto nomem;
+                Node *n = (Node *)nodes.data + nodes.len;
+                n->parent = it.node;
+                n->m = m;
+                n->autos = na > 0;
+                counter++;
+                heap_push((HeapItem *)heap.data, heap.len, (HeapItem){board_score(b), counter, (uint32_t)nodes.len});
+                heap.len++;
+                nodes.len++;
+            }
+            for (size_t j = (size_t)na; j-- > 0;) undo(b, &((Auto *)autos.data)[astart + j].u);
+            autos.len = astart;
+            undo(b, &rec);
+            if (lost) continue; /* as in Python, the budget is looked at after the other positions */
+            if (out->nodes >= next_check) {
+                next_check = out->nodes + CHECK_EVERY;
+                PyObject *res = PyObject_CallFunction(check, "LnI", out->nodes, (Py_ssize_t)heap.len, (unsigned)out->best);
+                if (!res) goto fail;
+                if (res != Py_None) {
+                    out->stopped = 1;
+                    out->stop_obj = res;
+                    break;
+                }
+                Py_DECREF(res);
+            }
+        }
+    }
+    out->stored = seen.count;
+    out->verdict = out->stopped ? V_UNKNOWN : V_UNWINNABLE;
+    rc = 0;
+    goto done;
+nomem:
+    out->verdict = V_UNKNOWN;
+    out->stopped = 3;
+    out->stored = seen.count;
+    rc = 0;
+    goto done;
+fail:
+    Py_CLEAR(out->line);
+    Py_CLEAR(out->stop_obj);
+done:
+    seen_free(&seen);
+    free(autos.data);
+    free(moves.data);
+    free(nodes.data);
+    free(heap.data);
+    free(path.data);
+    free(chain.data);
+    return rc;
+}
+
 /* ------------------------------------------------------------ Python glue */
 
 static int bytes_arg(PyObject *o, const char *what, const uint8_t **data, Py_ssize_t *n, Py_ssize_t cap) {
@@ -835,12 +1107,12 @@ static int table_arg(PyObject *seq, const char *what, int counts[NCARDS], uint8_
     return 0;
 }
 
-static PyObject *py_depth_first(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"cols", "stock", "si", "waste", "pass_no", "home", "packs", "parents", "needs",
+static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"strategy", "cols", "stock", "si", "waste", "pass_no", "home", "packs", "parents", "needs",
                             "empty_any", "empty_kings", "group", "draw", "passes", "total", "max_waste",
                             "prune_dead", "check", NULL};
     PyObject *cols, *stock, *waste, *home, *parents, *needs, *check;
-    int si, pass_no, max_waste, prune_dead;
+    int strategy, si, pass_no, max_waste, prune_dead;
     Rules *r = calloc(1, sizeof(Rules));
     Board *b = calloc(1, sizeof(Board));
     PyObject *result = NULL;
@@ -849,7 +1121,7 @@ static PyObject *py_depth_first(PyObject *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         goto out;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiOiOiOOppiiiiipO", names, &cols, &stock, &si, &waste, &pass_no,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOOiOiOiOOppiiiiipO", names, &strategy, &cols, &stock, &si, &waste, &pass_no,
                                      &home, &r->packs, &parents, &needs, &r->empty_any, &r->empty_kings, &r->group,
                                      &r->draw, &r->passes, &r->total, &max_waste, &prune_dead, &check))
         goto out;
@@ -909,7 +1181,11 @@ static PyObject *py_depth_first(PyObject *self, PyObject *args, PyObject *kw) {
     }
     Outcome o;
     memset(&o, 0, sizeof o);
-    if (depth_first(b, max_waste, prune_dead, check, &o)) goto out;
+    if (strategy != 0 && strategy != 1) {
+        PyErr_SetString(PyExc_ValueError, "strategy is 0 (depth first) or 1 (best first)");
+        goto out;
+    }
+    if (strategy == 0 ? depth_first(b, max_waste, prune_dead, check, &o) : best_first(b, check, &o)) goto out;
     PyObject *line = o.line ? o.line : PyList_New(0);
     if (!line) {
         Py_XDECREF(o.stop_obj);
@@ -932,16 +1208,16 @@ out:
 }
 
 static PyMethodDef methods[] = {
-    {"depth_first", (PyCFunction)(void (*)(void))py_depth_first, METH_VARARGS | METH_KEYWORDS,
-     "depth_first(**position_and_rules) -> (verdict, line, nodes, best, stored, stopped)\n\n"
-     "The depth-first search of search.py, compiled; see shared/solver/fast.py."},
+    {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
+     "search(strategy, **position_and_rules) -> (verdict, line, nodes, best, stored, stopped)\n\n"
+     "The depth-first (0) or best-first (1) search of search.py, compiled; see shared/solver/fast.py."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_fastsearch",
-    .m_doc = "The solver's depth-first search, compiled (see fast.py).",
+    .m_doc = "The solver's searches, compiled (see fast.py).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -1,16 +1,16 @@
-"""The compiled depth-first search, when the C extension was built.
+"""The compiled searches, when the C extension was built.
 
-``_fastsearch.c`` is the depth-first search of :mod:`.search` over the same
-board, compiled: same moves, order, cuts and dead-end test, so the same
-positions in the same order (the tests compare node counts), at many times
-the speed. It is built at install time when a C compiler is present and left
+``_fastsearch.c`` holds the depth-first and best-first searches of
+:mod:`.search` over the same board, compiled: same moves, order, cuts and
+dead-end test, so the same positions in the same order (the tests compare
+node counts and lines), at many times the speed. It is built at install time when a C compiler is present and left
 out otherwise (``optional`` in ``pyproject.toml``); :func:`available` says
 which, and the pure-Python search is used when it is missing.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Literal
 
 from ..moves import Move
 from ..variants import GroupMoves
@@ -21,6 +21,7 @@ try:
 except ImportError:  # built without a C compiler: the Python search stands in
     _fastsearch = None
 
+_STRATEGY_CODES = {"depth-first": 0, "best-first": 1}
 _GROUP_CODES = {GroupMoves.NONE: 0, GroupMoves.SAME_SUIT_RUN: 1, GroupMoves.VALID_RUN: 2}
 
 Check = Callable[[int, int, int], "str | None"]
@@ -28,14 +29,17 @@ Check = Callable[[int, int, int], "str | None"]
 
 
 def available() -> bool:
-    """Whether the compiled search was built for this interpreter."""
+    """Whether the compiled searches were built for this interpreter."""
     return _fastsearch is not None
 
 
-def depth_first(
-    board: Board, max_waste: int | None, prune_dead: bool, check: Check
+def search(
+    board: Board, strategy: Literal["depth-first", "best-first"], max_waste: int | None, prune_dead: bool, check: Check
 ) -> tuple[str, list[Move], int, int, int, str | None]:
-    """Run the compiled depth-first search from ``board`` (which is not changed).
+    """Run a compiled search from ``board`` (which is not changed).
+
+    ``max_waste`` and ``prune_dead`` are depth first's (best first always
+    runs the dead-end test and has no cap).
 
     Returns ``(verdict, line, nodes, best_home, stored, stopped_by)`` with
     ``verdict`` one of ``"won"``, ``"unwinnable"``, ``"unknown"``, exactly as
@@ -46,7 +50,8 @@ def depth_first(
     if _fastsearch is None:
         raise RuntimeError("the compiled search is not built")
     rules = board.rules
-    code, line, nodes, best, stored, stopped = _fastsearch.depth_first(
+    code, line, nodes, best, stored, stopped = _fastsearch.search(
+        strategy=_STRATEGY_CODES[strategy],
         cols=list(board.cols),
         stock=bytes(board.stock),
         si=board.si,
@@ -70,4 +75,4 @@ def depth_first(
     return verdict, [Move(*m) for m in line], nodes, best, stored, stopped
 
 
-__all__ = ["available", "depth_first", "Check"]
+__all__ = ["available", "search", "Check"]

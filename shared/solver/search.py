@@ -202,7 +202,7 @@ def solve(
     deadline = start + time_limit if time_limit is not None else None
     max_nodes = node_limit if node_limit is not None else -1
     if strategy == "best-first":
-        return _best_first(game, deadline, max_nodes, progress, progress_every, clock)
+        return _best_first(game, deadline, max_nodes, progress, progress_every, clock, compiled=compiled)
     if strategy == "depth-first" or (deadline is None and max_nodes < 0):
         return _depth_first(game, deadline, max_nodes, progress, progress_every, clock, compiled=compiled)
     if strategy != "portfolio":
@@ -226,7 +226,7 @@ def solve(
                                   max(p.best_home, done.best_home), p.total))
 
         if phase.strategy == "best-first":
-            part = _best_first(game, d, n, on, progress_every, clock)
+            part = _best_first(game, d, n, on, progress_every, clock, compiled=compiled)
         else:
             cap = None if phase.waste_cap is None else int(phase.waste_cap * game.variant.stock_size)
             part = _depth_first(
@@ -242,6 +242,18 @@ def solve(
     return total
 
 
+def _compiled(
+    board: Board, strategy: Literal["depth-first", "best-first"], max_waste: int | None, prune_dead: bool, budget: _Budget
+) -> SolveResult | None:
+    """The compiled search (:mod:`.fast`), or None for a position too large for
+    the compiled board, which the Python search then takes."""
+    try:
+        verdict, line, nodes, best, stored, stopped = fast.search(board, strategy, max_waste, prune_dead, budget.stop_reason)
+    except OverflowError:
+        return None
+    return SolveResult(Verdict(verdict), line, nodes, 0.0, stopped, best, stored)
+
+
 def _best_first(
     game: Game,
     deadline: float | None,
@@ -249,13 +261,21 @@ def _best_first(
     progress: ProgressCallback | None,
     progress_every: int,
     clock: Callable[[], float],
+    compiled: bool = True,
 ) -> SolveResult:
     """The complete search in another order: always expand the open position
     that :meth:`Board.score` likes best. Same moves and cuts as depth first
     (each open position keeps the restriction of the move that reached it),
-    so it reaches the same positions; it only needs a snapshot per open one."""
+    so it reaches the same positions; it only needs a snapshot per open one.
+    ``compiled`` runs the same search in C when it is built (:mod:`.fast`)."""
     start = clock()
     board = Board(game)
+    if compiled and fast.available():
+        budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
+        done = _compiled(board, "best-first", None, True, budget)
+        if done is not None:
+            done.seconds = clock() - start
+            return done
     root_autos = board.play_safe()
     best = board.nhome
     total = board.total
@@ -350,14 +370,10 @@ def _depth_first(
     board = Board(game)
     if compiled and fast.available():
         budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
-        try:
-            verdict, line, nodes, best, stored, stopped = fast.depth_first(
-                board, max_waste, prune_dead, budget.stop_reason
-            )
-        except OverflowError:
-            pass  # a position larger than the compiled board: the Python search below
-        else:
-            return SolveResult(Verdict(verdict), line, nodes, clock() - start, stopped, best, stored)
+        done = _compiled(board, "depth-first", max_waste, prune_dead, budget)
+        if done is not None:
+            done.seconds = clock() - start
+            return done
     seen: set[bytes] = set()
     root_autos = board.play_safe()
     best = board.nhome
