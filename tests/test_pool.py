@@ -21,7 +21,7 @@ from shared.pool import (
     winning_line,
 )
 from shared.record import GameRecord, replay
-from shared.solver import wilson_interval, percentile
+from shared.solver import fast, wilson_interval, percentile
 
 SHIPPED = ("forty-thieves", "sixty-thieves")
 
@@ -127,7 +127,19 @@ def test_solve_prints_the_verdict_for_people(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert "deal 1: unknown (position limit reached" in out and "positions/s" in out
     assert main(["solve", "2"]) == 0
-    assert "deal 2: won in" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "deal 2: won in" in out
+    assert ("compiled search)" if fast.available() else "pure-Python search)") in out
+
+
+def test_solve_python_runs_the_same_search_in_python(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "1", "--nodes", "3000", "--json"]) == 0
+    compiled = json.loads(capsys.readouterr().out)
+    assert main(["solve", "1", "--nodes", "3000", "--json", "--python"]) == 0
+    python = json.loads(capsys.readouterr().out)
+    assert python["nodes"] == compiled["nodes"] and python["verdict"] == compiled["verdict"] == "unknown"
+    assert main(["solve", "1", "--nodes", "3000", "--python"]) == 0
+    assert "pure-Python search)" in capsys.readouterr().out
 
 
 def test_solve_refuses_bad_input(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from shared.deals import DealNumberError
-from shared.solver import Progress, Verdict, solve_deal
+from shared.solver import Progress, Verdict, fast, solve_deal
 from shared.variants import DEFAULT_VARIANT, UnknownVariant, get_variant
 
 
@@ -31,6 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["portfolio", "depth-first", "best-first"],
         default="portfolio",
         help="search order (default portfolio: waste-capped depth-first searches, then plain depth first, then best first for the last 30%% of the budget)",
+    )
+    p.add_argument(
+        "--python",
+        action="store_true",
+        help="run the pure-Python search even where the compiled one is built (the same search, "
+        "many times slower: for checking one against the other)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object {variant, deal, verdict, moves, ...}")
     p.set_defaults(func=run)
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             node_limit=args.nodes,
             progress=show,
             strategy=args.strategy,
+            compiled=not args.python,
         )
     except (UnknownVariant, DealNumberError) as exc:
         print(f"thieves solve: {exc}", file=sys.stderr)
@@ -96,9 +103,10 @@ def run(args: argparse.Namespace) -> int:
     elif result.verdict is Verdict.UNWINNABLE:
         print(head + "unwinnable (every reachable position searched)")
     else:
-        limit = "time limit" if result.stopped_by == "time" else "position limit"
+        limit = {"time": "time limit", "memory": "memory limit"}.get(result.stopped_by or "", "position limit")
         print(head + f"unknown ({limit} reached; best {result.best_home}/{variant.total_cards} cards home)")
-    print(f"searched {result.nodes:,} positions in {result.seconds:.2f} s ({rate})")
+    engine = "compiled" if fast.available() and not args.python else "pure-Python"
+    print(f"searched {result.nodes:,} positions in {result.seconds:.2f} s ({rate}, {engine} search)")
     if result.moves:
         print(textwrap.fill(" ".join(result.move_texts()), width=100))
         print("save it with --json and check it with `thieves replay FILE`")
