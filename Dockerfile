@@ -15,11 +15,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 # Only what the wheel needs (see .dockerignore): tests, benches and the venv stay out.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY shared ./shared
 COPY server ./server
 COPY client_cli ./client_cli
-RUN pip install . \
+# gcc only for the install: it builds the solver's compiled search (setup.py), which the
+# checked-deal filler and hints use; the compiler is removed again in the same layer.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install . \
+    && (cd / && python -c "from shared.solver import fast; assert fast.available(), 'compiled solver not built'") \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 thieves \
     && mkdir /data \
     && chown thieves /data

@@ -26,12 +26,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from client_cli.commands.pool import run_deals  # noqa: E402
-from shared.solver import SOLVER_VERSION, percentile, wilson_interval  # noqa: E402
+from shared.solver import SOLVER_VERSION, fast, percentile, wilson_interval  # noqa: E402
 from shared.variants import get_variant  # noqa: E402
 
 
+def search_kind() -> str:
+    """Which search answers here: a time budget buys the compiled one far more positions."""
+    return "compiled" if fast.available() else "python"
+
+
 def load_results(path: Path, time_limit: float) -> dict[int, dict]:
-    """Earlier answers at the same time limit and solver version (others are ignored)."""
+    """Earlier answers at the same time limit, solver version and search kind (others are ignored)."""
     results: dict[int, dict] = {}
     if not path.exists():
         return results
@@ -39,7 +44,8 @@ def load_results(path: Path, time_limit: float) -> dict[int, dict]:
         if not line.strip():
             continue
         r = json.loads(line)
-        if r.get("time_limit") == time_limit and r.get("solver") == SOLVER_VERSION:
+        same = r.get("time_limit") == time_limit and r.get("solver") == SOLVER_VERSION
+        if same and r.get("search", "python") == search_kind():
             results[r["deal"]] = r
     return results
 
@@ -57,7 +63,8 @@ def report(variant_name: str, first: int, last: int, time_limit: float, results:
     dlo, dhi = wilson_interval(won, won + lost) if won + lost else (0.0, 1.0)
     decided = won + lost
     lines = [
-        f"{variant_name}: deals {first}-{last} ({n} run), {time_limit:g} s per deal, solver v{SOLVER_VERSION}",
+        f"{variant_name}: deals {first}-{last} ({n} run), {time_limit:g} s per deal, "
+        f"solver v{SOLVER_VERSION} ({search_kind()} search)",
         f"  won {won}, proven unwinnable {lost}, unknown {unknown}  (decided {decided}/{n})",
         f"  time per deal: median {percentile(secs, 50):.2f} s, p90 {percentile(secs, 90):.2f} s; "
         f"{nodes / max(sum(secs), 1e-9):,.0f} positions/s per process",
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.monotonic()
         with path.open("a", encoding="utf-8") as out:
             for i, r in enumerate(run_deals(variant.key, todo, args.time_limit, args.jobs), 1):
-                r.update(time_limit=args.time_limit, solver=SOLVER_VERSION)
+                r.update(time_limit=args.time_limit, solver=SOLVER_VERSION, search=search_kind())
                 out.write(json.dumps(r) + "\n")
                 out.flush()
                 results[r["deal"]] = r

@@ -205,7 +205,9 @@ def test_server_command_matches_the_cli(name: str, compose: dict[str, Any], dock
 # -------------------------------------------------------------------------- the Dockerfile
 def test_dockerfile_base_install_and_command(dockerfile: list[tuple[str, str]], help_options: set[str]) -> None:
     assert dockerfile[0] == ("FROM", "python:3.11-slim")
-    assert any(w == "RUN" and "pip install ." in rest for w, rest in dockerfile)
+    install = next(rest for w, rest in dockerfile if w == "RUN" and "pip install ." in rest)
+    # The compiled solver needs a C compiler at install time, and the build checks it was built.
+    assert "install -y --no-install-recommends gcc" in install and "fast.available()" in install
     env = dockerfile_env(dockerfile)
     argv = effective_argv({}, dockerfile)  # `docker run IMAGE`
     problems, config = cli_problems(argv, env, help_options)
@@ -238,5 +240,6 @@ def test_dockerfile_copies_what_the_package_needs(dockerfile: list[tuple[str, st
                 assert (ROOT / src).exists(), f"COPY {src}: no such path"
                 assert src not in ignored, f"COPY {src}: excluded by .dockerignore"
                 copied.add(src)
-    # setuptools finds these packages (pyproject.toml) and the readme it names.
-    assert {"pyproject.toml", "README.md", "shared", "server", "client_cli"} <= copied
+    # setuptools finds these packages (pyproject.toml), the readme it names and the
+    # compiled solver's build step (setup.py).
+    assert {"pyproject.toml", "setup.py", "README.md", "shared", "server", "client_cli"} <= copied

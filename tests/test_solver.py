@@ -16,7 +16,7 @@ from shared.cards import parse_cards
 from shared.engine import Game
 from shared.moves import FOUNDATION, MAX_COLUMNS, Move
 from shared.record import GameRecord, replay
-from shared.solver import SolveResult, UnsupportedPosition, Verdict, solve, solve_deal
+from shared.solver import PORTFOLIO, SolveResult, UnsupportedPosition, Verdict, solve, solve_deal
 from shared.solver.board import Board, exposed_by
 from shared.variants import FORTY_THIEVES, SIXTY_THIEVES, VARIANTS, get_variant
 
@@ -343,10 +343,11 @@ def test_every_strategy_wins_and_proves(strategy: str) -> None:
     assert lost.verdict is Verdict.UNWINNABLE and lost.stopped_by is None
 
 
-def test_the_portfolio_spends_the_whole_budget_across_both_searches() -> None:
-    result = solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=20_000)
+def test_the_portfolio_spends_the_whole_budget_across_its_searches() -> None:
+    result = solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=40_000)
     assert result.verdict is Verdict.UNKNOWN and result.stopped_by == "nodes"
-    assert 20_000 <= result.nodes < 23_000  # each part stops within one check interval of its share
+    # Each part stops within one check interval (1,024 nodes, plus a node's children) of its share.
+    assert 40_000 <= result.nodes < 40_000 + len(PORTFOLIO) * 1_200
 
 
 def test_best_first_reaches_a_win_depth_first_misses_in_the_same_budget() -> None:
@@ -368,3 +369,31 @@ def test_a_waste_cap_makes_the_search_unknown_never_unwinnable() -> None:
     capped = _depth_first(game, None, -1, None, 1, lambda: 0.0, max_waste=0)
     assert capped.verdict is Verdict.UNKNOWN and capped.stopped_by == "cap"
     assert_wins(game, _depth_first(game, None, 200_000, None, 1, lambda: 0.0, max_waste=32))
+
+
+def test_searches_whose_share_is_used_up_are_skipped_so_the_last_gets_the_rest() -> None:
+    # Each search runs at least one check interval (1,024 nodes): with a small budget the
+    # early ones overrun their shares, and the complete depth first at the end must still
+    # get what is left instead of a token node.
+    from shared.solver import search
+
+    runs: list[tuple[str, int]] = []
+    depth_first, best_first = search._depth_first, search._best_first
+
+    def df(*args, **kw):
+        result = depth_first(*args, **kw)
+        runs.append(("capped" if kw.get("max_waste") is not None else "complete", result.nodes))
+        return result
+
+    def bf(*args, **kw):
+        result = best_first(*args, **kw)
+        runs.append(("best-first", result.nodes))
+        return result
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search, "_depth_first", df)
+        mp.setattr(search, "_best_first", bf)
+        result = solve_deal(FORTY_THIEVES, 1, time_limit=None, node_limit=12_000)
+    assert result.stopped_by == "nodes" and 12_000 <= result.nodes < 12_000 + 1_200
+    assert len(runs) < len(PORTFOLIO)  # some were skipped
+    assert runs[-1][0] == "complete" and runs[-1][1] >= 4_000

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--strategy",
         choices=["portfolio", "depth-first", "best-first"],
         default="portfolio",
-        help="search order (default portfolio: waste-capped depth-first searches, then plain depth first, then best first for the last 30%% of the budget)",
+        help="search order (default portfolio: short depth-first searches, each with its own cap on the "
+        "waste, then best first, then plain depth first with the rest of the budget)",
     )
     p.add_argument(
         "--python",

@@ -6,8 +6,10 @@ position graph was searched, or ``unknown`` when a budget ran out first.
 Pure: no I/O and no threads; the clock is a parameter.
 
 Modules: ``board`` (the search's compact position, its moves and canonical
-key), ``deadlock`` (a sound dead-end test by relaxation), ``search`` (depth-first and best-first search with a transposition
-table, and the portfolio of both), ``stats`` (Wilson intervals, percentiles).
+key), ``deadlock`` (a sound dead-end test by relaxation), ``search``
+(depth-first and best-first search with a transposition table, and the
+portfolio of both), ``fast`` (the same two searches compiled, when the C
+extension is built), ``stats`` (Wilson intervals, percentiles).
 ``docs/solver.md`` explains the techniques and why each cut is sound.
 """
 
@@ -21,7 +23,7 @@ from .board import UnsupportedPosition
 from .search import DEPTH_FIRST_SHARE, PORTFOLIO, Phase, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
 from .stats import percentile, wilson_interval
 
-SOLVER_VERSION = 4
+SOLVER_VERSION = 5
 """Bumped when a change could alter verdicts or lines; pool files record it."""
 
 
