@@ -322,9 +322,10 @@ static int gen_moves(const Board *b, int waste_only, Scored *out) {
     return n;
 }
 
-/* Upper bound on the moves of one position: column moves to every column and
- * the foundation, group moves of every length, the waste, a draw. */
-#define MAXMOVES (MAXCOLS * (MAXCOLS + 2) * 2 + MAXCOLS * COLCAP + MAXCOLS + 4)
+/* Upper bound on the moves of one position: from each column a card to every
+ * other column, the foundation or an empty one; the waste likewise; runs of 2
+ * to 13 cards (ranks strictly fall along a run) to every column; a draw. */
+#define MAXMOVES (MAXCOLS * (MAXCOLS + 2) + (MAXCOLS + 2) + MAXCOLS * 12 * (MAXCOLS + 1) + 1)
 
 static int play(Board *b, Move m, Undo *u) {
     u->src = m.src;
