@@ -592,11 +592,17 @@ static int dead(const Board *b) {
 
 /* ------------------------------------------------------------- the search */
 
+/* One move of the current line with the safe moves it set off. Both searches
+ * keep their line as an array of structs that begin with a Step; the first
+ * (the root) has no move, only the safe moves played at the start. */
 typedef struct {
     Move move;
     Undo rec;
-    int has_move;
     size_t autos_start, autos_len;
+} Step;
+
+typedef struct {
+    Step step;
     size_t moves_start, nmoves, i;
     int block; /* -1, or dst * 256 + count of the unit the move placed */
 } Frame;
@@ -611,18 +617,73 @@ typedef struct {
     PyObject *line;
 } Outcome;
 
+enum { STEP_OK = 0, STEP_ERROR = -1, STEP_NOMEM = -2 };
+
+/* Plays ``st->move`` and the safe moves it sets off, recording both in ``st``. */
+static int step_play(Board *b, Step *st, Vec *autos) {
+    if (play(b, st->move, &st->rec)) {
+        PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
+        return STEP_ERROR;
+    }
+    st->autos_start = autos->len;
+    int na = play_safe(b, exposed_by(st->move), autos);
+    if (na < 0) return STEP_NOMEM;
+    st->autos_len = (size_t)na;
+    return STEP_OK;
+}
+
+/* Takes back the safe moves of ``st`` and, unless it is the root, its move. */
+static void step_undo(Board *b, const Step *st, Vec *autos, int root) {
+    for (size_t j = st->autos_len; j-- > 0;) undo(b, &((Auto *)autos->data)[st->autos_start + j].u);
+    autos->len = st->autos_start;
+    if (!root) undo(b, &st->rec);
+}
+
 static PyObject *move_tuple(Move m) { return Py_BuildValue("(iii)", m.src, m.dst, m.count); }
 
-static int append_autos(PyObject *line, const Vec *autos, size_t start, size_t len) {
-    for (size_t j = start; j < start + len; j++) {
-        PyObject *t = move_tuple(((Auto *)autos->data)[j].m);
-        if (!t || PyList_Append(line, t)) {
-            Py_XDECREF(t);
-            return -1;
-        }
-        Py_DECREF(t);
+static int append_move(PyObject *line, Move m) {
+    PyObject *t = move_tuple(m);
+    if (!t || PyList_Append(line, t)) {
+        Py_XDECREF(t);
+        return -1;
     }
+    Py_DECREF(t);
     return 0;
+}
+
+static int append_step(PyObject *line, const Vec *autos, const Step *st, int root) {
+    if (!root && append_move(line, st->move)) return -1;
+    for (size_t j = st->autos_start; j < st->autos_start + st->autos_len; j++)
+        if (append_move(line, ((Auto *)autos->data)[j].m)) return -1;
+    return 0;
+}
+
+/* The winning line: the root's safe moves, each step's move and safe moves,
+ * then ``last`` (the winning move). ``steps`` holds ``n`` structs of ``stride``
+ * bytes, each beginning with a Step. */
+static PyObject *win_line(const Vec *autos, const void *steps, size_t stride, size_t n, const Step *last) {
+    PyObject *line = PyList_New(0);
+    if (!line) return NULL;
+    for (size_t s = 0; s < n; s++)
+        if (append_step(line, autos, (const Step *)((const char *)steps + s * stride), s == 0)) goto fail;
+    if (append_step(line, autos, last, 0)) goto fail;
+    return line;
+fail:
+    Py_DECREF(line);
+    return NULL;
+}
+
+/* Asks Python whether to stop (the budget); 1 stop, 0 go on, -1 error. */
+static int ask_check(PyObject *check, Outcome *out, size_t depth) {
+    PyObject *res = PyObject_CallFunction(check, "LnI", out->nodes, (Py_ssize_t)depth, (unsigned)out->best);
+    if (!res) return -1;
+    if (res == Py_None) {
+        Py_DECREF(res);
+        return 0;
+    }
+    out->stopped = 1;
+    out->stop_obj = res;
+    return 1;
 }
 
 static int push_moves(Board *b, Vec *moves, int waste_only, size_t *start, size_t *count) {
@@ -634,95 +695,81 @@ static int push_moves(Board *b, Vec *moves, int waste_only, size_t *start, size_
     return 0;
 }
 
+/* The root of either search: safe moves, then won or dead at once? 1 when
+ * that settled it (``out`` filled), 0 to search on, negative on error. */
+static int search_root(Board *b, Seen *seen, Vec *autos, Outcome *out) {
+    out->nodes = 1;
+    out->stopped = 0;
+    out->stop_obj = NULL;
+    out->line = NULL;
+    if (seen_init(seen, 1 << 16)) return STEP_NOMEM;
+    if (play_safe(b, -2, autos) < 0) return STEP_NOMEM;
+    out->best = b->nhome;
+    if (b->nhome == b->rules->total) {
+        Step root = {.autos_start = 0, .autos_len = autos->len};
+        out->verdict = V_WON;
+        out->line = PyList_New(0);
+        if (!out->line || append_step(out->line, autos, &root, 1)) return STEP_ERROR;
+        return 1;
+    }
+    if (dead(b)) {
+        out->verdict = V_UNWINNABLE;
+        out->stored = 1;
+        return 1;
+    }
+    uint64_t k1, k2;
+    board_key(b, &k1, &k2);
+    if (seen_add(seen, k1, k2) < 0) return STEP_NOMEM;
+    return 0;
+}
+
 static int depth_first(Board *b, int max_waste, int prune_dead, PyObject *check, Outcome *out) {
     Seen seen = {0};
     Vec autos = {NULL, 0, 0, sizeof(Auto)};
     Vec moves = {NULL, 0, 0, sizeof(Scored)};
     Vec stack = {NULL, 0, 0, sizeof(Frame)};
     int rc = -1;
-    out->nodes = 1;
-    out->stopped = 0;
-    out->stop_obj = NULL;
-    out->line = NULL;
-    if (seen_init(&seen, 1 << 16)) goto nomem;
-    int nroot = play_safe(b, -2, &autos);
-    if (nroot < 0) goto nomem;
-    out->best = b->nhome;
-    if (b->nhome == b->rules->total) {
-        out->verdict = V_WON;
-        out->stored = 0;
-        out->line = PyList_New(0);
-        if (!out->line || append_autos(out->line, &autos, 0, autos.len)) goto fail;
+    int r = search_root(b, &seen, &autos, out);
+    if (r == 1) {
+        out->stored = out->verdict == V_WON ? 0 : 1; /* as the Python search reports them */
         rc = 0;
         goto done;
     }
-    if (dead(b)) {
-        out->verdict = V_UNWINNABLE;
-        out->stored = 1;
-        rc = 0;
-        goto done;
-    }
-    uint64_t k1, k2;
-    board_key(b, &k1, &k2);
-    if (seen_add(&seen, k1, k2) < 0) goto nomem;
-    if (vec_reserve(&stack, 1)) goto nomem;
+    if (r == STEP_ERROR) goto fail;
+    if (r == STEP_NOMEM || vec_reserve(&stack, 1)) goto nomem;
     Frame *f = (Frame *)stack.data;
     memset(f, 0, sizeof *f);
-    f->autos_start = 0;
-    f->autos_len = autos.len;
+    f->step.autos_len = autos.len;
     f->block = -1;
     if (push_moves(b, &moves, 0, &f->moves_start, &f->nmoves)) goto nomem;
     stack.len = 1;
     long long next_check = CHECK_EVERY;
     int capped = 0;
     const int total = b->rules->total;
+    uint64_t k1, k2;
     while (stack.len) {
         f = (Frame *)stack.data + stack.len - 1;
         if (f->i >= f->nmoves) {
-            for (size_t j = f->autos_len; j-- > 0;) undo(b, &((Auto *)autos.data)[f->autos_start + j].u);
-            autos.len = f->autos_start;
+            step_undo(b, &f->step, &autos, stack.len == 1);
             moves.len = f->moves_start;
-            if (f->has_move) undo(b, &f->rec);
             stack.len--;
             continue;
         }
         Move m = ((Scored *)moves.data)[f->moves_start + f->i].m;
         f->i++;
         if (f->block >= 0 && m.src == f->block / 256 && m.count == f->block % 256) continue;
-        Undo rec;
-        if (play(b, m, &rec)) {
-            PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
-            goto fail;
-        }
-        size_t astart = autos.len;
-        int na = play_safe(b, exposed_by(m), &autos);
-        if (na < 0) goto nomem;
+        Step st = {.move = m};
+        int e = step_play(b, &st, &autos);
+        if (e == STEP_ERROR) goto fail;
+        if (e == STEP_NOMEM) goto nomem;
         out->nodes++;
         if (b->nhome > out->best) {
             out->best = b->nhome;
             if (b->nhome == total) {
                 out->verdict = V_WON;
                 out->stored = seen.count;
-                out->line = PyList_New(0);
+                out->line = win_line(&autos, stack.data, sizeof(Frame), stack.len, &st);
                 if (!out->line) goto fail;
-                Frame *fs = (Frame *)stack.data;
-                if (append_autos(out->line, &autos, fs[0].autos_start, fs[0].autos_len)) goto fail;
-                for (size_t s = 1; s < stack.len; s++) {
-                    PyObject *t = move_tuple(fs[s].move);
-                    if (!t || PyList_Append(out->line, t)) {
-                        Py_XDECREF(t);
-                        goto fail;
-                    }
-                    Py_DECREF(t);
-                    if (append_autos(out->line, &autos, fs[s].autos_start, fs[s].autos_len)) goto fail;
-                }
-                PyObject *t = move_tuple(m);
-                if (!t || PyList_Append(out->line, t)) {
-                    Py_XDECREF(t);
-                    goto fail;
-                }
-                Py_DECREF(t);
-                if (append_autos(out->line, &autos, astart, (size_t)na)) goto fail;
                 rc = 0;
                 goto done;
             }
@@ -737,37 +784,26 @@ static int depth_first(Board *b, int max_waste, int prune_dead, PyObject *check,
         }
         if (expand && prune_dead && dead(b)) expand = 0;
         if (!expand) {
-            for (size_t j = (size_t)na; j-- > 0;) undo(b, &((Auto *)autos.data)[astart + j].u);
-            autos.len = astart;
-            undo(b, &rec);
+            step_undo(b, &st, &autos, 0);
             continue;
         }
         if (vec_reserve(&stack, 1)) goto nomem;
         f = (Frame *)stack.data + stack.len;
         memset(f, 0, sizeof *f);
-        f->move = m;
-        f->rec = rec;
-        f->has_move = 1;
-        f->autos_start = astart;
-        f->autos_len = (size_t)na;
+        f->step = st;
         f->block = -1;
         int waste_only = 0;
-        if (!na && m.dst < MAXCOLS)
+        if (!st.autos_len && m.dst < MAXCOLS)
             f->block = m.dst * 256 + m.count;
-        else if (!na)
+        else if (!st.autos_len)
             waste_only = (m.src == STOCK || m.dst == STOCK);
         if (push_moves(b, &moves, waste_only, &f->moves_start, &f->nmoves)) goto nomem;
         stack.len++;
         if (out->nodes >= next_check) {
             next_check = out->nodes + CHECK_EVERY;
-            PyObject *res = PyObject_CallFunction(check, "LnI", out->nodes, (Py_ssize_t)stack.len, (unsigned)out->best);
-            if (!res) goto fail;
-            if (res != Py_None) {
-                out->stopped = 1;
-                out->stop_obj = res;
-                break;
-            }
-            Py_DECREF(res);
+            int c = ask_check(check, out, stack.len);
+            if (c < 0) goto fail;
+            if (c) break;
         }
     }
     out->stored = seen.count;
@@ -796,7 +832,6 @@ done:
     free(stack.data);
     return rc;
 }
-
 
 /* ``Board.score``: how promising a position looks to best first. */
 static int board_score(const Board *b) {
@@ -829,9 +864,8 @@ typedef struct {
 } HeapItem;
 
 typedef struct {
+    Step step;
     uint32_t node;
-    Undo rec;
-    size_t autos_start, autos_len;
 } PathEntry;
 
 static inline int heap_less(const HeapItem *a, const HeapItem *b) {
@@ -866,50 +900,33 @@ static HeapItem heap_pop(HeapItem *h, size_t n) {
     return top;
 }
 
-static int append_move(PyObject *line, Move m) {
-    PyObject *t = move_tuple(m);
-    if (!t || PyList_Append(line, t)) {
-        Py_XDECREF(t);
-        return -1;
-    }
-    Py_DECREF(t);
-    return 0;
-}
-
-/* Walk the board from the node on top of ``path`` to node ``target``. */
+/* Walk the board from the node at the end of ``path`` to node ``target``. */
 static int goto_node(Board *b, const Vec *nodes, Vec *path, Vec *autos, Vec *chain, uint32_t target) {
     const Node *nd = (const Node *)nodes->data;
     chain->len = 0;
     for (uint32_t x = target; x != 0; x = nd[x].parent) {
-        if (vec_reserve(chain, 1)) return -1;
+        if (vec_reserve(chain, 1)) return STEP_NOMEM;
         ((uint32_t *)chain->data)[chain->len++] = x;
     }
     /* chain holds target .. first child of the root; the path holds root .. current. */
     size_t depth = chain->len, common = 1;
-    PathEntry *pe = (PathEntry *)path->data;
-    while (common < path->len && common <= depth &&
-           pe[common].node == ((uint32_t *)chain->data)[depth - common])
+    const uint32_t *ch = (const uint32_t *)chain->data;
+    while (common < path->len && common <= depth && ((PathEntry *)path->data)[common].node == ch[depth - common])
         common++;
     while (path->len > common) {
-        PathEntry *e = (PathEntry *)path->data + path->len - 1;
-        for (size_t j = e->autos_len; j-- > 0;) undo(b, &((Auto *)autos->data)[e->autos_start + j].u);
-        autos->len = e->autos_start;
-        undo(b, &e->rec);
+        step_undo(b, &((PathEntry *)path->data)[path->len - 1].step, autos, 0);
         path->len--;
     }
     for (size_t k = common; k <= depth; k++) {
-        uint32_t x = ((uint32_t *)chain->data)[depth - k];
-        if (vec_reserve(path, 1)) return -1;
+        if (vec_reserve(path, 1)) return STEP_NOMEM;
         PathEntry *e = (PathEntry *)path->data + path->len;
-        e->node = x;
-        if (play(b, nd[x].m, &e->rec)) return -2;
-        e->autos_start = autos->len;
-        int na = play_safe(b, exposed_by(nd[x].m), autos);
-        if (na < 0) return -1;
-        e->autos_len = (size_t)na;
+        e->node = ch[depth - k];
+        e->step.move = nd[e->node].m;
+        int r = step_play(b, &e->step, autos);
+        if (r != STEP_OK) return r;
         path->len++;
     }
-    return 0;
+    return STEP_OK;
 }
 
 static int best_first(Board *b, PyObject *check, Outcome *out) {
@@ -921,52 +938,32 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
     Vec path = {NULL, 0, 0, sizeof(PathEntry)};
     Vec chain = {NULL, 0, 0, sizeof(uint32_t)};
     int rc = -1;
-    out->nodes = 1;
-    out->stopped = 0;
-    out->stop_obj = NULL;
-    out->line = NULL;
-    if (seen_init(&seen, 1 << 16)) goto nomem;
-    int nroot = play_safe(b, -2, &autos);
-    if (nroot < 0) goto nomem;
-    out->best = b->nhome;
-    const int total = b->rules->total;
-    if (b->nhome == total) {
-        out->verdict = V_WON;
-        out->stored = 1;
-        out->line = PyList_New(0);
-        if (!out->line || append_autos(out->line, &autos, 0, autos.len)) goto fail;
-        rc = 0;
-        goto done;
-    }
-    if (dead(b)) {
-        out->verdict = V_UNWINNABLE;
+    int r = search_root(b, &seen, &autos, out);
+    if (r == 1) {
         out->stored = 1;
         rc = 0;
         goto done;
     }
-    uint64_t k1, k2;
-    board_key(b, &k1, &k2);
-    if (seen_add(&seen, k1, k2) < 0) goto nomem;
-    if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1) || vec_reserve(&path, 1)) goto nomem;
+    if (r == STEP_ERROR) goto fail;
+    if (r == STEP_NOMEM || vec_reserve(&nodes, 1) || vec_reserve(&heap, 1) || vec_reserve(&path, 1)) goto nomem;
     memset(nodes.data, 0, sizeof(Node));
     nodes.len = 1;
     PathEntry *root = (PathEntry *)path.data;
     memset(root, 0, sizeof *root);
-    root->autos_len = autos.len;
+    root->step.autos_len = autos.len;
     path.len = 1;
     heap_push((HeapItem *)heap.data, 0, (HeapItem){board_score(b), 0, 0});
     heap.len = 1;
     int32_t counter = 0;
     long long next_check = CHECK_EVERY;
+    const int total = b->rules->total;
+    uint64_t k1, k2;
     while (heap.len && !out->stopped) {
         HeapItem it = heap_pop((HeapItem *)heap.data, heap.len);
         heap.len--;
         int g = goto_node(b, &nodes, &path, &autos, &chain, it.node);
-        if (g == -2) {
-            PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
-            goto fail;
-        }
-        if (g < 0) goto nomem;
+        if (g == STEP_ERROR) goto fail;
+        if (g == STEP_NOMEM) goto nomem;
         Node here = ((Node *)nodes.data)[it.node];
         int block = -1, waste_only = 0;
         if (it.node != 0 && !here.autos) {
@@ -981,29 +978,18 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
         for (size_t mi = 0; mi < nm; mi++) {
             Move m = ((Scored *)moves.data)[ms + mi].m;
             if (block >= 0 && m.src == block / 256 && m.count == block % 256) continue;
-            Undo rec;
-            if (play(b, m, &rec)) {
-                PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
-                goto fail;
-            }
-            size_t astart = autos.len;
-            int na = play_safe(b, exposed_by(m), &autos);
-            if (na < 0) goto nomem;
+            Step st = {.move = m};
+            int e = step_play(b, &st, &autos);
+            if (e == STEP_ERROR) goto fail;
+            if (e == STEP_NOMEM) goto nomem;
             out->nodes++;
             if (b->nhome > out->best) {
                 out->best = b->nhome;
                 if (b->nhome == total) {
                     out->verdict = V_WON;
                     out->stored = seen.count;
-                    out->line = PyList_New(0);
+                    out->line = win_line(&autos, path.data, sizeof(PathEntry), path.len, &st);
                     if (!out->line) goto fail;
-                    PathEntry *pe = (PathEntry *)path.data;
-                    if (append_autos(out->line, &autos, pe[0].autos_start, pe[0].autos_len)) goto fail;
-                    for (size_t s = 1; s < path.len; s++) {
-                        if (append_move(out->line, ((Node *)nodes.data)[pe[s].node].m)) goto fail;
-                        if (append_autos(out->line, &autos, pe[s].autos_start, pe[s].autos_len)) goto fail;
-                    }
-                    if (append_move(out->line, m) || append_autos(out->line, &autos, astart, (size_t)na)) goto fail;
                     rc = 0;
                     goto done;
                 }
@@ -1013,31 +999,23 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
             if (added < 0) goto nomem;
             int lost = added && dead(b);
             if (added && !lost) {
-                if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1)) goto nomem;
-                if (nodes.len >= UINT32_MAX) goto nomem;
+                if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1) || nodes.len >= UINT32_MAX) goto nomem;
                 Node *n = (Node *)nodes.data + nodes.len;
                 n->parent = it.node;
                 n->m = m;
-                n->autos = na > 0;
+                n->autos = st.autos_len > 0;
                 counter++;
                 heap_push((HeapItem *)heap.data, heap.len, (HeapItem){board_score(b), counter, (uint32_t)nodes.len});
                 heap.len++;
                 nodes.len++;
             }
-            for (size_t j = (size_t)na; j-- > 0;) undo(b, &((Auto *)autos.data)[astart + j].u);
-            autos.len = astart;
-            undo(b, &rec);
+            step_undo(b, &st, &autos, 0);
             if (lost) continue; /* as in Python, the budget is looked at after the other positions */
             if (out->nodes >= next_check) {
                 next_check = out->nodes + CHECK_EVERY;
-                PyObject *res = PyObject_CallFunction(check, "LnI", out->nodes, (Py_ssize_t)heap.len, (unsigned)out->best);
-                if (!res) goto fail;
-                if (res != Py_None) {
-                    out->stopped = 1;
-                    out->stop_obj = res;
-                    break;
-                }
-                Py_DECREF(res);
+                int c = ask_check(check, out, heap.len);
+                if (c < 0) goto fail;
+                if (c) break;
             }
         }
     }

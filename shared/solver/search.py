@@ -264,13 +264,15 @@ def solve(
 def _compiled(
     board: Board, strategy: Literal["depth-first", "best-first"], max_waste: int | None, prune_dead: bool, budget: _Budget
 ) -> SolveResult | None:
-    """The compiled search (:mod:`.fast`), or None for a position too large for
-    the compiled board, which the Python search then takes."""
+    """The compiled search (:mod:`.fast`), or None when it is not built or the
+    position is too large for the compiled board: the Python search then runs."""
+    if not fast.available():
+        return None
     try:
         verdict, line, nodes, best, stored, stopped = fast.search(board, strategy, max_waste, prune_dead, budget.stop_reason)
     except OverflowError:
         return None
-    return SolveResult(Verdict(verdict), line, nodes, 0.0, stopped, best, stored)
+    return SolveResult(Verdict(verdict), line, nodes, budget.clock() - budget.start, stopped, best, stored)
 
 
 def _best_first(
@@ -289,12 +291,9 @@ def _best_first(
     ``compiled`` runs the same search in C when it is built (:mod:`.fast`)."""
     start = clock()
     board = Board(game)
-    if compiled and fast.available():
-        budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
-        done = _compiled(board, "best-first", None, True, budget)
-        if done is not None:
-            done.seconds = clock() - start
-            return done
+    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
+    if compiled and (done := _compiled(board, "best-first", None, True, budget)) is not None:
+        return done
     root_autos = board.play_safe()
     best = board.nhome
     total = board.total
@@ -308,7 +307,6 @@ def _best_first(
     counter = 0
     nodes = 1
     next_check = _CHECK_EVERY
-    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, total)
     play, undo, play_safe, key = board.play, board.undo, board.play_safe, board.key
     stopped: str | None = None
     while heap and stopped is None:
@@ -387,12 +385,9 @@ def _depth_first(
     search in C when it is built (:mod:`.fast`)."""
     start = clock()
     board = Board(game)
-    if compiled and fast.available():
-        budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
-        done = _compiled(board, "depth-first", max_waste, prune_dead, budget)
-        if done is not None:
-            done.seconds = clock() - start
-            return done
+    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, board.total)
+    if compiled and (done := _compiled(board, "depth-first", max_waste, prune_dead, budget)) is not None:
+        return done
     seen: set[bytes] = set()
     root_autos = board.play_safe()
     best = board.nhome
@@ -407,7 +402,6 @@ def _depth_first(
     # The unit the previous move placed: (column, count) or None (see module docstring).
     block = [None]
     next_check = _CHECK_EVERY
-    budget = _Budget(start, deadline, max_nodes, progress, progress_every, clock, total)
     play, undo, play_safe, key, gen = board.play, board.undo, board.play_safe, board.key, board.moves
     add_seen = seen.add
     capped = False
