@@ -695,6 +695,33 @@ static int push_moves(Board *b, Vec *moves, int waste_only, size_t *start, size_
     return 0;
 }
 
+enum { VISIT_NEW = 0, VISIT_SEEN = 1, VISIT_WON = 2 };
+
+/* One child of the position the line of ``n`` structs (``stride`` bytes each,
+ * each beginning with a Step) leads to: plays ``st->move`` and its safe moves,
+ * counts the node, and either wins (the line is in ``out``) or looks the
+ * position up in the table. The caller undoes the step unless it expands it. */
+static int visit(Board *b, Step *st, Vec *autos, Seen *seen, Outcome *out, const void *line, size_t stride,
+                 size_t n) {
+    int e = step_play(b, st, autos);
+    if (e != STEP_OK) return e;
+    out->nodes++;
+    if (b->nhome > out->best) {
+        out->best = b->nhome;
+        if (b->nhome == b->rules->total) {
+            out->verdict = V_WON;
+            out->stored = seen->count;
+            out->line = win_line(autos, line, stride, n, st);
+            return out->line ? VISIT_WON : STEP_ERROR;
+        }
+    }
+    uint64_t k1, k2;
+    board_key(b, &k1, &k2);
+    int added = seen_add(seen, k1, k2);
+    if (added < 0) return STEP_NOMEM;
+    return added ? VISIT_NEW : VISIT_SEEN;
+}
+
 /* The root of either search: safe moves, then won or dead at once? 1 when
  * that settled it (``out`` filled), 0 to search on, negative on error. */
 static int search_root(Board *b, Seen *seen, Vec *autos, Outcome *out) {
@@ -745,8 +772,6 @@ static int depth_first(Board *b, int max_waste, int prune_dead, PyObject *check,
     stack.len = 1;
     long long next_check = CHECK_EVERY;
     int capped = 0;
-    const int total = b->rules->total;
-    uint64_t k1, k2;
     while (stack.len) {
         f = (Frame *)stack.data + stack.len - 1;
         if (f->i >= f->nmoves) {
@@ -759,25 +784,14 @@ static int depth_first(Board *b, int max_waste, int prune_dead, PyObject *check,
         f->i++;
         if (f->block >= 0 && m.src == f->block / 256 && m.count == f->block % 256) continue;
         Step st = {.move = m};
-        int e = step_play(b, &st, &autos);
-        if (e == STEP_ERROR) goto fail;
-        if (e == STEP_NOMEM) goto nomem;
-        out->nodes++;
-        if (b->nhome > out->best) {
-            out->best = b->nhome;
-            if (b->nhome == total) {
-                out->verdict = V_WON;
-                out->stored = seen.count;
-                out->line = win_line(&autos, stack.data, sizeof(Frame), stack.len, &st);
-                if (!out->line) goto fail;
-                rc = 0;
-                goto done;
-            }
+        int v = visit(b, &st, &autos, &seen, out, stack.data, sizeof(Frame), stack.len);
+        if (v == STEP_ERROR) goto fail;
+        if (v == STEP_NOMEM) goto nomem;
+        if (v == VISIT_WON) {
+            rc = 0;
+            goto done;
         }
-        board_key(b, &k1, &k2);
-        int added = seen_add(&seen, k1, k2);
-        if (added < 0) goto nomem;
-        int expand = added;
+        int expand = v == VISIT_NEW;
         if (expand && max_waste >= 0 && b->nwaste > max_waste) {
             capped = 1;
             expand = 0;
@@ -956,8 +970,6 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
     heap.len = 1;
     int32_t counter = 0;
     long long next_check = CHECK_EVERY;
-    const int total = b->rules->total;
-    uint64_t k1, k2;
     while (heap.len && !out->stopped) {
         HeapItem it = heap_pop((HeapItem *)heap.data, heap.len);
         heap.len--;
@@ -979,26 +991,15 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
             Move m = ((Scored *)moves.data)[ms + mi].m;
             if (block >= 0 && m.src == block / 256 && m.count == block % 256) continue;
             Step st = {.move = m};
-            int e = step_play(b, &st, &autos);
-            if (e == STEP_ERROR) goto fail;
-            if (e == STEP_NOMEM) goto nomem;
-            out->nodes++;
-            if (b->nhome > out->best) {
-                out->best = b->nhome;
-                if (b->nhome == total) {
-                    out->verdict = V_WON;
-                    out->stored = seen.count;
-                    out->line = win_line(&autos, path.data, sizeof(PathEntry), path.len, &st);
-                    if (!out->line) goto fail;
-                    rc = 0;
-                    goto done;
-                }
+            int v = visit(b, &st, &autos, &seen, out, path.data, sizeof(PathEntry), path.len);
+            if (v == STEP_ERROR) goto fail;
+            if (v == STEP_NOMEM) goto nomem;
+            if (v == VISIT_WON) {
+                rc = 0;
+                goto done;
             }
-            board_key(b, &k1, &k2);
-            int added = seen_add(&seen, k1, k2);
-            if (added < 0) goto nomem;
-            int lost = added && dead(b);
-            if (added && !lost) {
+            int lost = v == VISIT_NEW && dead(b);
+            if (v == VISIT_NEW && !lost) {
                 if (vec_reserve(&nodes, 1) || vec_reserve(&heap, 1) || nodes.len >= UINT32_MAX) goto nomem;
                 Node *n = (Node *)nodes.data + nodes.len;
                 n->parent = it.node;
