@@ -1,6 +1,6 @@
 """Solver processes of the server: hints and the checked-deal filler run there, never on the event loop.
 
-The solver is pure Python and holds the GIL while it searches, so running it
+The solver holds the GIL while it searches (compiled or not), so running it
 in a thread of the server process makes every other player's move wait for
 GIL hand-offs (bench/hint_latency.py measures how much). A :class:`Workers`
 is a small pool of ``spawn``-started processes that end with the server
