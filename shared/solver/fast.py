@@ -3,9 +3,10 @@
 ``_fastsearch.c`` holds the depth-first and best-first searches of
 :mod:`.search` over the same board, compiled: same moves, order, cuts and
 dead-end test, so the same positions in the same order (the tests compare
-node counts and lines), at many times the speed. It is built at install time when a C compiler is present and left
-out otherwise (``optional`` in ``pyproject.toml``); :func:`available` says
-which, and the pure-Python search is used when it is missing.
+node counts and lines), at many times the speed. It is built at install
+time when a C compiler is present and left out otherwise (``optional`` in
+``setup.py``); :func:`available` says which, and the pure-Python search is
+used when it is missing.
 """
 
 from __future__ import annotations

@@ -207,8 +207,8 @@ def solve(
     or ``portfolio`` (the searches of :data:`PORTFOLIO` one after the other,
     each with its share of the budget; without any budget it is depth first
     alone). Each is complete: an exhausted search is a proof.
-    ``compiled`` lets depth first run compiled (:mod:`.fast`) when the C
-    extension is built: the same search, node for node, many times faster.
+    ``compiled`` lets both searches run compiled (:mod:`.fast`) when the C
+    extension is built: the same searches, node for node, many times faster.
     """
     start = clock()
     deadline = start + time_limit if time_limit is not None else None
