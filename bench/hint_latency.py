@@ -9,7 +9,8 @@ Three runs against a fresh ``thieves-server`` each:
 
 - ``no hints``: the hinters stay idle (the baseline);
 - ``thread``: ``--hint-workers 0``, the solver in a thread of the server
-  process (the pure-Python search holds the GIL the event loop needs);
+  process (the pure-Python search holds the GIL the event loop needs, the
+  compiled one lets go of it while it searches);
 - ``process``: ``--hint-workers 1``, the solver in a worker process.
 
 Prints the move round trip p50 / p99 / max and hints answered per second

@@ -1,8 +1,9 @@
 """Solver processes of the server: hints and the checked-deal filler run there, never on the event loop.
 
-The solver holds the GIL while it searches (compiled or not), so running it
-in a thread of the server process makes every other player's move wait for
-GIL hand-offs (bench/hint_latency.py measures how much). A :class:`Workers`
+The pure-Python solver holds the GIL while it searches, so running it in a
+thread of the server process makes every other player's move wait for GIL
+hand-offs; the compiled one lets go of it but still takes a core
+(bench/hint_latency.py measures both). A :class:`Workers`
 is a small pool of ``spawn``-started processes that end with the server
 (even a SIGKILLed one), optionally at a lower CPU priority so that
 background work never competes with racers on an equal footing. A count of

@@ -397,3 +397,16 @@ def test_searches_whose_share_is_used_up_are_skipped_so_the_last_gets_the_rest()
     assert result.stopped_by == "nodes" and 12_000 <= result.nodes < 12_000 + 1_200
     assert len(runs) < len(PORTFOLIO)  # some were skipped
     assert runs[-1][0] == "complete" and runs[-1][1] >= 4_000
+
+
+def test_each_portfolio_spends_its_whole_budget_and_ends_complete() -> None:
+    from shared.solver.search import LARGE_STOCK_PORTFOLIO, portfolio_for
+
+    for phases in (PORTFOLIO, LARGE_STOCK_PORTFOLIO):
+        assert abs(sum(p.share for p in phases) - 1.0) < 1e-9
+        # The last search is complete (no cap), so the portfolio can still prove a loss.
+        assert phases[-1].strategy == "depth-first" and phases[-1].waste_cap is None
+    assert portfolio_for(FORTY_THIEVES) is PORTFOLIO
+    assert portfolio_for(SIXTY_THIEVES) is LARGE_STOCK_PORTFOLIO  # a 96-card stock: lower caps too
+    low = min(p.waste_cap for p in LARGE_STOCK_PORTFOLIO if p.waste_cap is not None)
+    assert low < min(p.waste_cap for p in PORTFOLIO if p.waste_cap is not None)

@@ -24,6 +24,9 @@
  * Python: the search calls ``check(nodes, depth, best)`` every 1,024 nodes
  * or so, exactly where the Python search looks at its budget (``depth`` is
  * the line's length in depth first and the open positions in best first).
+ * It searches without the interpreter lock and takes it back only for that
+ * call, to build the winning line and to raise an error, so other Python
+ * threads (a server's event loop) run alongside.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -622,7 +625,9 @@ enum { STEP_OK = 0, STEP_ERROR = -1, STEP_NOMEM = -2 };
 /* Plays ``st->move`` and the safe moves it sets off, recording both in ``st``. */
 static int step_play(Board *b, Step *st, Vec *autos) {
     if (play(b, st->move, &st->rec)) {
+        PyGILState_STATE gil = PyGILState_Ensure();
         PyErr_SetString(PyExc_OverflowError, "a column or the waste outgrew the compiled board");
+        PyGILState_Release(gil);
         return STEP_ERROR;
     }
     st->autos_start = autos->len;
@@ -659,31 +664,35 @@ static int append_step(PyObject *line, const Vec *autos, const Step *st, int roo
 }
 
 /* The winning line: the root's safe moves, each step's move and safe moves,
- * then ``last`` (the winning move). ``steps`` holds ``n`` structs of ``stride``
+ * then ``last`` (the winning move, if any). ``steps`` holds ``n`` structs of ``stride``
  * bytes, each beginning with a Step. */
 static PyObject *win_line(const Vec *autos, const void *steps, size_t stride, size_t n, const Step *last) {
+    PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *line = PyList_New(0);
-    if (!line) return NULL;
-    for (size_t s = 0; s < n; s++)
-        if (append_step(line, autos, (const Step *)((const char *)steps + s * stride), s == 0)) goto fail;
-    if (append_step(line, autos, last, 0)) goto fail;
+    int ok = line != NULL;
+    for (size_t s = 0; ok && s < n; s++)
+        ok = !append_step(line, autos, (const Step *)((const char *)steps + s * stride), s == 0);
+    if (ok && last) ok = !append_step(line, autos, last, 0);
+    if (!ok) Py_CLEAR(line);
+    PyGILState_Release(gil);
     return line;
-fail:
-    Py_DECREF(line);
-    return NULL;
 }
 
 /* Asks Python whether to stop (the budget); 1 stop, 0 go on, -1 error. */
 static int ask_check(PyObject *check, Outcome *out, size_t depth) {
+    PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *res = PyObject_CallFunction(check, "LnI", out->nodes, (Py_ssize_t)depth, (unsigned)out->best);
-    if (!res) return -1;
+    int rc = -1;
     if (res == Py_None) {
         Py_DECREF(res);
-        return 0;
+        rc = 0;
+    } else if (res) {
+        out->stopped = 1;
+        out->stop_obj = res;
+        rc = 1;
     }
-    out->stopped = 1;
-    out->stop_obj = res;
-    return 1;
+    PyGILState_Release(gil);
+    return rc;
 }
 
 static int push_moves(Board *b, Vec *moves, int waste_only, size_t *start, size_t *count) {
@@ -735,9 +744,8 @@ static int search_root(Board *b, Seen *seen, Vec *autos, Outcome *out) {
     if (b->nhome == b->rules->total) {
         Step root = {.autos_start = 0, .autos_len = autos->len};
         out->verdict = V_WON;
-        out->line = PyList_New(0);
-        if (!out->line || append_step(out->line, autos, &root, 1)) return STEP_ERROR;
-        return 1;
+        out->line = win_line(autos, &root, sizeof root, 1, NULL); /* the root's safe moves only */
+        return out->line ? 1 : STEP_ERROR;
     }
     if (dead(b)) {
         out->verdict = V_UNWINNABLE;
@@ -836,9 +844,12 @@ nomem:
     out->stored = seen.count;
     rc = 0;
     goto done;
-fail:
+fail: {
+    PyGILState_STATE gil = PyGILState_Ensure();
     Py_CLEAR(out->line);
     Py_CLEAR(out->stop_obj);
+    PyGILState_Release(gil);
+}
 done:
     seen_free(&seen);
     free(autos.data);
@@ -1030,9 +1041,12 @@ nomem:
     out->stored = seen.count;
     rc = 0;
     goto done;
-fail:
+fail: {
+    PyGILState_STATE gil = PyGILState_Ensure();
     Py_CLEAR(out->line);
     Py_CLEAR(out->stop_obj);
+    PyGILState_Release(gil);
+}
 done:
     seen_free(&seen);
     free(autos.data);
@@ -1165,7 +1179,13 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "strategy is 0 (depth first) or 1 (best first)");
         goto out;
     }
-    if (strategy == 0 ? depth_first(b, max_waste, prune_dead, check, &o) : best_first(b, check, &o)) goto out;
+    /* The search runs without the interpreter lock (other threads, an event loop say, go
+     * on meanwhile); it takes the lock back only to call ``check`` and to build the line. */
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = strategy == 0 ? depth_first(b, max_waste, prune_dead, check, &o) : best_first(b, check, &o);
+    Py_END_ALLOW_THREADS
+    if (failed) goto out;
     PyObject *line = o.line ? o.line : PyList_New(0);
     if (!line) {
         Py_XDECREF(o.stop_obj);
