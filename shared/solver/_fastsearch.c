@@ -731,6 +731,23 @@ static int visit(Board *b, Step *st, Vec *autos, Seen *seen, Outcome *out, const
     return added ? VISIT_NEW : VISIT_SEEN;
 }
 
+/* How either search ends when it cannot go on: memory running out is a budget
+ * like any other (the answer is "unknown", 0); a Python error (-1) drops
+ * what was built. */
+static int search_end(Outcome *out, int status, size_t stored) {
+    if (status == STEP_NOMEM) {
+        out->verdict = V_UNKNOWN;
+        out->stopped = 3;
+        out->stored = stored;
+        return 0;
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_CLEAR(out->line);
+    Py_CLEAR(out->stop_obj);
+    PyGILState_Release(gil);
+    return -1;
+}
+
 /* The root of either search: safe moves, then won or dead at once? 1 when
  * that settled it (``out`` filled), 0 to search on, negative on error. */
 static int search_root(Board *b, Seen *seen, Vec *autos, Outcome *out) {
@@ -838,18 +855,10 @@ static int depth_first(Board *b, int max_waste, int prune_dead, PyObject *check,
     rc = 0;
     goto done;
 nomem:
-    /* Out of memory is a budget like any other: the answer is "unknown". */
-    out->verdict = V_UNKNOWN;
-    out->stopped = 3;
-    out->stored = seen.count;
-    rc = 0;
+    rc = search_end(out, STEP_NOMEM, seen.count);
     goto done;
-fail: {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    Py_CLEAR(out->line);
-    Py_CLEAR(out->stop_obj);
-    PyGILState_Release(gil);
-}
+fail:
+    rc = search_end(out, STEP_ERROR, 0);
 done:
     seen_free(&seen);
     free(autos.data);
@@ -1036,17 +1045,10 @@ static int best_first(Board *b, PyObject *check, Outcome *out) {
     rc = 0;
     goto done;
 nomem:
-    out->verdict = V_UNKNOWN;
-    out->stopped = 3;
-    out->stored = seen.count;
-    rc = 0;
+    rc = search_end(out, STEP_NOMEM, seen.count);
     goto done;
-fail: {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    Py_CLEAR(out->line);
-    Py_CLEAR(out->stop_obj);
-    PyGILState_Release(gil);
-}
+fail:
+    rc = search_end(out, STEP_ERROR, 0);
 done:
     seen_free(&seen);
     free(autos.data);
