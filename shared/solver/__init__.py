@@ -20,7 +20,7 @@ from typing import Any
 from ..engine import Game
 from ..variants import Variant
 from .board import UnsupportedPosition
-from .search import DEPTH_FIRST_SHARE, PORTFOLIO, Phase, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
+from .search import PORTFOLIO, Phase, Progress, ProgressCallback, SolveResult, Strategy, Verdict, solve
 from .stats import percentile, wilson_interval
 
 SOLVER_VERSION = 5
@@ -37,7 +37,6 @@ __all__ = [
     "solve_deal",
     "SolveResult",
     "Strategy",
-    "DEPTH_FIRST_SHARE",
     "PORTFOLIO",
     "Phase",
     "Verdict",

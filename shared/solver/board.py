@@ -445,6 +445,14 @@ class Board:
         return done
 
 
+def take_back(board: Board, rec: tuple | None, autos: list[tuple[Move, tuple]]) -> None:
+    """Undo the safe moves a move set off, then the move (``rec`` None: the root, no move)."""
+    for _, r in reversed(autos):
+        board.undo(r)
+    if rec is not None:
+        board.undo(rec)
+
+
 def exposed_by(move: Move) -> int:
     """What ``move`` newly exposes, in :meth:`Board.play_safe`'s ``where`` terms."""
     src, dst, _ = move
@@ -457,4 +465,4 @@ def exposed_by(move: Move) -> int:
 
 
 
-__all__ = ["Board", "Rules", "UnsupportedPosition", "rules_for", "cached_rules", "CARD_BYTES"]
+__all__ = ["Board", "Rules", "UnsupportedPosition", "rules_for", "cached_rules", "CARD_BYTES", "take_back"]

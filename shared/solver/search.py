@@ -47,7 +47,7 @@ from ..engine import Game
 from ..moves import MAX_COLUMNS, STOCK, Move
 from ..variants import Variant
 from . import fast
-from .board import Board, exposed_by
+from .board import Board, exposed_by, take_back
 from .deadlock import dead
 
 
@@ -184,7 +184,7 @@ last: best first, then depth first with whatever time is left, which is
 where proofs of unwinnability come from."""
 
 LARGE_STOCK_PORTFOLIO: tuple[Phase, ...] = (
-    *PORTFOLIO[:9],
+    *(p for p in PORTFOLIO if p.waste_cap is not None),
     Phase("depth-first", 0.03, 0.2),
     Phase("depth-first", 0.03, 0.25),
     Phase("best-first", 0.05),
@@ -201,10 +201,6 @@ def portfolio_for(variant: Variant) -> tuple[Phase, ...]:
     """The searches ``solve`` runs for ``variant`` (see :data:`PORTFOLIO`)."""
     return LARGE_STOCK_PORTFOLIO if variant.stock_size > 64 else PORTFOLIO
 
-
-DEPTH_FIRST_SHARE = sum(p.share for p in PORTFOLIO if p.strategy == "depth-first")
-"""In the portfolio, the share of the budget the depth-first searches get
-(the capped ones and the complete one)."""
 
 
 def solve(
@@ -282,6 +278,22 @@ def solve(
     return total
 
 
+def _restriction(move: Move, sent_home: bool) -> tuple[tuple[int, int] | None, bool]:
+    """The cuts that follow ``move`` (module docstring): the unit it placed,
+    which the next move may not move again, and whether only waste moves and
+    draws follow. Neither applies after a move that sent cards home.
+
+    After a draw (or redeal) that sent nothing home, a column move commutes
+    with it: it was legal before and gives the same position played first,
+    so only waste moves and draws follow."""
+    dst = move[1]
+    if sent_home:
+        return None, False
+    if dst < MAX_COLUMNS:
+        return (dst, move[2]), False
+    return None, move[0] == STOCK or dst == STOCK
+
+
 def _compiled(
     board: Board, strategy: Literal["depth-first", "best-first"], max_waste: int | None, prune_dead: bool, budget: _Budget
 ) -> SolveResult | None:
@@ -328,7 +340,7 @@ def _best_first(
     counter = 0
     nodes = 1
     next_check = _CHECK_EVERY
-    play, undo, play_safe, key = board.play, board.undo, board.play_safe, board.key
+    play, play_safe, key = board.play, board.play_safe, board.key
     stopped: str | None = None
     while heap and stopped is None:
         _, _, idx, snap, blk, waste_only = heappop(heap)
@@ -353,27 +365,13 @@ def _best_first(
             if k not in seen:
                 seen.add(k)
                 if dead(board):
-                    for _, r in reversed(autos):
-                        undo(r)
-                    undo(rec)
+                    take_back(board, rec, autos)
                     continue
                 parents.append((idx, (move, *(m for m, _ in autos))))
                 counter += 1
-                dst = move[1]
-                heappush(
-                    heap,
-                    (
-                        -board.score(),
-                        -counter,
-                        len(parents) - 1,
-                        board.snapshot(),
-                        (dst, move[2]) if dst < MAX_COLUMNS and not autos else None,
-                        not autos and dst >= MAX_COLUMNS and (move[0] == STOCK or dst == STOCK),
-                    ),
-                )
-            for _, r in reversed(autos):
-                undo(r)
-            undo(rec)
+                heappush(heap, (-board.score(), -counter, len(parents) - 1, board.snapshot(),
+                                *_restriction(move, bool(autos))))
+            take_back(board, rec, autos)
             if nodes >= next_check:
                 next_check = nodes + _CHECK_EVERY
                 stopped = budget.stop_reason(nodes, len(heap), best)
@@ -423,7 +421,7 @@ def _depth_first(
     # The unit the previous move placed: (column, count) or None (see module docstring).
     block = [None]
     next_check = _CHECK_EVERY
-    play, undo, play_safe, key, gen = board.play, board.undo, board.play_safe, board.key, board.moves
+    play, play_safe, key, gen = board.play, board.play_safe, board.key, board.moves
     add_seen = seen.add
     capped = False
     stopped: str | None = None
@@ -433,10 +431,7 @@ def _depth_first(
         if frame.i >= len(moves):
             stack.pop()
             block.pop()
-            for _, rec in reversed(frame.autos):
-                undo(rec)
-            if frame.rec is not None:
-                undo(frame.rec)
+            take_back(board, frame.rec, frame.autos)
             continue
         move = moves[frame.i]
         frame.i += 1
@@ -458,36 +453,20 @@ def _depth_first(
                 line.extend(m for m, _ in autos)
                 return SolveResult(Verdict.WON, line, nodes, clock() - start, None, best, len(seen))
         k = key()
-        if k in seen:
-            for _, r in reversed(autos):
-                undo(r)
-            undo(rec)
+        expand = k not in seen
+        if expand:
+            add_seen(k)
+            if max_waste is not None and len(board.waste) > max_waste:
+                capped = True
+                expand = False
+            elif prune_dead and dead(board):
+                expand = False
+        if not expand:
+            take_back(board, rec, autos)
             continue
-        add_seen(k)
-        if max_waste is not None and len(board.waste) > max_waste:
-            capped = True
-            for _, r in reversed(autos):
-                undo(r)
-            undo(rec)
-            continue
-        if prune_dead and dead(board):
-            for _, r in reversed(autos):
-                undo(r)
-            undo(rec)
-            continue
-        dst = move[1]
-        if autos:
-            stack.append(_Frame(move, rec, autos, gen()))
-            block.append(None)
-        elif dst < MAX_COLUMNS:
-            stack.append(_Frame(move, rec, autos, gen()))
-            block.append((dst, move[2]))
-        else:
-            # After a draw (or redeal) that sent nothing home, a column move
-            # commutes with it: it was legal before and gives the same
-            # position played first, so only waste moves and draws follow.
-            stack.append(_Frame(move, rec, autos, gen(move[0] == STOCK or dst == STOCK)))
-            block.append(None)
+        blk, waste_only = _restriction(move, bool(autos))
+        stack.append(_Frame(move, rec, autos, gen(waste_only)))
+        block.append(blk)
         if nodes >= next_check:
             next_check = nodes + _CHECK_EVERY
             stopped = budget.stop_reason(nodes, len(stack), best)
