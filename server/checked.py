@@ -62,12 +62,8 @@ NICENESS = 10
 creator waiting for an on-demand deal: that runs in a worker of its own at normal priority)."""
 
 
-class PoolUnavailable(Exception):
+class PoolUnavailable(p.CodedError):
     """No checked deal for a new race; ``code`` is ``no_pool`` or ``pool_empty``."""
-
-    def __init__(self, code: p.ErrorCode, message: str) -> None:
-        self.code = code
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

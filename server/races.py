@@ -27,10 +27,8 @@ _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 
 
-class CreateError(ValueError):
-    def __init__(self, code: p.ErrorCode, message: str) -> None:
-        self.code = code
-        super().__init__(message)
+class CreateError(p.CodedError, ValueError):
+    """A race that cannot be created as asked; ``code`` says why."""
 
 
 def new_id() -> str:

@@ -13,18 +13,14 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from shared.protocol import ErrorCode
+from shared.protocol import CodedError, ErrorCode
 
 PLAYER = "player"
 CREATOR = "creator"
 
 
-class TokenError(ValueError):
+class TokenError(CodedError, ValueError):
     """A token that does not prove anything; ``code`` is bad_token or token_expired."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        self.code = code
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

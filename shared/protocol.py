@@ -572,13 +572,20 @@ CLOSE_EXPLANATIONS: dict[CloseCode, str] = {
 
 
 # ------------------------------------------------------------------- codec
-class ProtocolError(ValueError):
+class CodedError(Exception):
+    """An error a client is told about: an :class:`ErrorCode` and a message."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class ProtocolError(CodedError, ValueError):
     """A frame that cannot be accepted; ``code`` is an :class:`ErrorCode`."""
 
     def __init__(self, code: ErrorCode, message: str, ref: str | None = None) -> None:
-        self.code = code
+        super().__init__(code, message)
         self.ref = ref
-        super().__init__(message)
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -671,6 +678,7 @@ __all__ = [
     "CLOSE_EXPLANATIONS",
     "MOVE_REASONS",
     "ALL_CODES",
+    "CodedError",
     "ProtocolError",
     "encode",
     "decode_client",
