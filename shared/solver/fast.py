@@ -11,11 +11,12 @@ used when it is missing.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Literal
 
 from ..moves import Move
 from ..variants import GroupMoves
-from .board import Board
+from .board import Board, Rules
 
 try:
     from . import _fastsearch
@@ -27,6 +28,13 @@ _GROUP_CODES = {GroupMoves.NONE: 0, GroupMoves.SAME_SUIT_RUN: 1, GroupMoves.VALI
 
 Check = Callable[[int, int, int], "str | None"]
 """Called every 1,024 nodes with (nodes, depth, best home); a string stops the search."""
+
+
+@lru_cache(maxsize=None)
+def _tables(rules: Rules) -> tuple[list[bytes], list[bytes]]:
+    """The packing and safe-move tables in the extension's form, once per variant
+    (a hint or a portfolio calls the search many times with the same rules)."""
+    return [bytes(p) for p in rules.parents], [bytes(n) for n in rules.needs_home]
 
 
 def available() -> bool:
@@ -51,6 +59,7 @@ def search(
     if _fastsearch is None:
         raise RuntimeError("the compiled search is not built")
     rules = board.rules
+    parents, needs = _tables(rules)
     code, line, nodes, best, stored, stopped = _fastsearch.search(
         strategy=_STRATEGY_CODES[strategy],
         cols=list(board.cols),
@@ -60,8 +69,8 @@ def search(
         pass_no=board.pass_no,
         home=bytes(board.home),
         packs=rules.packs,
-        parents=[bytes(p) for p in rules.parents],
-        needs=[bytes(n) for n in rules.needs_home],
+        parents=parents,
+        needs=needs,
         empty_any=rules.empty_any,
         empty_kings=rules.empty_kings,
         group=_GROUP_CODES[rules.group],
