@@ -196,6 +196,7 @@ class Connection:
                     raise Refused(p.ErrorCode.RATE_LIMITED, close=p.CloseCode.FLOODING)
                 raise Refused(p.ErrorCode.RATE_LIMITED)
             self.flooded = 0
+            await self.store.check_up()
             await self._handlers[type(msg)](msg)
         except p.ProtocolError as exc:
             self.refuse(exc.code, str(exc), ref=exc.ref)
@@ -205,6 +206,7 @@ class Connection:
                         counts=not isinstance(msg, p.Move))
         except (RedisError, OSError) as exc:
             self.service.metrics.redis_errors += 1
+            self.store.down = True
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
             self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
                         counts=False, close=None if self.race else p.CloseCode.TRY_AGAIN_LATER)

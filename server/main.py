@@ -65,7 +65,7 @@ async def wait_for_redis(config: Config, redis_url: str) -> None:
     where = redis_url.split("@")[-1]
     while True:
         attempt += 1
-        client = redis_client(config, redis_url)
+        client = redis_client(config, redis_url, retry=False)
         try:
             await client.ping()
             return

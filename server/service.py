@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from .connection import Connection
 
 
+CATCH_UP_SECONDS = 1.0
+"""How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
+can delay a progress frame, a start or an end (one small read per race served here)."""
+
+
 def now_ms() -> int:
     """The server clock (milliseconds since the epoch): every timestamp in the protocol."""
     return int(time.time() * 1000)
@@ -59,12 +64,19 @@ class RaceHub:
         self._last_flush = 0.0
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._announced: set[str] | None = None
+        """The phase changes ("start", "end") this hub's connections were told of; None before the first
+        meta (a hub born in a running race: its connections learnt of the start from their welcome)."""
 
     # ------------------------------------------------------- life cycle
     def set_meta(self, meta: RaceMeta) -> None:
         """Remember the race's settings and arm the end timer once it has a start."""
         self.meta = meta
         self.version = max(self.version, meta.version)
+        if self._announced is None:
+            self._announced = {"start"} if meta.started else set()
+            if meta.status == "finished":
+                self._announced.add("end")
         if meta.status == "started" and self._end_timer is None:
             delay = max(0.0, (meta.ends_at - now_ms()) / 1000) + 0.01
             self._end_timer = asyncio.get_running_loop().call_later(delay, lambda: self.spawn(self._time_up()))
@@ -84,6 +96,38 @@ class RaceHub:
 
     async def _time_up(self) -> None:
         await self.service.end_race(self.race)
+
+    def _told(self, change: str) -> bool:
+        return self._announced is not None and change in self._announced
+
+    def _first_time(self, change: str) -> bool:
+        """True once per phase change: a start or an end is announced once, however it was heard
+        (called with no await before the frames go out, so two announcers cannot both send)."""
+        if self._told(change):
+            return False
+        if self._announced is None:
+            self._announced = set()
+        self._announced.add(change)
+        return True
+
+    async def catch_up(self) -> None:
+        """Redo what a lost pub/sub message would have done (the race moved on without this hub hearing).
+
+        Why: pub/sub delivers at most once; a message published while this
+        process's subscription was down (Redis restarting, a failover, a
+        dropped connection) is gone. The stored race is the truth, so
+        compare it with what this hub's connections were told.
+        """
+        meta = await self.service.store.meta(self.race)
+        if meta is None:
+            if self.meta is not None and self.meta.status == "lobby":
+                self.on_event(self.version + 1, "abandon")
+            return
+        if meta.started and not self._told("start"):
+            self.on_event(meta.version, "start")
+        if meta.status == "finished" and not self._told("end"):
+            self.on_event(meta.version, "end")
+        self.on_event(meta.version, "catch_up")
 
     # ---------------------------------------------------------- events
     def on_event(self, version: int, kind: str) -> None:
@@ -111,8 +155,10 @@ class RaceHub:
             conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _announce_start(self) -> None:
+        if self._told("start"):
+            return
         meta = await self.service.store.meta(self.race)
-        if meta is None:
+        if meta is None or not self._first_time("start"):
             return
         self.set_meta(meta)
         view = p.View.from_player_view(races.new_game(meta).view())
@@ -125,9 +171,11 @@ class RaceHub:
                 self.service.metrics.sent("countdown")
 
     async def _announce_end(self) -> None:
+        if self._told("end"):
+            return
         blob = await self.service.store.results(self.race)
         meta = await self.service.store.meta(self.race)
-        if blob is None or meta is None:
+        if blob is None or meta is None or not self._first_time("end"):
             return
         self.set_meta(meta)
         if self._end_timer is not None:
@@ -220,12 +268,13 @@ def _results(blob: bytes) -> p.Results:
 class Service:
     """Shared state of one server process: the store, the signer and the hubs."""
 
-    def __init__(self, config: Config, redis: "aioredis.Redis | aioredis.RedisCluster") -> None:
+    def __init__(self, config: Config, redis: "aioredis.Redis | aioredis.RedisCluster",
+                 probe: "aioredis.Redis | aioredis.RedisCluster | None" = None) -> None:
         self.config = config
         self.redis = redis
         self.metrics = Metrics()
         self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
-                           timer=self.metrics.redis_seconds.observe)
+                           timer=self.metrics.redis_seconds.observe, probe=probe)
         self.signer: Signer | None = None
         self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
                                    config.checked_wait)
@@ -247,7 +296,8 @@ class Service:
         self.checked.start()
         self._tasks = [asyncio.create_task(self._listen()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
-                       asyncio.create_task(self._every(self.janitor_interval, self._janitor))]
+                       asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
+                       asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up))]
 
     @property
     def janitor_interval(self) -> float:
@@ -331,6 +381,7 @@ class Service:
                 raise
             except (RedisError, OSError) as exc:
                 self.metrics.redis_errors += 1
+                self.store.down = True
                 log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
             except Exception:
                 logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
@@ -341,6 +392,14 @@ class Service:
         for race, hub in list(self.hubs.items()):
             members = [(c.seat, c.member) for c in hub.conns if c.seat is not None and c.member]
             await self.store.heartbeat(race, members, expiry, now)
+
+    async def _catch_up(self) -> None:
+        """Find the hubs whose race moved on without them hearing (one read for all) and catch them up."""
+        hubs = list(self.hubs.values())
+        versions = await self.store.versions([hub.race for hub in hubs])
+        for hub, version in zip(hubs, versions):
+            if version is None or version > hub.version:
+                hub.spawn(hub.catch_up())
 
     async def _janitor(self) -> None:
         """Remove lobby races nobody started in time; end races whose time ran out unattended."""

@@ -139,16 +139,24 @@ local function sweep(meta, hist, progress, presence, chan, now)
 end
 """
 
-# KEYS: meta. ARGV: field, value, ...
+# KEYS: meta. ARGV: join code, then field, value, ...
+# A race already stored with the same code is this very request sent again (a retried call).
 _CREATE = r"""
-if redis.call('EXISTS', KEYS[1]) == 1 then return {'err', 'exists'} end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'code') == ARGV[1] then return {'ok', 0} end
+  return {'err', 'exists'}
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return {'ok', 0}
 """
 
 # KEYS: meta, names, pkey, progress, history, presence.
 # ARGV: seat, name, name_key, home0, chan, presence member, lease expiry
+# A presence member already there is this very join sent again (a retried call): its seat is taken.
 _JOIN = r"""
+if redis.call('ZSCORE', KEYS[6], ARGV[6]) then
+  return {'ok', tonumber(redis.call('HGET', KEYS[1], 'version'))}
+end
 local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats')
 if not m[1] then return {'err', 'race_not_found'} end
 if m[1] ~= 'lobby' then return {'err', 'race_closed'} end
@@ -646,8 +654,12 @@ def _reply(raw: list[Any]) -> tuple[str, list[Any]]:
 class Store:
     """Async access to races in one Redis, or a Redis Cluster (one slot per race)."""
 
-    def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None) -> None:
+    def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None, probe: Any = None) -> None:
         self.redis = redis
+        self.probe = probe if probe is not None else redis
+        """A client that does not retry: one quick PING says whether Redis answers now."""
+        self.down = False
+        """Set when a command failed through all its retries; cleared by the next PING that answers."""
         self.tick_ms = tick_ms
         self.cluster = isinstance(redis, aioredis.RedisCluster)
         self.timer = timer
@@ -671,11 +683,25 @@ class Store:
 
     # ------------------------------------------------------------ setup
     async def ping(self) -> bool:
+        """One PING without retries (raises when Redis does not answer); an answer clears :attr:`down`."""
         started = time.perf_counter()
-        ok = bool(await self.redis.ping())
+        ok = bool(await self.probe.ping())
         if self.timer is not None:
             self.timer("ping", time.perf_counter() - started)
+        self.down = False
         return ok
+
+    async def check_up(self) -> None:
+        """While Redis is known to be down, fail at once unless a quick PING now answers.
+
+        Why: every command retries with backoff for most of a second, and a
+        connection's frames are handled in turn, so during an outage each
+        queued frame would wait that long for its ``unavailable``. The PING
+        costs nothing while Redis is up (it is skipped) and the first frame
+        after Redis is back goes through normally.
+        """
+        if self.down:
+            await self.ping()
 
     async def token_secret(self) -> bytes:
         """The shared HMAC secret: the first process to ask creates it."""
@@ -687,9 +713,10 @@ class Store:
     # ------------------------------------------------------------ races
     async def create_race(self, meta: RaceMeta) -> bool:
         """Store a new race; False if its id or join code is taken (pick another)."""
-        if not await self.redis.set(code_key(meta.code), meta.id, nx=True):
-            return False
-        fields: list[Any] = []
+        taken = not await self.redis.set(code_key(meta.code), meta.id, nx=True)
+        if taken and await self.redis.get(code_key(meta.code)) != meta.id.encode():
+            return False  # (the code is ours when a retried SET met its own first write)
+        fields: list[Any] = [meta.code]
         for k, v in vars(meta).items():
             fields += [k, int(v) if isinstance(v, bool) else v]
         kind, _ = _reply(await self._create(keys=[Keys(meta.id).meta], args=fields))
@@ -725,6 +752,16 @@ class Store:
                 pipe.hgetall(Keys(rid).meta)
             raws = await pipe.execute()
         return [_meta_from(r) if r else None for r in raws]
+
+    async def versions(self, ids: list[str]) -> list[int | None]:
+        """Each race's version in one round trip (None for a race that is gone)."""
+        if not ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for rid in ids:
+                pipe.hget(Keys(rid).meta, "version")
+            raws = await pipe.execute()
+        return [int(v) if v is not None else None for v in raws]
 
     async def active_races(self, limit: int = 200) -> list[RaceMeta]:
         ids = [bytes(rid).decode() for rid in await self.redis.zrange(ACTIVE, 0, limit - 1)]

@@ -1,0 +1,121 @@
+"""Redis comes back, and nothing fails: pooled connections that died are replaced, lost pub/sub is caught up.
+
+These use a private redis-server that the test kills and starts again on
+the same port (tests/process_util.py ``RedisProcess``) and the real app on
+uvicorn in this process (``live_server``): the retry under test is
+redis-py's own, configured in ``server.app.redis_client``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+from process_util import RedisProcess
+from redis_util import Client, LiveServer, create_race, live_server, start_race
+
+from server import races
+from server.app import redis_client
+from server.config import Config
+from server.store import Keys, Store
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 20.0) -> None:
+    """Wait for an async predicate to hold, with a deadline."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+async def _many_gets(live: LiveServer, path: str, n: int) -> list[int]:
+    """``n`` concurrent requests: the pool needs about as many Redis connections at once."""
+    return [status for status, _ in await asyncio.gather(*(live.http("GET", path) for _ in range(n)))]
+
+
+async def test_after_a_redis_restart_no_request_fails_on_a_dead_pooled_connection(tmp_path: Path) -> None:
+    store = RedisProcess(tmp_path / "redis").start()
+    try:
+        async with live_server(store.url) as live:
+            created = await create_race(live, seats=2)
+            path = f"/races/{created.race.id}"
+            assert set(await _many_gets(live, path, 24)) == {200}  # many pooled connections now open
+
+            store.kill()
+            store.start()  # same port, same append-only file
+
+            async def healthy() -> bool:
+                return (await live.http("GET", "/health"))[0] == 200
+
+            await _until(healthy, "/health to answer 200 again")
+            # Every other pooled connection died with the old Redis: each request must still succeed.
+            assert set(await _many_gets(live, path, 24)) == {200}
+            ann = await Client.connect(live)
+            welcome = await ann.hello(created.race.id, "ann")
+            assert welcome.seat == 0
+            await ann.close()
+    finally:
+        store.stop()
+
+
+async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: LiveServer) -> None:
+    """With this process's subscription gone (as while Redis restarts), moves and the end still reach
+    spectators: the stored version is compared with the hub's and the hub catches up."""
+    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+    race = created.race.id
+    ann, watcher = await Client.connect(server), await Client.connect(server)
+    await ann.hello(race, "ann")
+    await watcher.hello(race, role="spectator")
+    await start_race(server, created.creator_token, [ann])
+    await watcher.expect(p.Countdown)
+
+    await server.service._pubsub.unsubscribe(Keys(race).chan)  # every message of this race is now lost
+    for text in WIN["moves"][:3]:
+        assert isinstance(await ann.move(text), p.Ack)
+
+    async def watcher_saw_three_moves() -> bool:
+        try:
+            await watcher.recv(timeout=0.2)
+        except asyncio.TimeoutError:
+            pass
+        line = watcher.table.lines.get(0)
+        return line is not None and line.moves == 3
+
+    await _until(watcher_saw_three_moves, "the spectator's progress to show three moves")
+    await ann.give_up()
+    finished = await watcher.expect(p.Finished, timeout=10)
+    assert [s.status for s in finished.results.standings] == ["gave_up"]
+    for c in (ann, watcher):
+        await c.close()
+
+
+async def test_a_join_or_a_create_sent_twice_by_a_retry_applies_once(redis_url: str) -> None:
+    """The retry may resend a script whose first run went through (the reply was lost): the join finds
+    its own seat instead of ``name_taken``, the create its own race instead of a collision."""
+    client = redis_client(Config(), redis_url)
+    try:
+        store = Store(client)
+        meta = races.new_race(p.Create(seats=3), int(time.time() * 1000), None)
+        assert await store.create_race(meta)
+        k = Keys(meta.id)
+        fields: list[object] = [meta.code]
+        for key, value in vars(meta).items():
+            fields += [key, int(value) if isinstance(value, bool) else value]
+        assert (await store._create(keys=[k.meta], args=fields))[0] == b"ok", "the same create again"
+
+        keys = [k.meta, k.names, k.player(0), k.progress, k.history, k.presence]
+        args = [0, "ann", "ann", 0, k.chan, "0|conn.1", int(time.time() * 1000) + 15_000]
+        first = await store._join(keys=keys, args=args)
+        again = await store._join(keys=keys, args=args)
+        assert first[0] == again[0] == b"ok" and first[1] == again[1]
+        assert int(await client.hget(k.meta, "players")) == 1
+        other = await store._join(keys=keys, args=[0, "ann", "ann", 0, k.chan, "0|conn.2", args[6]])
+        assert other[0] == b"retry", "another connection's join is a new join"
+    finally:
+        await client.aclose()
