@@ -13,7 +13,7 @@ import inspect
 import json
 import urllib.request
 from dataclasses import replace
-from typing import Any, AsyncIterator, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 import msgspec
 import uvicorn
@@ -199,13 +199,51 @@ class Table:
             self.version = max(self.version, msg.version)
 
 
-async def settle(client: "Client", quiet: float = 0.3) -> None:
-    """Read frames until none comes for ``quiet`` seconds (the server's table has been sent)."""
+DEADLINE = 20.0
+"""Seconds a test waits for a condition before it fails: long, because CI may run on a busy machine;
+a passing test never waits it out."""
+
+
+async def eventually(check: Callable[[], Awaitable[bool] | bool], what: str, timeout: float = DEADLINE) -> None:
+    """Wait until ``check()`` holds (it may be a coroutine function), polling, or fail after ``timeout``.
+
+    Why: a fixed sleep followed by an assertion passes on an idle machine
+    and fails on a busy one; a condition with a deadline passes on both.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     while True:
-        try:
-            await client.recv(timeout=quiet)
-        except asyncio.TimeoutError:
+        result = check()
+        if await result if inspect.isawaitable(result) else result:
             return
+        if loop.time() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def read_until_version(client: "Client", version: int, timeout: float = DEADLINE) -> None:
+    """Read frames until the client's table is at ``version``: every change up to it has reached it.
+
+    Progress frames carry the version their lines were read at, so this is
+    exact where "no frame for a while" is only a guess.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while client.table.version < version:
+        left = deadline - loop.time()
+        if left <= 0:
+            raise AssertionError(f"the client's table stayed at version {client.table.version}, not {version}")
+        try:
+            await client.recv(timeout=left)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def caught_up(client: "Client", server: "LiveServer", race: str) -> None:
+    """Read frames until the client has every change the race has stored so far."""
+    meta = await server.service.store.meta(race)
+    assert meta is not None
+    await read_until_version(client, meta.version)
 
 
 async def create_race(server: Any, **fields: Any) -> p.Created:

@@ -17,7 +17,7 @@ from typing import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 from cluster_util import LocalCluster
-from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, live_server, start_race
 
 from server.store import Keys
 from shared import protocol as p
@@ -71,7 +71,7 @@ async def test_a_whole_race_on_a_redis_cluster(servers: tuple[LiveServer, LiveSe
         await watcher.recv()
 
     # ann drops and resumes through the other server: a replay read from the cluster's history.
-    await settle(ann, quiet=0.2)
+    await caught_up(ann, b, race)
     await ann.close()
     assert isinstance(await cy.move("S"), p.Ack)
     ann = await Client.connect(b, ann.table)

@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 from process_util import RedisProcess, ServerProcess, thieves_server_command
-from redis_util import PROCESS_ARGS, Client, create_race, settle, start_race
+from redis_util import PROCESS_ARGS, Client, create_race, read_until_version, start_race
 
 from server import races
 from server.embedded import free_port
@@ -68,7 +68,8 @@ async def test_server_sigkilled_mid_race_players_resume_exactly_and_finish(redis
             assert isinstance(await ann.move(text), p.Ack)
         for text in WIN["moves"][:5]:
             assert isinstance(await bob.move(text), p.Ack)
-        await settle(ann, quiet=0.2)
+        with redis.Redis.from_url(redis_url) as client:
+            await read_until_version(ann, int(client.hget(Keys(race).meta, "version")))
 
         await ann.send(p.Move(seq=11, move=WIN["moves"][10]))  # in flight when the server dies
         assert server.kill() == -9

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 import msgpack
-from redis_util import Client, LiveServer, create_race, start_race
+from redis_util import Client, LiveServer, create_race, eventually, start_race
 
 from shared import protocol as p
 from shared.engine import Game
@@ -141,10 +141,13 @@ async def test_ten_players_move_concurrently_on_one_deal(server: LiveServer) -> 
     assert sorted(w.seat for w in welcomes) == list(range(10))
     for c in clients[:-1]:
         await c.send(p.Ready())
-    await asyncio.sleep(0.05)
-    status, body = await server.http("GET", f"/races/{created.race.id}")
-    assert body["race"]["status"] == "lobby", "not every seat is ready yet"
-    assert sum(e["status"] == "ready" for e in body["progress"]) == 9
+
+    async def nine_ready() -> bool:
+        status, body = await server.http("GET", f"/races/{created.race.id}")
+        assert body["race"]["status"] == "lobby", "not every seat is ready yet"
+        return sum(e["status"] == "ready" for e in body["progress"]) == 9
+
+    await eventually(nine_ready, "nine players to be ready")
     await clients[-1].send(p.Ready())
     countdowns = [await c.expect(p.Countdown) for c in clients]
     assert len({cd.starts_at for cd in countdowns}) == 1

@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, live_server, start_race
 
 from server.store import Keys, checked_key
 from shared import protocol as p
@@ -108,9 +108,9 @@ async def test_a_hint_is_a_legal_winning_move_changes_no_game_and_marks_the_play
     state = await store.player(rid, 0)
     assert state is not None and state.moves == [] and state.n == 0, "a hint plays nothing"
 
-    await settle(watcher)
+    await caught_up(watcher, server, rid)
     assert watcher.table.lines[0].helped is True and watcher.table.lines[1].helped is False
-    await settle(ann)
+    await caught_up(ann, server, rid)
     assert ann.table.lines[0].helped is True, "the player sees its own mark too"
 
     ack = await ann.move(first.move)

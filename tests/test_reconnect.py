@@ -13,8 +13,9 @@ import random
 from pathlib import Path
 
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, create_race, live_server, settle, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
+from server.service import now_ms
 from server.store import Keys
 from shared import protocol as p
 from shared.engine import Game, Status
@@ -45,7 +46,7 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
     await start_race(server, created.creator_token, [ann, bob, cy])
     for text in WIN["moves"][:2]:
         assert isinstance(await ann.move(text), p.Ack)
-    await settle(ann)
+    await caught_up(ann, server, created.race.id)
     table = ann.table
     assert table.lines == await server_table(server, created.race.id)
     last_version = table.version
@@ -53,7 +54,6 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
 
     for text in WIN["moves"][:19]:  # bob gets a second card home and overtakes ann: both ranks change
         assert isinstance(await bob.move(text), p.Ack)
-    await asyncio.sleep(0.1)
 
     back = await Client.connect(server, table)
     welcome = await back.hello(created.race.id, token=w_ann.token, last_version=last_version)
@@ -68,7 +68,7 @@ async def test_a_resumed_player_gets_only_the_lines_that_changed(server: LiveSer
     assert isinstance(replay, p.Progress) and not replay.full
     assert replay.version > last_version
     assert {e.seat for e in replay.players} == {0, 1}, "cy's line did not change: it is not resent"
-    await settle(back)
+    await caught_up(back, server, created.race.id)
     assert table.lines == await server_table(server, created.race.id)
     assert table.lines[1].rank == 1 and table.lines[1].home == 2 and table.lines[0].status == "racing"
 
@@ -82,14 +82,13 @@ async def test_a_spectator_that_missed_the_start_gets_the_countdown_then_the_tab
     created, (ann, bob, cy), _ = await _three(server)
     watcher = await Client.connect(server)
     await watcher.hello(created.race.id, role="spectator")
-    await settle(watcher)
+    await caught_up(watcher, server, created.race.id)
     table = watcher.table
     last_version = table.version
     await watcher.close()
 
     await start_race(server, created.creator_token, [ann, bob, cy])
     assert isinstance(await cy.move("S"), p.Ack)
-    await asyncio.sleep(0.1)
 
     watcher = await Client.connect(server, table)
     welcome = await watcher.hello(created.race.id, role="spectator", last_version=last_version)
@@ -139,11 +138,12 @@ async def test_a_move_sent_just_before_the_drop_is_applied_once_and_the_welcome_
     # Sent, then the socket dies before the answer is read.
     await ann.send(p.Move(seq=1, move=WIN["moves"][0]))
     await ann.ws.close()
-    for _ in range(100):
+
+    async def stored() -> bool:
         state = await store.player(created.race.id, 0)
-        if state is not None and state.n == 1:
-            break
-        await asyncio.sleep(0.02)
+        return state is not None and state.n == 1
+
+    await eventually(stored, "the move sent before the drop to be stored")
     back = await Client.connect(server)
     welcome = await back.hello(created.race.id, token=w.token, last_version=w.version)
     assert welcome.seq == 1, "the welcome says move 1 was played"
@@ -212,16 +212,25 @@ async def test_a_dead_process_lease_runs_out_and_the_player_shows_disconnected(r
         await bob.hello(created.race.id, "bob")
         await start_race(server, created.creator_token, [ann, bob])
         store = server.service.store
-        now = server.service.lease_expiry()
         # A process that held a second connection of ann's seat and then died: its lease is never renewed.
-        await store.presence(created.race.id, 0, "dead.1", True, now, now - 600)
+        # (Its expiry is a few seconds off, so that a busy machine still sees it count before it runs out.)
+        expiry = now_ms() + 4000
+        await store.presence(created.race.id, 0, "dead.1", True, expiry, now_ms())
+
+        async def online(n: int) -> bool:
+            state = await store.player(created.race.id, 0)
+            return state is not None and state.line.online == n
+
+        await eventually(lambda: online(2), "the dead process's lease to count")
         await ann.close()
-        await asyncio.sleep(0.1)
-        assert (await server_table(server, created.race.id))[0].status == "racing", "the dead lease still counts"
-        for _ in range(50):  # bob's process sweeps the expired lease within a lease and a heartbeat
-            if (await server_table(server, created.race.id))[0].status == "disconnected":
-                break
-            await asyncio.sleep(0.1)
+        await eventually(lambda: online(1), "ann's own connection to be gone")
+        if now_ms() < expiry:
+            assert (await server_table(server, created.race.id))[0].status == "racing", "the dead lease still counts"
+
+        async def shows_disconnected() -> bool:  # bob's process sweeps the expired lease
+            return (await server_table(server, created.race.id))[0].status == "disconnected"
+
+        await eventually(shows_disconnected, "ann to show as disconnected")
         state = await store.player(created.race.id, 0)
         assert state is not None and state.line.online == 0
         assert (await server_table(server, created.race.id))[1].status == "racing", "bob's lease is renewed"

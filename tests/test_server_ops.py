@@ -17,6 +17,7 @@ import pytest
 from redis_util import Client, LiveServer, create_race, live_server, start_race
 
 from server.embedded import EmbeddedRedis, free_port
+from server.service import now_ms
 from shared import protocol as p
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,10 +227,9 @@ async def test_an_abandoned_race_ends_when_its_time_is_read(redis_url: str) -> N
         created = await create_race(server, seats=1, time_limit=1)
         ann = await Client.connect(server)
         await ann.hello(created.race.id, "ann")
-        await start_race(server, created.creator_token, [ann])
+        countdown, = await start_race(server, created.creator_token, [ann])
         await ann.close()
-        await asyncio.sleep(0.05)
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(max(0.0, (countdown.ends_at - now_ms()) / 1000))  # the clock, not a guess: time runs out
     async with live_server(redis_url) as server:
         status, body = await server.http("GET", f"/races/{created.race.id}/results")
         assert status == 200 and body["standings"][0]["name"] == "ann"
