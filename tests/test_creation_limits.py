@@ -204,7 +204,7 @@ async def test_lobbies_in_total_are_capped(redis_url: str) -> None:
         made = [(await create(server, forwarded=f"10.1.0.{i}", seats=1))[1] for i in range(3)]
         wait = await refused_unchanged(server, redis_url, 503, "lobbies_full", forwarded="10.1.0.9")
         assert wait >= 1
-        # The address cap would admit 10.1.0.0 again, the total does not, and gives its place back.
+        # The address cap would admit 10.1.0.0 again; the total refuses first and takes nothing.
         await refused_unchanged(server, redis_url, 503, "lobbies_full", forwarded="10.1.0.0")
         await begin(server, made[1])
         assert (await create(server, forwarded="10.1.0.9"))[0] == 201
