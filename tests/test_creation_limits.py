@@ -230,3 +230,15 @@ async def test_a_pool_race_refused_after_admission_gives_its_place_back(redis_ur
         status, body, _ = await create(server, deal_source="pool")
         assert (status, body["code"]) == (503, "pool_empty")
         assert (await create(server))[0] == 201
+
+
+async def test_a_race_started_by_the_last_ready_stops_counting(redis_url: str) -> None:
+    async with live_server(redis_url, **{**NO_LIMITS, "lobbies_max": 1}) as server:
+        created = (await create(server, seats=1, start_mode="all-ready"))[1]
+        assert (await create(server))[1]["code"] == "lobbies_full"
+        ann = await Client.connect(server)
+        await ann.hello(created["race"]["code"], "ann")
+        await ann.send(p.Ready())
+        await ann.expect(p.Countdown)
+        assert (await create(server))[0] == 201
+        await ann.close()
