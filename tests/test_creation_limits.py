@@ -227,8 +227,10 @@ async def test_a_pool_race_refused_after_admission_gives_its_place_back(redis_ur
     """pool_empty comes after admission: the token and the lobby places are returned."""
     async with live_server(redis_url, create_burst=1, create_interval=60.0, lobbies_per_address=1,
                            lobbies_max=1, checked_wait=0.0) as server:
+        before = redis_state(redis_url)
         status, body, _ = await create(server, deal_source="pool")
         assert (status, body["code"]) == (503, "pool_empty")
+        assert redis_state(redis_url) == before
         assert (await create(server))[0] == 201
 
 
