@@ -270,7 +270,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="thieves-bench-") as data:
         server_args = [sys.executable, "-m", "server.main", "--port", "0", "--data-dir", data,
                        "--countdown", "0.2", "--rate", str(args.rate), "--burst", str(int(args.rate)),
-                       "--checked-pool-size", "0"]  # no solver filler competing for the CPU being measured
+                       "--checked-pool-size", "0",  # no solver filler competing for the CPU being measured
+                       "--create-burst", "0", "--lobbies-per-address", "0"]  # every race from one address
         if args.redis_url:
             server_args += ["--redis-url", args.redis_url]
         pace = f"{args.pace:g} moves/s each" if args.pace else "as fast as answered"

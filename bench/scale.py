@@ -47,7 +47,8 @@ from shared import protocol as p  # noqa: E402
 
 def server_args(redis_url: str, rate: float) -> list[str]:
     return [sys.executable, "-m", "server.main", "--port", "0", "--redis-url", redis_url, "--countdown", "0.2",
-            "--rate", str(rate), "--burst", str(int(rate)), "--checked-pool-size", "0"]
+            "--rate", str(rate), "--burst", str(int(rate)), "--checked-pool-size", "0",
+            "--create-burst", "0", "--lobbies-per-address", "0"]  # every race comes from one address
 
 
 async def processes(redis_url: str, count: int, args: argparse.Namespace) -> dict[str, float]:

@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from shared import protocol as p
 from shared.variants import get_variant
@@ -57,7 +57,8 @@ async def health(request: Request) -> Response:
     except (RedisError, OSError):
         ok = False
     body = {"status": "ok" if ok else "unavailable", "redis": ok, "protocol": p.PROTOCOL_VERSION,
-            "connections": service.connections, "races_here": len(service.hubs)}
+            "connections": service.connections, "max_connections": service.gate.limit,
+            "races_here": len(service.hubs)}
     return json_response(body, 200 if ok else 503)
 
 
@@ -75,6 +76,8 @@ async def metrics(request: Request) -> Response:
         "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
         "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
         "thieves_redis_up": ("1 while Redis answers", up),
+        "thieves_connections_max": ("WebSockets this process admits (--max-connections or derived)",
+                                    service.gate.limit),
     }
     labelled = {"thieves_checked_pool_depth": (
         "checked deals ready in the private pool, per variant kept filled (all processes; -1: Redis down)",
@@ -89,14 +92,21 @@ async def create_race(request: Request) -> Response:
         return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
     except msgspec.DecodeError as exc:
         return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    service = _service(request)
     try:
-        meta, token = await _service(request).create_race(req)
+        meta, token = await service.create_race(req, service.client_of(
+            request.client.host if request.client else None, request.headers))
     except races.CreateError as exc:
-        if exc.code is p.ErrorCode.POOL_EMPTY:  # the one retryable refusal: say when to come back
-            response = error_response(exc.code, 503, str(exc))
-            response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
-            return response
-        return error_response(exc.code, 400, str(exc))
+        # The retryable refusals say when to come back.
+        if isinstance(exc, races.CreateLimited):
+            retry, status = exc.retry_after, 503 if exc.code is p.ErrorCode.LOBBIES_FULL else 429
+        elif exc.code is p.ErrorCode.POOL_EMPTY:
+            retry, status = RETRY_POOL_SECONDS, 503
+        else:
+            return error_response(exc.code, 400, str(exc))
+        response = error_response(exc.code, status, str(exc))
+        response.headers["Retry-After"] = str(retry)
+        return response
     return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
 
 
@@ -138,7 +148,31 @@ async def get_results(request: Request) -> Response:
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
-    await Connection(ws, _service(ws)).run()
+    service = _service(ws)
+    if not service.gate.enter():
+        await refuse_full(ws, service)
+        return
+    try:
+        await Connection(ws, service).run()
+    finally:
+        service.gate.leave()
+
+
+async def refuse_full(ws: WebSocket, service: Service) -> None:
+    """Beyond ``--max-connections``: accept, say ``server_full``, close with 4007.
+
+    Accepted rather than refused at the handshake, so the client learns why
+    (an HTTP 403 at the upgrade tells a WebSocket library little); the
+    headroom of the open-file limit pays for these few moments.
+    """
+    service.metrics.connections_refused += 1
+    message = f"this server process holds {service.gate.limit} connections, its most: reconnect later"
+    try:
+        await ws.accept()
+        await ws.send_bytes(p.encode(p.error(p.ErrorCode.SERVER_FULL, message)))
+        await ws.close(p.CloseCode.SERVER_FULL)
+    except (OSError, RuntimeError, WebSocketDisconnect):
+        pass  # the client left first
 
 
 async def _unavailable(request: Request, exc: Exception) -> Response:

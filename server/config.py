@@ -60,6 +60,18 @@ class Config:
     20 won, about 60 a CPU-minute; Sixty Thieves 11 won, about 26 a CPU-minute."""
     checked_wait: float = 8.0
     """Seconds a pool race's creation may spend solving when the private pool is empty (0: fail at once)."""
+    max_connections: int = 0
+    """WebSockets this process admits (0: derived from the open-file limit, see server/limits.py)."""
+    trusted_proxies: str = ""
+    """Comma-separated proxy addresses or networks whose X-Forwarded-For is believed ("": none)."""
+    create_burst: int = 10
+    """Races one client address may create at once (0: no rate limit); the bucket is kept in Redis."""
+    create_interval: float = 6.0
+    """Seconds per creation the bucket gives back once the burst is spent."""
+    lobbies_per_address: int = 20
+    """Lobbies (races not yet started) one client address may have open at once (0: no cap)."""
+    lobbies_max: int = 10_000
+    """Lobbies open at once over every process and client (0: no cap)."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
@@ -116,6 +128,14 @@ _HELP = {
     "in that time are dropped)",
     "checked_wait": "seconds creating a pool race may spend solving when the checked pool is empty, before "
     "answering pool_empty (0: at once)",
+    "max_connections": "WebSockets this process admits before refusing with close 4007 (0: the open-file "
+    "limit less the descriptors kept for Redis, HTTP and workers)",
+    "trusted_proxies": "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For "
+    "names the client (default: none, the socket peer is the client)",
+    "create_burst": "races one client address may create at once, over every process (0: no rate limit)",
+    "create_interval": "seconds per race creation the per-address bucket gives back once the burst is spent",
+    "lobbies_per_address": "lobbies (races not started yet) one client address may have open (0: no cap)",
+    "lobbies_max": "lobbies open at once over every process (0: no cap)",
     "log_level": "debug, info, warning or error",
 }
 

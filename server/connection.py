@@ -348,7 +348,8 @@ class Connection:
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
         try:
-            meta, token = await self.service.create_race(msg)
+            client = self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
+            meta, token = await self.service.create_race(msg, client)
         except races.CreateError as exc:
             raise Refused(exc.code, str(exc)) from None
         self.send_msg(p.Created(race=races.race_info(meta, now_ms()), creator_token=token))

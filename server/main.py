@@ -15,6 +15,7 @@ from shared import protocol as p
 
 from redis.exceptions import RedisError
 
+from . import limits
 from .app import create_app, redis_client
 from .config import Config, parse_args
 from .embedded import EmbeddedRedis, EmbeddedRedisError
@@ -46,6 +47,9 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
         lifespan="on",
         log_level="warning",
         access_log=False,
+        # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client's
+        # address: who a request comes from is --trusted-proxies' call alone (server/limits.py).
+        proxy_headers=False,
     )
 
 
@@ -122,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = parse_args(argv)
         config.checked_targets()
-    except ValueError as exc:  # a THIEVES_* variable of the wrong type, an unknown --checked-variants
+        limits.trusted_networks(config)
+    except ValueError as exc:  # a THIEVES_* variable of the wrong type, an unknown --checked-variants or proxy
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 2
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found
@@ -131,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGHUP, _on_sighup)
     setup_logging(config.log_level)
     print_config(config)
+    # Before anything opens descriptors (the embedded Redis, the pool): as Redis does for maxclients.
+    limits.log_open_files(config, limits.raise_open_files())
     embedded: EmbeddedRedis | None = None
     redis_url = config.redis_url
     if redis_url is None:

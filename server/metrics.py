@@ -53,6 +53,10 @@ class Metrics:
 
     def __init__(self) -> None:
         self.connections_opened = 0
+        self.connections_refused = 0
+        """WebSockets refused because the process held ``--max-connections`` (close 4007)."""
+        self.creations_refused: dict[str, int] = defaultdict(int)
+        """error code -> race creations refused by a creation limit (HTTP and WebSocket)."""
         self.moves_accepted = 0
         self.moves_rejected: dict[str, int] = defaultdict(int)
         self.frames_out: dict[str, int] = defaultdict(int)
@@ -89,6 +93,12 @@ class Metrics:
             family(name, "gauge", help_text, _labelled(name, label, values))
         family("thieves_connections_opened_total", "counter", "WebSocket connections accepted",
                [f"thieves_connections_opened_total {self.connections_opened}"])
+        family("thieves_connections_refused_total", "counter",
+               "WebSockets refused with server_full (close 4007): the process held --max-connections",
+               [f"thieves_connections_refused_total {self.connections_refused}"])
+        family("thieves_creations_refused_total", "counter",
+               "race creations refused by a creation limit, by error code (HTTP 429/503 and create frames)",
+               _labelled("thieves_creations_refused_total", "code", self.creations_refused))
         family("thieves_moves_accepted_total", "counter", "moves acknowledged (committed to Redis)",
                [f"thieves_moves_accepted_total {self.moves_accepted}"])
         family("thieves_moves_rejected_total", "counter", "moves refused, by reject reason",

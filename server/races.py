@@ -31,6 +31,14 @@ class CreateError(p.CodedError, ValueError):
     """A race that cannot be created as asked; ``code`` says why."""
 
 
+class CreateLimited(CreateError):
+    """A creation refused by a limit (rate, lobbies); ``retry_after`` seconds until it may succeed."""
+
+    def __init__(self, code: p.ErrorCode, message: str, retry_after: int) -> None:
+        super().__init__(code, message)
+        self.retry_after = retry_after
+
+
 def new_id() -> str:
     return "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
 
@@ -61,12 +69,13 @@ def check_request(req: p.Create) -> Variant:
     return variant
 
 
-def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None) -> RaceMeta:
+def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, race_id: str | None = None) -> RaceMeta:
     """A lobby race for a create request; raises :class:`CreateError`.
 
     A ``"pool"`` race takes its secret deal and winning line from ``checked``
     (the caller drew it from the private pool); the others get a secret
-    random number or the number asked for.
+    random number or the number asked for. ``race_id``: the id the
+    creation limits reserved (default: a new one).
     """
     variant = check_request(req)
     line = ""
@@ -81,7 +90,7 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None) -> 
         number = req.deal
     salt = secrets.token_hex(16)
     return RaceMeta(
-        id=new_id(), code=new_code(), variant=variant.key, deal_source=req.deal_source, deal=number,
+        id=race_id or new_id(), code=new_code(), variant=variant.key, deal_source=req.deal_source, deal=number,
         salt=salt, commitment=commitment(variant.key, number, salt), seats=req.seats, players=0,
         time_limit=req.time_limit, undo=req.undo, start_mode=req.start_mode, status="lobby",
         created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,

@@ -16,7 +16,7 @@ import itertools
 import logging
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import msgspec
 import redis.asyncio as aioredis
@@ -31,7 +31,9 @@ from .hinting import HintRunner
 from .log import log
 from .metrics import Metrics
 from .checked import CheckedPool, PoolUnavailable
+from .limits import ConnectionGate, client_address, max_connections, trusted_networks
 from .store import Keys, RaceMeta, Store, StoreError
+from .store_limits import CreationLimits, CreationSettings, Limited, retry_after
 from .tokens import Signer
 
 if TYPE_CHECKING:
@@ -261,6 +263,16 @@ class RaceHub:
         self.service.metrics.sent("progress", sent)
 
 
+def creation_settings(config: Config) -> CreationSettings:
+    """The creation limits of ``config`` in the store's units."""
+    return CreationSettings(
+        burst=config.create_burst, interval_ms=config.create_interval * 1000,
+        per_address=config.lobbies_per_address, total=config.lobbies_max, ttl_ms=config.lobby_ttl * 1000,
+        # A reserved id may lack its race while a pool race solves its deal (up to --checked-wait).
+        grace_ms=int((config.checked_wait + 60) * 1000),
+    )
+
+
 def _results(blob: bytes) -> p.Results:
     return msgspec.msgpack.decode(blob, type=p.Results)
 
@@ -279,6 +291,9 @@ class Service:
         self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
                                    config.checked_wait)
         self.hints = HintRunner(config.hint_workers)
+        self.gate = ConnectionGate(max_connections(config))
+        self.creations = CreationLimits(redis, creation_settings(config))
+        self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
         self.progress_frames = 0
@@ -303,6 +318,10 @@ class Service:
     def janitor_interval(self) -> float:
         """How often stale races are looked for: a few times per lobby TTL, at most every 30 s."""
         return max(0.2, min(30.0, self.config.lobby_ttl / 4))
+
+    def client_of(self, peer: str | None, headers: Mapping[str, str]) -> str:
+        """The address a request's creations count against (see limits.client_address)."""
+        return client_address(peer, headers, self.trusted_proxies)
 
     def connection_id(self) -> str:
         return f"{self.instance}.{next(self._conn_ids)}"
@@ -402,10 +421,12 @@ class Service:
                 hub.spawn(hub.catch_up())
 
     async def _janitor(self) -> None:
-        """Remove lobby races nobody started in time; end races whose time ran out unattended."""
+        """Remove lobby races nobody started in time; end races whose time ran out unattended;
+        drop open-lobby entries of races that are no longer lobbies (store_limits.py)."""
         ids = await self.store.active_ids()
         now = now_ms()
-        for rid, meta in zip(ids, await self.store.metas(ids)):
+        metas = await self.store.metas(ids)
+        for rid, meta in zip(ids, metas):
             if meta is None:
                 await self.store.forget(rid)
             elif meta.status == "lobby" and now >= meta.created_at + self.config.lobby_ttl * 1000:
@@ -413,23 +434,63 @@ class Service:
                     log("race_abandoned", race=rid, players=meta.players, lobby_ttl=self.config.lobby_ttl)
             elif meta.status == "started" and now >= meta.ends_at:
                 await self.end_race(rid)
+        # Lobbies still young enough to stay; the open-lobby set may keep only those (and new ones).
+        lobbies = [rid for rid, meta in zip(ids, metas) if meta and meta.status == "lobby"
+                   and now < meta.created_at + self.config.lobby_ttl * 1000]
+        if await self.creations.repair(lobbies, now):
+            log("open_lobbies_repaired", lobbies=len(lobbies))
 
     # ----------------------------------------------------------- races
-    async def create_race(self, req: p.Create) -> tuple[RaceMeta, str]:
-        """A new lobby race and its creator token; raises races.CreateError.
+    async def create_race(self, req: p.Create, client: str) -> tuple[RaceMeta, str]:
+        """A new lobby race of ``client`` (an address) and its creator token; raises races.CreateError
+        (races.CreateLimited when a creation limit refuses: then nothing was written).
 
         A pool race takes its deal from the private pool only once the
-        request is known to be good, and keeps it across id collisions.
+        request is known to be good and admitted, and keeps it across join
+        code collisions; a creation that fails after admission gives its
+        place back.
         """
         variant = races.check_request(req)
+        race_id = races.new_id()
+        try:
+            await self.creations.admit(client, race_id)
+        except Limited as exc:
+            self.metrics.creations_refused[exc.code] += 1
+            log("create_refused", logging.WARNING, client=client, code=exc.code, wait_ms=exc.wait_ms)
+            raise self._limited(exc) from None
+        try:
+            meta, token = await self._create(req, variant.key, race_id)
+        except BaseException:
+            try:
+                await self.creations.release(client, race_id)
+            except (RedisError, OSError) as exc:  # the reservation then lapses by itself
+                log("create_release_failed", logging.WARNING, client=client, race=race_id, error=exc)
+            raise
+        return meta, token
+
+    def _limited(self, exc: Limited) -> races.CreateLimited:
+        """The client's answer to a refusal: which limit, and when to come back."""
+        cfg, wait = self.config, exc.wait_ms / 1000
+        code = p.ErrorCode(exc.code)
+        if code is p.ErrorCode.CREATE_RATE_LIMITED:
+            why = (f"an address may create {cfg.create_burst} races at once, then one every "
+                   f"{cfg.create_interval:g} s: the next in {wait:.1f} s")
+        elif code is p.ErrorCode.TOO_MANY_LOBBIES:
+            why = (f"this address has {cfg.lobbies_per_address} races waiting in the lobby: start one, or "
+                   f"retry in {wait:.0f} s at the latest (the oldest is removed then)")
+        else:
+            why = f"{cfg.lobbies_max} races wait in the lobby on this server: retry in {wait:.0f} s at the latest"
+        return races.CreateLimited(code, why, retry_after(exc.wait_ms))
+
+    async def _create(self, req: p.Create, variant: str, race_id: str) -> tuple[RaceMeta, str]:
         checked = None
         if req.deal_source == "pool":
             try:
-                checked = await self.checked.take(variant.key)
+                checked = await self.checked.take(variant)
             except PoolUnavailable as exc:
                 raise races.CreateError(exc.code, str(exc)) from None
         for _ in range(10):
-            meta = races.new_race(req, now_ms(), checked)
+            meta = races.new_race(req, now_ms(), checked, race_id)
             if await self.store.create_race(meta):
                 assert self.signer is not None
                 token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)

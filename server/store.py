@@ -33,6 +33,13 @@ races)::
                                   server/checked.py); filled at the tail,
                                   taken from the head by LPOP, so no deal
                                   goes to two races
+    creator:{ADDR}:bucket  hash   a client address's race-creation token
+                                  bucket: tokens, stamp (ms, Redis clock)
+    creator:{ADDR}:lobbies zset   race id -> creation time: the address's
+                                  lobbies, for the per-address cap
+    lobbies:open           zset   race id -> creation time: every lobby, for
+                                  the total cap (these three: see
+                                  server/store_limits.py)
 
 Pub/sub: channel ``race:{ID}:chan`` carries ``"<version> <kind>"`` after
 every event (moves: at most one per progress tick), so each server process
@@ -84,6 +91,7 @@ import redis.asyncio as aioredis
 
 from .metrics import Timer
 from .standings import Line
+from .store_limits import close_lobbies
 
 EVENTS_MAX = 1000
 """About how many events a race's history keeps (XADD MAXLEN ~): a client
@@ -185,9 +193,9 @@ local readies = redis.call('HINCRBY', KEYS[1], 'ready_count', (want == 'ready') 
 local old = write_progress(KEYS[3], KEYS[2], ARGV[1])
 local v = emit(KEYS[1], KEYS[4], ARGV[5], 'ready', ARGV[1], want, old)
 if m[2] == 'all-ready' and tonumber(m[3]) == tonumber(m[4]) and readies == tonumber(m[4]) then
-  v = start_race(KEYS[1], KEYS[4], ARGV[5], tonumber(ARGV[3]), tonumber(ARGV[4]))
+  return {'ok', start_race(KEYS[1], KEYS[4], ARGV[5], tonumber(ARGV[3]), tonumber(ARGV[4])), 1}
 end
-return {'ok', v}
+return {'ok', v, 0}
 """
 
 # KEYS: meta, history. ARGV: now, countdown_ms, chan
@@ -770,6 +778,7 @@ class Store:
     async def forget(self, race: str) -> None:
         """Drop a race that no longer exists from the active set."""
         await self.redis.zrem(ACTIVE, race)
+        await close_lobbies(self.redis, [race])
 
     async def active_count(self) -> int:
         return int(await self.redis.zcard(ACTIVE))
@@ -841,6 +850,8 @@ class Store:
         ))
         if kind != "ok":
             raise StoreError(rest[0])
+        if len(rest) > 1 and rest[1]:  # the last ready started the race
+            await close_lobbies(self.redis, [race])
         return int(rest[0])
 
     async def start(self, race: str, now: int, countdown_ms: int) -> int:
@@ -848,6 +859,7 @@ class Store:
         kind, rest = _reply(await self._start(keys=[k.meta, k.history], args=[now, countdown_ms, k.chan]))
         if kind != "ok":
             raise StoreError(rest[0])
+        await close_lobbies(self.redis, [race])
         return int(rest[0])
 
     async def commit_move(
@@ -930,6 +942,7 @@ class Store:
         if kind != "ok":
             return False
         await self.redis.zrem(ACTIVE, meta.id)
+        await close_lobbies(self.redis, [meta.id])
         await self.redis.delete(code_key(meta.code))
         return True
 

@@ -469,6 +469,10 @@ class ErrorCode(str, enum.Enum):
     HINTS_NOT_ALLOWED = "hints_not_allowed"
     HINT_TOO_SOON = "hint_too_soon"
     RATE_LIMITED = "rate_limited"
+    CREATE_RATE_LIMITED = "create_rate_limited"
+    TOO_MANY_LOBBIES = "too_many_lobbies"
+    LOBBIES_FULL = "lobbies_full"
+    SERVER_FULL = "server_full"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
@@ -507,6 +511,14 @@ _EXPLANATIONS = {
     ErrorCode.HINTS_NOT_ALLOWED: "this race was created without hints",
     ErrorCode.HINT_TOO_SOON: "one hint at a time: wait a little before asking again",
     ErrorCode.RATE_LIMITED: "too many frames: slow down",
+    ErrorCode.CREATE_RATE_LIMITED: "this address created races faster than the server allows: the message "
+    "says when the next is allowed (HTTP 429 with Retry-After); nothing was stored",
+    ErrorCode.TOO_MANY_LOBBIES: "this address has as many races waiting in the lobby as the server allows: "
+    "start or let one expire first (HTTP 429 with Retry-After); nothing was stored",
+    ErrorCode.LOBBIES_FULL: "the server holds as many races waiting in the lobby as it allows: try again "
+    "later (HTTP 503 with Retry-After); nothing was stored",
+    ErrorCode.SERVER_FULL: "this server process holds as many connections as it allows: reconnect later "
+    "or to another server (the connection is closed with 4007)",
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
 }
@@ -548,6 +560,7 @@ class CloseCode(enum.IntEnum):
     TOO_MANY_ERRORS = 4004
     FLOODING = 4005
     SLOW_READER = 4006
+    SERVER_FULL = 4007
 
     @property
     def explanation(self) -> str:
@@ -568,6 +581,8 @@ CLOSE_EXPLANATIONS: dict[CloseCode, str] = {
     CloseCode.TOO_MANY_ERRORS: "too many bad frames on this connection",
     CloseCode.FLOODING: "the connection kept sending far above its rate limit",
     CloseCode.SLOW_READER: "the client read too slowly and its send queue filled up",
+    CloseCode.SERVER_FULL: "the server process holds as many connections as it allows: reconnect after a "
+    "pause, or to another server",
 }
 
 

@@ -136,3 +136,30 @@ async def test_the_janitor_clears_lobbies_spread_over_the_nodes(cluster: LocalCl
             assert not any([await rc.exists(f"code:{c.race.code}") for c in made])
         finally:
             await rc.aclose()
+
+
+async def test_creation_limits_work_on_the_cluster(cluster: LocalCluster) -> None:
+    """The bucket and the address's lobby set share a hash tag (one slot, one script); the statuses
+    the lobby cap checks live in other slots; the open-lobby set in yet another."""
+    from server.store_limits import OPEN_LOBBIES, creator_keys
+
+    async with live_server(cluster.url, redis_cluster=True, create_burst=3, create_interval=60.0,
+                           lobbies_per_address=2, lobbies_max=100) as server:
+        made = [await create_race(server, seats=1) for _ in range(2)]
+        status, body = await server.http("POST", "/races", {})
+        assert (status, body["code"]) == (429, "too_many_lobbies")
+        ann = await Client.connect(server)
+        await ann.hello(made[0].race.code, "ann")
+        await start_race(server, made[0].creator_token, [ann])
+        await create_race(server)  # the started race stopped counting; the third token is spent
+        status, body = await server.http("POST", "/races", {})
+        assert (status, body["code"]) == (429, "create_rate_limited")
+        rc = aioredis.RedisCluster.from_url(cluster.url)
+        try:
+            bucket, lobbies = creator_keys("127.0.0.1")
+            assert rc.keyslot(bucket) == rc.keyslot(lobbies)
+            assert await rc.zcard(lobbies) == 2 and await rc.zcard(OPEN_LOBBIES) == 2
+            assert float((await rc.hget(bucket, "tokens")).decode()) < 1
+        finally:
+            await rc.aclose()
+        await ann.close()

@@ -1,0 +1,232 @@
+"""The store's half of the creation limits: keys and Lua scripts (part of server/store.py's layout).
+
+Why in Redis: a client could otherwise spread its creations over every
+server process. Why these shapes:
+
+- ``creator:{ADDR}:bucket`` (hash ``tokens``, ``stamp``) is a token bucket
+  per client address: ``create_burst`` tokens, one back every
+  ``create_interval`` seconds, refilled lazily from Redis's own clock
+  (``TIME``, so processes with skewed clocks agree).
+- ``creator:{ADDR}:lobbies`` (zset race id -> creation time, Redis clock)
+  are the address's lobbies. Both keys carry the hash tag ``{ADDR}``, so
+  :data:`_ADMIT` touches one slot, also on a Redis Cluster. A race that
+  started or was removed lives in another slot, so the script cannot look;
+  instead, when the cap would refuse, :meth:`CreationLimits.admit` reads
+  each member's status and calls the script again naming the members that
+  are no longer lobbies. A status never goes back to ``lobby`` and ids are
+  never reused, so that count is exact (at worst one too high, for a race
+  starting during the call). A member whose race does not exist is
+  dropped only after ``grace_ms`` (its creation may be under way); members
+  older than the lobby TTL are gone in any case. Both keys expire once
+  nothing in them matters any more.
+- ``lobbies:open`` (zset race id -> creation time) is every lobby, for the
+  total cap. Too big to check member by member at each creation, it is
+  kept instead: the store removes a race when it starts (``start``, the
+  last ``ready``), is removed by the janitor or forgotten; the janitor
+  drops members that are not lobbies any more (a process killed between
+  the two writes); and members older than the lobby TTL stop counting.
+
+Every refusal comes before the first write, so a refused creation leaves
+Redis as it was. A creation that fails after admission (``pool_empty``)
+gives its token and places back (:meth:`CreationLimits.release`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+OPEN_LOBBIES = "lobbies:open"
+
+_LUA_NOW = r"""
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+# KEYS: bucket, lobbies. ARGV: race id, burst, interval_ms, cap, ttl_ms, grace_ms, then members to
+# check: "c <id>" (the race is no longer a lobby) or "m <id>" (no such race, maybe not written yet).
+# Replies {'ok'}, {'err', code, wait_ms}. Writes nothing unless it admits.
+_ADMIT = _LUA_NOW + r"""
+local burst, interval, cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl, grace = tonumber(ARGV[5]), tonumber(ARGV[6])
+local tokens = burst
+if burst > 0 then
+  local b = redis.call('HMGET', KEYS[1], 'tokens', 'stamp')
+  if b[1] then tokens = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) / interval) end
+  if tokens < 1 then return {'err', 'create_rate_limited', math.ceil((1 - tokens) * interval)} end
+end
+local drop = {}
+if cap > 0 then
+  local young = now - ttl
+  local open = redis.call('ZCOUNT', KEYS[2], young, '+inf')
+  for i = 7, #ARGV do
+    local kind, id = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 3)
+    local score = tonumber(redis.call('ZSCORE', KEYS[2], id))
+    if score and score >= young and (kind == 'c' or score < now - grace) then
+      drop[#drop + 1] = id
+      open = open - 1
+    end
+  end
+  if open >= cap then
+    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], young, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    return {'err', 'too_many_lobbies', tonumber(oldest[2]) + ttl - now}
+  end
+end
+if burst > 0 then
+  redis.call('HSET', KEYS[1], 'tokens', tokens - 1, 'stamp', now)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(burst * interval) + 1000)
+end
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - ttl))
+  if #drop > 0 then redis.call('ZREM', KEYS[2], unpack(drop)) end
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return {'ok'}
+"""
+
+# KEYS: bucket, lobbies. ARGV: race id, burst. Gives back what _ADMIT took (a creation that failed later).
+# A bucket full again is no bucket (as before the first creation): the key goes.
+_RELEASE = r"""
+redis.call('ZREM', KEYS[2], ARGV[1])
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens and tokens + 1 >= tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[1])
+elseif tokens then
+  redis.call('HSET', KEYS[1], 'tokens', tokens + 1)
+end
+return 1
+"""
+
+# KEYS: open lobbies. ARGV: race id, max, ttl_ms. {'ok'} or {'err', 'lobbies_full', wait_ms}.
+# Members older than the TTL no longer count; the janitor removes them (CreationLimits.repair), so
+# that a refusal here, or its undoing (ZREM) after the address refused, leaves the set as it was.
+_RESERVE = _LUA_NOW + r"""
+local young = now - tonumber(ARGV[3])
+if redis.call('ZCOUNT', KEYS[1], young, '+inf') >= tonumber(ARGV[2]) then
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], young, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  return {'err', 'lobbies_full', tonumber(oldest[2]) + tonumber(ARGV[3]) - now}
+end
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return {'ok'}
+"""
+
+
+def creator_keys(client: str) -> tuple[str, str]:
+    """The bucket and lobby set of one client address (one hash tag: one slot)."""
+    return f"creator:{{{client}}}:bucket", f"creator:{{{client}}}:lobbies"
+
+
+class Limited(Exception):
+    """A creation refused by a limit: ``code`` (an ErrorCode value) and how long to wait."""
+
+    def __init__(self, code: str, wait_ms: int) -> None:
+        self.code = code
+        self.wait_ms = max(0, int(wait_ms))
+        super().__init__(code)
+
+
+@dataclass(frozen=True)
+class CreationSettings:
+    """The limits, in the units the scripts use."""
+
+    burst: int
+    interval_ms: float
+    per_address: int
+    total: int
+    ttl_ms: int
+    """The lobby TTL: a lobby older than this is gone (the janitor removes it)."""
+    grace_ms: int
+    """How long a reserved race id may lack its race hash (a creation under way)."""
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.burst > 0 and self.interval_ms > 0
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class CreationLimits:
+    """Admission of new races per client address and in total, shared by every process."""
+
+    def __init__(self, redis: Any, settings: CreationSettings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self._admit = redis.register_script(_ADMIT)
+        self._release = redis.register_script(_RELEASE)
+        self._reserve = redis.register_script(_RESERVE)
+
+    def _args(self, race: str) -> list[Any]:
+        s = self.settings
+        burst = s.burst if s.rate_limited else 0
+        return [race, burst, s.interval_ms or 1, s.per_address, s.ttl_ms, s.grace_ms]
+
+    async def admit(self, client: str, race: str) -> None:
+        """Reserve a creation of ``race`` for ``client``; raises :class:`Limited` (nothing written)."""
+        s = self.settings
+        if s.total > 0:
+            kind, *rest = await self._reserve(keys=[OPEN_LOBBIES], args=[race, s.total, s.ttl_ms])
+            if _text(kind) != "ok":
+                raise Limited(_text(rest[0]), int(rest[1]))
+        try:
+            await self._admit_address(client, race)
+        except BaseException:
+            if s.total > 0:
+                await self.redis.zrem(OPEN_LOBBIES, race)
+            raise
+
+    async def _admit_address(self, client: str, race: str) -> None:
+        keys = list(creator_keys(client))
+        reply = await self._admit(keys=keys, args=self._args(race))
+        if _text(reply[0]) != "ok" and _text(reply[1]) == "too_many_lobbies":
+            # At the cap as stored: drop the members that are no longer lobbies, and ask again.
+            reply = await self._admit(keys=keys, args=self._args(race) + await self._closed(keys[1]))
+        if _text(reply[0]) != "ok":
+            raise Limited(_text(reply[1]), int(reply[2]))
+
+    async def _closed(self, lobbies: str) -> list[str]:
+        """``c <id>`` for each member of an address's lobby set that is no longer a lobby,
+        ``m <id>`` for each whose race does not exist (yet, or any more)."""
+        from .store import Keys  # the race's key names are the store's
+
+        ids = [_text(m) for m in await self.redis.zrange(lobbies, 0, -1)]
+        if not ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for rid in ids:
+                pipe.hget(Keys(rid).meta, "status")
+            statuses = await pipe.execute()
+        return [f"{'m' if st is None else 'c'} {rid}" for rid, st in zip(ids, statuses) if _text(st) != "lobby"]
+
+    async def release(self, client: str, race: str) -> None:
+        """Give back what :meth:`admit` took for a race that was not created after all."""
+        if self.settings.total > 0:
+            await self.redis.zrem(OPEN_LOBBIES, race)
+        await self._release(keys=list(creator_keys(client)), args=[race, self.settings.burst])
+
+    async def repair(self, lobbies: Iterable[str], now_ms: int) -> int:
+        """Drop members of the open-lobby set that are past ``grace_ms`` and not in ``lobbies``
+        (the ids the janitor just read as lobbies): races whose start or removal was not
+        recorded there (a process died in between). How many were dropped."""
+        if self.settings.total <= 0:
+            return 0
+        live = set(lobbies)
+        old = await self.redis.zrangebyscore(OPEN_LOBBIES, "-inf", now_ms - self.settings.grace_ms)  # incl. expired
+        stale = [rid for rid in map(_text, old) if rid not in live]
+        if stale:
+            await self.redis.zrem(OPEN_LOBBIES, *stale)
+        return len(stale)
+
+
+async def close_lobbies(redis: Any, races: list[str]) -> None:
+    """These races left the lobby (started, removed): they stop counting against the total."""
+    if races:
+        await redis.zrem(OPEN_LOBBIES, *races)
+
+
+def retry_after(wait_ms: int) -> int:
+    """Whole seconds for an HTTP ``Retry-After`` (at least 1)."""
+    return max(1, math.ceil(wait_ms / 1000))
