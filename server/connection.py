@@ -28,6 +28,10 @@ from .ratelimit import TokenBucket
 from .service import RaceHub, Service, now_ms
 from .store import HintRefused, RaceMeta, StoreError
 from .tokens import CREATOR, PLAYER, TokenError
+from .websocket import BACKLOG, Backlog
+
+SLOW_READER_GRACE = 10.0
+"""Seconds a slow reader has to read up to its close frame before its socket is dropped."""
 
 _HELLO_FAILURES = {
     p.ErrorCode.VERSION_MISMATCH: p.CloseCode.VERSION_MISMATCH,
@@ -56,6 +60,9 @@ class Connection:
         self.service = service
         self.store = service.store
         self.queue: asyncio.Queue[bytes | int] = asyncio.Queue(maxsize=cfg.send_queue)
+        self.queued_bytes = 0
+        self.backlog: Backlog | None = ws.scope.get("extensions", {}).get(BACKLOG)
+        """What the transport and kernel hold for the client (None under another ASGI server: frames only)."""
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.error_budget = TokenBucket(1.0, cfg.max_errors)
         self.flood_budget = TokenBucket(1.0, cfg.burst)
@@ -93,14 +100,26 @@ class Connection:
 
     # ---------------------------------------------------------- sending
     def send(self, data: bytes) -> None:
-        """Queue a frame; a reader too slow to keep the queue short is cut loose."""
+        """Queue a frame; a reader too slow to keep its backlog small is cut loose.
+
+        The backlog is the frames queued here (``send_queue`` of them at most)
+        and the bytes queued, buffered by the transport or unacknowledged by
+        the client's TCP (``send_bytes`` at most): counting frames alone missed
+        a client that stopped reading, because its frames left the queue
+        for the kernel's buffers at once.
+        """
         if self.closing:
             return
-        try:
-            self.queue.put_nowait(data)
-        except asyncio.QueueFull:
-            log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat)
+        waiting = self.queued_bytes + (self.backlog.unacknowledged() if self.backlog is not None else 0)
+        if waiting > self.service.config.send_bytes or self.queue.full():
+            log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat,
+                frames=self.queue.qsize(), bytes=waiting)
             self.abort(p.CloseCode.SLOW_READER)
+            if self.backlog is not None:
+                self.backlog.drop_after(SLOW_READER_GRACE)
+            return
+        self.queue.put_nowait(data)
+        self.queued_bytes += len(data)
 
     def send_msg(self, msg: msgspec.Struct) -> None:
         self.send(p.encode(msg))
@@ -122,6 +141,7 @@ class Connection:
         self.closing = True
         while not self.queue.empty():
             self.queue.get_nowait()
+        self.queued_bytes = 0
         self.queue.put_nowait(int(code))
 
     async def _writer(self) -> None:
@@ -131,6 +151,7 @@ class Connection:
                 if isinstance(item, int):
                     await self.ws.close(item)
                     return
+                self.queued_bytes -= len(item)
                 await self.ws.send_bytes(item)
         except (OSError, RuntimeError, WebSocketDisconnect):
             self.closing = True

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 import socket
+import struct
 from typing import Any, AsyncIterator
 
 import msgpack
@@ -156,6 +159,43 @@ async def test_a_frame_over_the_size_limit_closes_with_1009(race: Race) -> None:
         return await race.watcher.closed()
 
     assert await _unchanged_after(race, act) == p.CloseCode.MESSAGE_TOO_BIG
+
+
+async def _raw_frame_then_close_code(server: LiveServer, payload_size: int) -> int | str:
+    """Like a plain client in another language: handshake, write one whole binary frame, only then read.
+
+    Returns the close code the server sent, or what went wrong instead.
+    """
+    host, port = server.server.servers[0].sockets[0].getsockname()[:2]
+    reader, writer = await asyncio.open_connection(host, port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    assert b" 101 " in await reader.readuntil(b"\r\n\r\n")
+    mask = os.urandom(4)  # the payload stays all zero bytes: masked, it is the mask repeated
+    writer.write(bytes([0x82, 0xFF]) + struct.pack("!Q", payload_size) + mask)
+    chunk = (mask * 16384)[:65536]
+    try:
+        for start in range(0, payload_size, len(chunk)):
+            writer.write(chunk[:payload_size - start])
+            await writer.drain()
+        data = await asyncio.wait_for(reader.read(), 20)
+    except OSError as exc:
+        return repr(exc)
+    finally:
+        writer.close()
+    if len(data) < 4 or data[0] != 0x88:
+        return f"no close frame: {data[:8]!r}"
+    return int(struct.unpack("!H", data[2:4])[0])
+
+
+@pytest.mark.parametrize("size", [p.MAX_FRAME_BYTES + 1, 65_536, 1 << 20, 4 << 20])
+async def test_every_frame_over_the_size_limit_gets_1009_even_when_written_whole(server: LiveServer, size: int) -> None:
+    assert await _raw_frame_then_close_code(server, size) == p.CloseCode.MESSAGE_TOO_BIG
+    deadline = asyncio.get_running_loop().time() + 20
+    while server.service.connections and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert server.service.connections == 0
 
 
 async def test_many_bad_frames_close_the_connection(race: Race) -> None:
@@ -552,14 +592,46 @@ async def test_rate_limit_rejects_then_closes_a_flood(redis_url: str) -> None:
         assert await r.ann.closed() == p.CloseCode.FLOODING
 
 
+async def _spectator_that_reads_slowly(server: LiveServer) -> websockets.ClientConnection:
+    """A spectator whose socket takes little (a tiny receive buffer) and whose client reads only when asked."""
+    created = await create_race(server, seats=1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.connect(server.server.servers[0].sockets[0].getsockname()[:2])
+    ws = await websockets.connect(server.ws_url, sock=sock, compression=None, max_queue=1)
+    await ws.send(p.encode(_hello(created.race.id, role="spectator")))
+    return ws
+
+
+async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(
+        redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The frame queue never fills (its frames go to the kernel at once): the bytes not acknowledged do."""
+    bound = 32_768
+    async with live_server(redis_url, send_queue=1_000_000, send_bytes=bound) as server:
+        ws = await _spectator_that_reads_slowly(server)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        sent = 0
+        while server.service.connections and loop.time() < deadline:
+            for _ in range(50):  # never read: the pongs pile up
+                await ws.send(p.encode(p.Ping(nonce=2**60 + sent)))
+                sent += 1
+            await asyncio.sleep(0.02)
+        assert server.service.connections == 0, "the slow reader is still connected"
+        assert "event=slow_reader" in caplog.text
+        assert sent * 30 < 20 * bound, f"{sent} pongs were sent before the cut"
+        code = None
+        try:  # reading again, the client finds the close code behind the frames it left
+            while True:
+                await asyncio.wait_for(ws.recv(), 20)
+        except websockets.ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else None
+        assert code == p.CloseCode.SLOW_READER
+
+
 async def test_a_slow_reader_is_cut_loose(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
     async with live_server(redis_url, send_queue=4) as server:
-        created = await create_race(server, seats=1)
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        sock.connect(server.server.servers[0].sockets[0].getsockname()[:2])
-        ws = await websockets.connect(server.ws_url, sock=sock, compression=None, max_queue=1)
-        await ws.send(p.encode(_hello(created.race.id, role="spectator")))
+        ws = await _spectator_that_reads_slowly(server)
         code = None
         for nonce in range(200_000):  # never read: the pongs pile up until the server gives up
             try:
