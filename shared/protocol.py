@@ -139,6 +139,37 @@ def _rename_pass(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+class Rules(msgspec.Struct, kw_only=True):
+    """The dials of a race's variant (``shared.variants.Variant``), so a client needs no table of its own."""
+
+    name: str
+    packs: int
+    columns: int
+    cards_per_column: int
+    face_down_per_column: int
+    packing: str
+    """What a column card goes on (one rank lower): ``same-suit``, ``alternate-colour``,
+    ``any-but-own-suit`` or ``any-suit``."""
+    group_moves: str
+    """``none`` (one card at a time), ``same-suit-run`` or ``valid-run`` (runs move as a unit)."""
+    empty_column: str
+    """What an empty column takes: ``any``, ``king-only`` or ``nothing``."""
+    stock_passes: int
+    """Passes through the stock (the waste may be turned over ``stock_passes - 1`` times)."""
+    draw_count: int
+    aces_first: bool
+    """The aces start on the foundations."""
+
+    @classmethod
+    def of(cls, variant: Any) -> "Rules":
+        """From a :class:`shared.variants.Variant` (typed ``Any`` to keep this module import-light)."""
+        return cls(name=variant.name, packs=variant.packs, columns=variant.columns,
+                   cards_per_column=variant.cards_per_column, face_down_per_column=variant.face_down_per_column,
+                   packing=variant.packing.value, group_moves=variant.group_moves.value,
+                   empty_column=variant.empty_column.value, stock_passes=variant.stock_passes,
+                   draw_count=variant.draw_count, aces_first=variant.aces_first)
+
+
 class RaceInfo(msgspec.Struct, kw_only=True):
     """What anyone may know about a race (never the deal while it runs)."""
 
@@ -165,6 +196,8 @@ class RaceInfo(msgspec.Struct, kw_only=True):
     """The deal comes from the pool of deals proved winnable (``deal_source`` ``"pool"``)."""
     hints: bool = False
     """Players may ask the server for hints (and are then marked ``helped``)."""
+    rules: Union[Rules, None] = None
+    """The variant's rules (servers before this field left it out)."""
 
 
 class PlayerProgress(msgspec.Struct, kw_only=True):
@@ -710,6 +743,7 @@ __all__ = [
     "MAX_NESTING",
     "UNDO",
     "View",
+    "Rules",
     "RaceInfo",
     "PlayerProgress",
     "Standing",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from shared import protocol as p
 from shared.engine import Game
 from shared.moves import IllegalReason
+from shared.variants import VARIANTS
 
 
 def _view() -> p.View:
@@ -173,7 +174,7 @@ def test_docs_cover_every_message_field_code_and_close_code() -> None:
     for tag in p.CLIENT_TYPES + p.SERVER_TYPES:
         assert f"### `{tag}`" in doc, tag
     structs = list(p.ClientMessage.__args__) + list(p.ServerMessage.__args__)  # type: ignore[attr-defined]
-    structs += [p.View, p.RaceInfo, p.PlayerProgress, p.Standing, p.PlayerRecord, p.Results]
+    structs += [p.View, p.Rules, p.RaceInfo, p.PlayerProgress, p.Standing, p.PlayerRecord, p.Results]
     for struct in structs:
         for f in msgspec.structs.fields(struct):
             assert f"`{f.encode_name}`" in doc, f"{struct.__name__}.{f.encode_name}"
@@ -220,3 +221,22 @@ def test_frames_up_to_the_nesting_limit_decode_deeper_ones_are_bad_frames() -> N
     with pytest.raises(p.ProtocolError) as info:
         p.decode_client(b"\x91" * 3000 + frame(1))
     assert info.value.code is p.ErrorCode.BAD_FRAME
+
+
+@pytest.mark.parametrize("key", sorted(VARIANTS))
+def test_race_info_carries_the_variant_rules_and_older_clients_ignore_them(key: str) -> None:
+    from server import races
+
+    variant = VARIANTS[key]
+    meta = races.new_race(p.Create(variant=key), 1_000)
+    info = races.race_info(meta, 1_000)
+    assert info.rules is not None
+    assert (info.rules.packing, info.rules.empty_column, info.rules.stock_passes, info.rules.group_moves) == (
+        variant.packing.value, variant.empty_column.value, variant.stock_passes, variant.group_moves.value)
+
+    class OldRaceInfo(msgspec.Struct, kw_only=True):  # a client built before the field existed
+        id: str
+        variant: str
+
+    old = msgspec.json.decode(msgspec.json.encode(info), type=OldRaceInfo)
+    assert (old.id, old.variant) == (info.id, key)
