@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import socket
 import struct
@@ -75,6 +76,7 @@ async def _unchanged_after(race: Race, action: Any) -> Any:
         (msgpack.packb({"type": "move", "seq": 1}), "bad_field"),
         (msgpack.packb({"type": "move", "seq": "one", "move": "S"}), "bad_field"),
         (msgpack.packb({"type": "move", "seq": 1, "move": "S", "seat": "me"}), "bad_field"),
+        (msgpack.packb({"type": "move", "seq": p.MAX_SEQ + 1, "move": "S"}), "bad_field"),  # an error: no seq to echo
         ("a text frame", "bad_frame"),
     ],
 )
@@ -294,6 +296,31 @@ async def test_a_resent_move_applies_once_and_an_old_seq_is_stale(race: Race) ->
     assert isinstance(old, p.Reject) and old.reason == "stale_sequence"
     state = await race.server.service.store.player(race.id, 0)
     assert state is not None and state.moves == ["S"] and state.seq == 5
+
+
+async def test_resending_an_earlier_applied_move_is_stale_and_changes_nothing(race: Race) -> None:
+    """Only the last applied seq is acknowledged again; earlier ones are refused, never played twice."""
+    assert isinstance(await race.ann.move("S", seq=1), p.Ack)
+    assert isinstance(await race.ann.move("S", seq=2), p.Ack)
+    old = await _unchanged_after(race, lambda: race.ann.move("S", seq=1))
+    assert isinstance(old, p.Reject) and old.reason == "stale_sequence"
+    last = await _unchanged_after(race, lambda: race.ann.move("S", seq=2))
+    assert isinstance(last, p.Ack) and last.duplicate
+
+
+async def test_a_body_that_is_not_json_is_a_bad_frame(server: LiveServer) -> None:
+    import urllib.request
+
+    def post() -> tuple[int, dict[str, Any]]:
+        req = urllib.request.Request(server.url + "/races", data=b"\xc1 not json", method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    status, body = await asyncio.to_thread(post)
+    assert (status, body["code"]) == (400, "bad_frame")
 
 
 async def test_a_second_connection_of_the_same_player_continues_the_game(race: Race) -> None:
