@@ -33,6 +33,8 @@ class Config:
     countdown: float = 3.0
     progress_hz: float = 10.0
     send_queue: int = 256
+    send_bytes: int = 262_144
+    """Bytes written to a client and not yet acknowledged by its TCP before it is cut as a slow reader."""
     rate: float = 60.0
     burst: int = 120
     max_errors: int = 20
@@ -109,6 +111,7 @@ _HELP = {
     "countdown": "seconds between the start signal and starts_at",
     "progress_hz": "most progress frames per second per race",
     "send_queue": "frames queued per connection before a slow reader is cut loose",
+    "send_bytes": "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut loose",
     "rate": "frames per second a connection may send (token bucket refill)",
     "burst": "token bucket size: frames a connection may send at once",
     "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",

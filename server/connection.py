@@ -23,11 +23,15 @@ from shared.moves import DRAW, IllegalReason, Move, MoveParseError
 from shared.variants import get_variant
 
 from . import races
-from .log import log
+from .log import format_event, log, logger
 from .ratelimit import TokenBucket
 from .service import RaceHub, Service, now_ms
 from .store import HintRefused, RaceMeta, StoreError
 from .tokens import CREATOR, PLAYER, TokenError
+from .websocket import BACKLOG, Backlog
+
+SLOW_READER_GRACE = 10.0
+"""Seconds a slow reader has to read up to its close frame before its socket is dropped."""
 
 _HELLO_FAILURES = {
     p.ErrorCode.VERSION_MISMATCH: p.CloseCode.VERSION_MISMATCH,
@@ -56,8 +60,13 @@ class Connection:
         self.service = service
         self.store = service.store
         self.queue: asyncio.Queue[bytes | int] = asyncio.Queue(maxsize=cfg.send_queue)
+        self.queued_bytes = 0
+        self.backlog: Backlog | None = ws.scope.get("extensions", {}).get(BACKLOG)
+        """What the transport and kernel hold for the client (None under another ASGI server: frames only)."""
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.error_budget = TokenBucket(1.0, cfg.max_errors)
+        self.flood_budget = TokenBucket(1.0, cfg.burst)
+        """Frames dropped by the rate limit, refilled one a second: used up, the connection closes (4005)."""
         self.peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "?"
         self.hub: RaceHub | None = None
         self.race: str | None = None
@@ -72,7 +81,6 @@ class Connection:
         self.member = ""
         """This connection's presence lease name (players only)."""
         self.closing = False
-        self.flooded = 0
         self.version = 0
         # The player's game as of log length ``n`` and last accepted ``seq``.
         self.game: Game | None = None
@@ -92,14 +100,26 @@ class Connection:
 
     # ---------------------------------------------------------- sending
     def send(self, data: bytes) -> None:
-        """Queue a frame; a reader too slow to keep the queue short is cut loose."""
+        """Queue a frame; a reader too slow to keep its backlog small is cut loose.
+
+        The backlog is the frames queued here (``send_queue`` of them at most)
+        and the bytes queued, buffered by the transport or unacknowledged by
+        the client's TCP (``send_bytes`` at most): counting frames alone missed
+        a client that stopped reading, because its frames left the queue
+        for the kernel's buffers at once.
+        """
         if self.closing:
             return
-        try:
-            self.queue.put_nowait(data)
-        except asyncio.QueueFull:
-            log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat)
+        waiting = self.queued_bytes + (self.backlog.unacknowledged() if self.backlog is not None else 0)
+        if waiting > self.service.config.send_bytes or self.queue.full():
+            log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat,
+                frames=self.queue.qsize(), bytes=waiting)
             self.abort(p.CloseCode.SLOW_READER)
+            if self.backlog is not None:
+                self.backlog.drop_after(SLOW_READER_GRACE)
+            return
+        self.queue.put_nowait(data)
+        self.queued_bytes += len(data)
 
     def send_msg(self, msg: msgspec.Struct) -> None:
         self.send(p.encode(msg))
@@ -121,6 +141,7 @@ class Connection:
         self.closing = True
         while not self.queue.empty():
             self.queue.get_nowait()
+        self.queued_bytes = 0
         self.queue.put_nowait(int(code))
 
     async def _writer(self) -> None:
@@ -130,6 +151,7 @@ class Connection:
                 if isinstance(item, int):
                     await self.ws.close(item)
                     return
+                self.queued_bytes -= len(item)
                 await self.ws.send_bytes(item)
         except (OSError, RuntimeError, WebSocketDisconnect):
             self.closing = True
@@ -191,28 +213,31 @@ class Connection:
         try:
             msg = p.decode_client(data)
             if not self.bucket.take():
-                self.flooded += 1
-                if self.flooded > self.service.config.burst:
-                    raise Refused(p.ErrorCode.RATE_LIMITED, close=p.CloseCode.FLOODING)
-                raise Refused(p.ErrorCode.RATE_LIMITED)
-            self.flooded = 0
+                # One rule for every type: a dropped frame uses the flood allowance, never the error budget.
+                raise Refused(p.ErrorCode.RATE_LIMITED,
+                              close=None if self.flood_budget.take() else p.CloseCode.FLOODING)
             await self.store.check_up()
             await self._handlers[type(msg)](msg)
         except p.ProtocolError as exc:
-            self.refuse(exc.code, str(exc), ref=exc.ref)
+            # A refused hello always ends the connection, whichever check refused it (docs: "Close codes").
+            refused_hello = exc.ref == "hello" and self.race is None
+            self.refuse(exc.code, str(exc), ref=exc.ref, close=p.CloseCode.HELLO_REFUSED if refused_hello else None)
         except Refused as exc:
-            # A refused move is play (a misclick, a race lost by a hair), not abuse: the rate limit bounds it.
+            # A refused move is play (a misclick, a race lost by a hair), not abuse; a rate-limited frame
+            # is counted by the flood allowance instead.
             self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
-                        counts=not isinstance(msg, p.Move))
+                        counts=not isinstance(msg, p.Move) and exc.code != p.ErrorCode.RATE_LIMITED.value)
         except (RedisError, OSError) as exc:
             self.service.metrics.redis_errors += 1
             self.store.down = True
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
             self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
                         counts=False, close=None if self.race else p.CloseCode.TRY_AGAIN_LATER)
-        except Exception:
-            logging.getLogger("thieves").exception(f"event=frame_failed peer={self.peer} race={self.race}")
-            self.refuse(p.ErrorCode.INTERNAL, ref=_tag(msg), seq=getattr(msg, "seq", None), counts=False)
+        except Exception as exc:
+            # One line per frame (a client repeating the frame must not fill the log), the traceback
+            # once per place of failure; counted like a bad frame, so that repeating it gets the client closed.
+            _log_failure(exc, peer=self.peer, race=self.race, ref=_tag(msg))
+            self.refuse(p.ErrorCode.INTERNAL, ref=_tag(msg), seq=getattr(msg, "seq", None))
 
     def refuse(self, code: p.ErrorCode | str, message: str | None = None, *, ref: str | None = None,
                seq: int | None = None, close: p.CloseCode | None = None, counts: bool = True) -> None:
@@ -266,7 +291,8 @@ class Connection:
             if not 0 <= claim.seat < meta.players:
                 raise Refused(p.ErrorCode.BAD_TOKEN, "no such seat", close=p.CloseCode.BAD_TOKEN)
             await self.store.presence(meta.id, claim.seat, self.member, True, self.service.lease_expiry(), now)
-            return claim.seat, msg.token
+            # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
+            return claim.seat, self._player_token(meta.id, claim.seat, now)
         if msg.name is None or not msg.name.strip():
             raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name",
                           close=p.CloseCode.HELLO_REFUSED)
@@ -276,8 +302,12 @@ class Connection:
                                             self.service.lease_expiry())
         except StoreError as exc:
             raise Refused(exc.code, close=p.CloseCode.HELLO_REFUSED) from None
-        token = self.service.signer.sign(PLAYER, meta.id, seat, now + self.service.config.token_ttl * 1000)
-        return seat, token
+        return seat, self._player_token(meta.id, seat, now)
+
+    def _player_token(self, race: str, seat: int, now: int) -> str:
+        """A player token for the seat, valid ``token_ttl`` seconds from ``now``."""
+        assert self.service.signer is not None
+        return self.service.signer.sign(PLAYER, race, seat, now + self.service.config.token_ttl * 1000)
 
     async def _welcome(self, token: str, last_version: int | None) -> int | None:
         """Send ``welcome``; after a drop, replay what the client missed.
@@ -327,6 +357,8 @@ class Connection:
             self.seen = {e.seat: e for e in table}
         self.welcomed = True
         self.needs_full = missed is None
+        if self.needs_full:
+            self.hub.mark_dirty()  # the promised progress with full: true, even when nothing else happens
         if meta.status == "finished":
             blob = await self.store.results(self.race)
             if blob is not None:
@@ -380,10 +412,18 @@ class Connection:
                 raise Refused(p.ErrorCode.FORBIDDEN, f"only the race's creator may start it ({exc})") from None
             raise Refused(exc.code, str(exc)) from None
         try:
-            self.version = await self.store.start(claim.race, now_ms(), self._countdown_ms())
+            version = await self.store.start(claim.race, now_ms(), self._countdown_ms())
         except StoreError as exc:
             raise Refused(exc.code, "no player has joined yet" if exc.code == "forbidden" else None) from None
         log("race_started", race=claim.race, peer=self.peer)
+        if self.race == claim.race and self.welcomed:
+            self.version = version  # the countdown comes from the hub, as to every connection of the race
+            return
+        # Not a connection of that race: the hub will not tell it, so the answer comes from here.
+        meta = await self.store.meta(claim.race)
+        assert meta is not None
+        self.send_msg(p.Countdown(version=version, starts_at=meta.starts_at, ends_at=meta.ends_at,
+                                  server_time=now_ms()))
 
     # ----------------------------------------------------------- moves
     async def on_move(self, msg: p.Move) -> None:
@@ -563,6 +603,24 @@ def _canonical(text: str) -> str | None:
         return Move.parse(text).text()
     except MoveParseError:
         return None
+
+
+_FAILED_AT: set[tuple[str, str, int]] = set()
+"""Places (exception type, file, line) whose traceback this process has logged already."""
+
+
+def _log_failure(exc: Exception, **fields: Any) -> None:
+    """One ``frame_failed`` line; the traceback only the first time this place fails."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = (type(exc).__name__, tb.tb_frame.f_code.co_filename if tb else "?", tb.tb_lineno if tb else 0)
+    first = where not in _FAILED_AT and len(_FAILED_AT) < 1000
+    if first:
+        _FAILED_AT.add(where)
+    line = format_event("frame_failed", {**fields, "error": f"{where[0]}: {str(exc)[:200]}",
+                                         "at": f"{where[1]}:{where[2]}"})
+    logger.error(line, exc_info=exc if first else None)
 
 
 def _tag(msg: Any) -> str | None:

@@ -20,6 +20,7 @@ from .app import create_app, redis_client
 from .config import Config, parse_args
 from .embedded import EmbeddedRedis, EmbeddedRedisError
 from .log import log, setup_logging
+from .websocket import Protocol as WebSocketProtocol
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -38,7 +39,7 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
         host=config.host,
         port=config.port,
         loop="none",  # serve() runs in the caller's loop (uvloop from main(); the test's own loop)
-        ws="websockets-sansio",
+        ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/websocket.py)
         ws_max_size=p.MAX_FRAME_BYTES,
         ws_per_message_deflate=False,
         ws_ping_interval=20.0,

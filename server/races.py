@@ -104,8 +104,13 @@ def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
         players=meta.players, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
         status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,  # type: ignore[arg-type]
         starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
-        checked=meta.checked, hints=meta.hints,
+        checked=meta.checked, hints=meta.hints, rules=_rules(meta.variant),
     )
+
+
+@lru_cache(maxsize=64)
+def _rules(variant: str) -> p.Rules:
+    return p.Rules.of(get_variant(variant))
 
 
 @lru_cache(maxsize=256)

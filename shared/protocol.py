@@ -53,6 +53,11 @@ PROTOCOL_VERSION = 1
 MAX_FRAME_BYTES = 4096
 """Largest frame a client may send; the server closes with 1009 above it."""
 
+MAX_NESTING = 32
+"""Deepest nesting of msgpack arrays and maps in a frame (ours need 4): deeper is ``bad_frame``,
+found by a scan before decoding, since msgspec would recurse once per level (and hit
+Python's recursion limit on a 3 KB frame of nested one-element lists)."""
+
 UNDO = "U"
 """The move text that takes back the player's previous move (as in records)."""
 
@@ -134,6 +139,37 @@ def _rename_pass(d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
+class Rules(msgspec.Struct, kw_only=True):
+    """The dials of a race's variant (``shared.variants.Variant``), so a client needs no table of its own."""
+
+    name: str
+    packs: int
+    columns: int
+    cards_per_column: int
+    face_down_per_column: int
+    packing: str
+    """What a column card goes on (one rank lower): ``same-suit``, ``alternate-colour``,
+    ``any-but-own-suit`` or ``any-suit``."""
+    group_moves: str
+    """``none`` (one card at a time), ``same-suit-run`` or ``valid-run`` (runs move as a unit)."""
+    empty_column: str
+    """What an empty column takes: ``any``, ``king-only`` or ``nothing``."""
+    stock_passes: int
+    """Passes through the stock (the waste may be turned over ``stock_passes - 1`` times)."""
+    draw_count: int
+    aces_first: bool
+    """The aces start on the foundations."""
+
+    @classmethod
+    def of(cls, variant: Any) -> "Rules":
+        """From a :class:`shared.variants.Variant` (typed ``Any`` to keep this module import-light)."""
+        return cls(name=variant.name, packs=variant.packs, columns=variant.columns,
+                   cards_per_column=variant.cards_per_column, face_down_per_column=variant.face_down_per_column,
+                   packing=variant.packing.value, group_moves=variant.group_moves.value,
+                   empty_column=variant.empty_column.value, stock_passes=variant.stock_passes,
+                   draw_count=variant.draw_count, aces_first=variant.aces_first)
+
+
 class RaceInfo(msgspec.Struct, kw_only=True):
     """What anyone may know about a race (never the deal while it runs)."""
 
@@ -160,6 +196,8 @@ class RaceInfo(msgspec.Struct, kw_only=True):
     """The deal comes from the pool of deals proved winnable (``deal_source`` ``"pool"``)."""
     hints: bool = False
     """Players may ask the server for hints (and are then marked ``helped``)."""
+    rules: Union[Rules, None] = None
+    """The variant's rules (servers before this field left it out)."""
 
 
 class PlayerProgress(msgspec.Struct, kw_only=True):
@@ -625,12 +663,69 @@ def decode_server(data: bytes) -> ServerMessage:
 
 
 def _decode(decoder: msgspec.msgpack.Decoder, data: bytes, types: tuple[str, ...]) -> Any:
+    if _too_deep(data, MAX_NESTING):
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"msgpack nested deeper than {MAX_NESTING} levels")
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise _classify(data, types, str(exc)) from None
     except msgspec.DecodeError as exc:
         raise ProtocolError(ErrorCode.BAD_FRAME, f"not msgpack: {exc}") from None
+
+
+_CONTAINER_HEADS = bytes([*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF])
+_NOT_CONTAINER_HEADS = bytes(b for b in range(256) if b not in _CONTAINER_HEADS)
+_FIXED_SIZE = {0xC0: 0, 0xC2: 0, 0xC3: 0, 0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8,
+               0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8, 0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}
+"""Payload bytes after the head byte of msgpack values of fixed size (fixext: type byte included)."""
+_SIZED = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
+          0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}
+"""bin, ext and str with a length field: (bytes of the length, extra bytes: the ext type)."""
+_COUNTED = {0xDC: (2, 1), 0xDD: (4, 1), 0xDE: (2, 2), 0xDF: (4, 2)}
+"""array16/32 and map16/32: (bytes of the count, values per entry)."""
+
+
+def _too_deep(data: bytes, limit: int) -> bool:
+    """Whether msgpack ``data`` nests arrays and maps more than ``limit`` deep.
+
+    Why not let the decoder find out: msgspec recurses once per level, so a
+    deep frame raises ``RecursionError`` (at a depth that depends on the
+    caller's stack) instead of a decode error. Nesting needs one container
+    head byte per level, so a frame with few bytes that could be one (every
+    real frame) is passed by one C-speed ``translate``; the others are walked
+    without recursion. Malformed or truncated data is left to the decoder.
+    """
+    if len(data.translate(None, _NOT_CONTAINER_HEADS)) <= limit:
+        return False
+    left = [1]  # values still to read in each open container, outermost first
+    i, end = 0, len(data)
+    while left and i < end:
+        if left[-1] == 0:
+            left.pop()
+            continue
+        left[-1] -= 1
+        head = data[i]
+        i += 1
+        if head <= 0x7F or head >= 0xE0:  # fixints
+            continue
+        if head <= 0x9F:  # fixmap, fixarray
+            left.append((head & 0x0F) * 2 if head <= 0x8F else head & 0x0F)
+        elif head <= 0xBF:  # fixstr
+            i += head & 0x1F
+        elif head in _FIXED_SIZE:
+            i += _FIXED_SIZE[head]
+        elif head in _SIZED:
+            width, extra = _SIZED[head]
+            i += width + extra + int.from_bytes(data[i:i + width], "big")
+        elif head in _COUNTED:
+            width, per_entry = _COUNTED[head]
+            left.append(int.from_bytes(data[i:i + width], "big") * per_entry)
+            i += width
+        else:  # 0xc1, never used
+            return False
+        if len(left) > limit + 1:
+            return True
+    return False
 
 
 def _classify(data: bytes, types: tuple[str, ...], detail: str) -> ProtocolError:
@@ -660,8 +755,10 @@ def error(code: ErrorCode | str, message: str | None = None, ref: str | None = N
 __all__ = [
     "PROTOCOL_VERSION",
     "MAX_FRAME_BYTES",
+    "MAX_NESTING",
     "UNDO",
     "View",
+    "Rules",
     "RaceInfo",
     "PlayerProgress",
     "Standing",

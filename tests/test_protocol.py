@@ -5,10 +5,13 @@ from __future__ import annotations
 import msgpack
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shared import protocol as p
 from shared.engine import Game
 from shared.moves import IllegalReason
+from shared.variants import VARIANTS
 
 
 def _view() -> p.View:
@@ -171,7 +174,7 @@ def test_docs_cover_every_message_field_code_and_close_code() -> None:
     for tag in p.CLIENT_TYPES + p.SERVER_TYPES:
         assert f"### `{tag}`" in doc, tag
     structs = list(p.ClientMessage.__args__) + list(p.ServerMessage.__args__)  # type: ignore[attr-defined]
-    structs += [p.View, p.RaceInfo, p.PlayerProgress, p.Standing, p.PlayerRecord, p.Results]
+    structs += [p.View, p.Rules, p.RaceInfo, p.PlayerProgress, p.Standing, p.PlayerRecord, p.Results]
     for struct in structs:
         for f in msgspec.structs.fields(struct):
             assert f"`{f.encode_name}`" in doc, f"{struct.__name__}.{f.encode_name}"
@@ -181,3 +184,59 @@ def test_docs_cover_every_message_field_code_and_close_code() -> None:
         assert f"| {int(close)} |" in doc, close
     assert f"**{p.MAX_FRAME_BYTES} bytes**" in doc
     assert doc.startswith(f"# The race protocol (version {p.PROTOCOL_VERSION})")
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((max(_depth(k), _depth(v)) for k, v in value.items()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**64 - 1), st.floats(allow_nan=False),
+                     st.text(max_size=40), st.binary(max_size=300), st.builds(msgpack.ExtType, st.integers(0, 127),
+                                                                              st.binary(max_size=20)))
+_values = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=20), st.dictionaries(st.text(max_size=5), inner, max_size=20)), max_leaves=60)
+
+
+@given(_values, st.integers(0, 6))
+def test_the_nesting_scan_measures_what_msgpack_python_packed(value: object, limit: int) -> None:
+    data = msgpack.packb(value)
+    assert p._too_deep(b"\x91" * 40 + data, limit) == (40 + _depth(value) > limit)
+    assert p._too_deep(data, limit) == (_depth(value) > limit)
+
+
+def test_frames_up_to_the_nesting_limit_decode_deeper_ones_are_bad_frames() -> None:
+    def frame(depth: int) -> bytes:
+        """A ping (the map is the first level) whose unknown field ``x`` nests ``depth`` levels in all."""
+        head = msgpack.packb({"type": "ping", "nonce": 3, "x": None})[:-1]
+        return head + b"\x91" * (depth - 1) + msgpack.packb(0)
+
+    assert p.decode_client(frame(p.MAX_NESTING)) == p.Ping(nonce=3)
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode_client(frame(p.MAX_NESTING + 1))
+    assert info.value.code is p.ErrorCode.BAD_FRAME
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode_client(b"\x91" * 3000 + frame(1))
+    assert info.value.code is p.ErrorCode.BAD_FRAME
+
+
+@pytest.mark.parametrize("key", sorted(VARIANTS))
+def test_race_info_carries_the_variant_rules_and_older_clients_ignore_them(key: str) -> None:
+    from server import races
+
+    variant = VARIANTS[key]
+    meta = races.new_race(p.Create(variant=key), 1_000)
+    info = races.race_info(meta, 1_000)
+    assert info.rules is not None
+    assert (info.rules.packing, info.rules.empty_column, info.rules.stock_passes, info.rules.group_moves) == (
+        variant.packing.value, variant.empty_column.value, variant.stock_passes, variant.group_moves.value)
+
+    class OldRaceInfo(msgspec.Struct, kw_only=True):  # a client built before the field existed
+        id: str
+        variant: str
+
+    old = msgspec.json.decode(msgspec.json.encode(info), type=OldRaceInfo)
+    assert (old.id, old.variant) == (info.id, key)

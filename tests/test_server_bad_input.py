@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
 import socket
+import struct
 from typing import Any, AsyncIterator
 
 import msgpack
@@ -72,6 +76,7 @@ async def _unchanged_after(race: Race, action: Any) -> Any:
         (msgpack.packb({"type": "move", "seq": 1}), "bad_field"),
         (msgpack.packb({"type": "move", "seq": "one", "move": "S"}), "bad_field"),
         (msgpack.packb({"type": "move", "seq": 1, "move": "S", "seat": "me"}), "bad_field"),
+        (msgpack.packb({"type": "move", "seq": p.MAX_SEQ + 1, "move": "S"}), "bad_field"),  # an error: no seq to echo
         ("a text frame", "bad_frame"),
     ],
 )
@@ -86,6 +91,69 @@ async def test_malformed_frames_get_typed_errors(race: Race, data: bytes | str, 
     assert isinstance(ack, p.Ack)
 
 
+def _nested(inner: bytes, depth: int) -> bytes:
+    """``inner`` inside ``depth`` one-element msgpack arrays (msgpack-python refuses to pack that deep)."""
+    return b"\x91" * depth + inner
+
+
+def _map(*items: bytes) -> bytes:
+    """A msgpack map of already packed keys and values."""
+    assert len(items) % 2 == 0 and len(items) < 32
+    return bytes([0x80 | len(items) // 2]) + b"".join(items)
+
+
+_P = msgpack.packb
+DEEP_FRAMES = {
+    "seq": _map(_P("type"), _P("move"), _P("move"), _P("S"), _P("seq"), _nested(_P(1), 3000)),
+    "unknown field": _map(_P("type"), _P("ping"), _P("junk"), _nested(_P(1), 3000)),
+    "type": _map(_P("type"), _nested(_P("move"), 3000)),
+    "whole frame": _nested(_P({"type": "ping"}), 3000),
+    "maps": _map(_P("type"), _P("ping"), _P("x"), b"\x81\xa1x" * 1300 + _P(1)),
+}
+
+
+@pytest.mark.parametrize("name", DEEP_FRAMES)
+async def test_deeply_nested_frames_are_bad_frames(race: Race, name: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Under 4 KB, but deeper than a recursive decoder goes: a typed error, one log line, no traceback."""
+    data = DEEP_FRAMES[name]
+    assert len(data) < p.MAX_FRAME_BYTES
+
+    async def act() -> p.Error:
+        await race.ann.send_raw(data)
+        return await race.ann.error()
+
+    err = await _unchanged_after(race, act)
+    assert err.code == "bad_frame" and str(p.MAX_NESTING) in err.message
+    assert isinstance(await race.ann.move("S"), p.Ack), "the connection carries on"
+    assert "Traceback" not in caplog.text and "RecursionError" not in caplog.text
+
+
+async def test_deeply_nested_frames_use_up_the_error_budget(race: Race) -> None:
+    for _ in range(race.server.service.config.max_errors + 1):
+        await race.watcher.send_raw(DEEP_FRAMES["seq"])
+    assert await race.watcher.closed() == p.CloseCode.TOO_MANY_ERRORS
+
+
+async def test_a_frame_the_server_fails_on_is_counted_and_logged_in_one_line(
+        race: Race, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A server bug a client can trigger again and again: answered ``internal``, one line each, then closed."""
+    from server.connection import Connection
+
+    async def broken(self: Connection, msg: p.Ping) -> None:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(Connection, "on_ping", broken)
+    c = await Client.connect(race.server)  # its handlers are bound when it connects
+    budget = race.server.service.config.max_errors
+    for nonce in range(budget + 1):
+        await c.send(p.Ping(nonce=nonce))
+    assert (await c.error()).code == "internal"
+    assert await c.closed() == p.CloseCode.TOO_MANY_ERRORS
+    failures = [r for r in caplog.records if "event=frame_failed" in r.getMessage()]
+    assert len(failures) == budget + 1
+    assert sum(r.exc_info is not None for r in failures) <= 1, "a traceback per frame"
+
+
 async def test_a_frame_over_the_size_limit_closes_with_1009(race: Race) -> None:
     # the spectator sends it: a player's disconnect is itself an event (presence), not the frame's doing
     async def act() -> int:
@@ -93,6 +161,43 @@ async def test_a_frame_over_the_size_limit_closes_with_1009(race: Race) -> None:
         return await race.watcher.closed()
 
     assert await _unchanged_after(race, act) == p.CloseCode.MESSAGE_TOO_BIG
+
+
+async def _raw_frame_then_close_code(server: LiveServer, payload_size: int) -> int | str:
+    """Like a plain client in another language: handshake, write one whole binary frame, only then read.
+
+    Returns the close code the server sent, or what went wrong instead.
+    """
+    host, port = server.server.servers[0].sockets[0].getsockname()[:2]
+    reader, writer = await asyncio.open_connection(host, port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(f"GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    assert b" 101 " in await reader.readuntil(b"\r\n\r\n")
+    mask = os.urandom(4)  # the payload stays all zero bytes: masked, it is the mask repeated
+    writer.write(bytes([0x82, 0xFF]) + struct.pack("!Q", payload_size) + mask)
+    chunk = (mask * 16384)[:65536]
+    try:
+        for start in range(0, payload_size, len(chunk)):
+            writer.write(chunk[:payload_size - start])
+            await writer.drain()
+        data = await asyncio.wait_for(reader.read(), 20)
+    except OSError as exc:
+        return repr(exc)
+    finally:
+        writer.close()
+    if len(data) < 4 or data[0] != 0x88:
+        return f"no close frame: {data[:8]!r}"
+    return int(struct.unpack("!H", data[2:4])[0])
+
+
+@pytest.mark.parametrize("size", [p.MAX_FRAME_BYTES + 1, 65_536, 1 << 20, 4 << 20])
+async def test_every_frame_over_the_size_limit_gets_1009_even_when_written_whole(server: LiveServer, size: int) -> None:
+    assert await _raw_frame_then_close_code(server, size) == p.CloseCode.MESSAGE_TOO_BIG
+    deadline = asyncio.get_running_loop().time() + 20
+    while server.service.connections and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    assert server.service.connections == 0
 
 
 async def test_many_bad_frames_close_the_connection(race: Race) -> None:
@@ -193,6 +298,31 @@ async def test_a_resent_move_applies_once_and_an_old_seq_is_stale(race: Race) ->
     assert state is not None and state.moves == ["S"] and state.seq == 5
 
 
+async def test_resending_an_earlier_applied_move_is_stale_and_changes_nothing(race: Race) -> None:
+    """Only the last applied seq is acknowledged again; earlier ones are refused, never played twice."""
+    assert isinstance(await race.ann.move("S", seq=1), p.Ack)
+    assert isinstance(await race.ann.move("S", seq=2), p.Ack)
+    old = await _unchanged_after(race, lambda: race.ann.move("S", seq=1))
+    assert isinstance(old, p.Reject) and old.reason == "stale_sequence"
+    last = await _unchanged_after(race, lambda: race.ann.move("S", seq=2))
+    assert isinstance(last, p.Ack) and last.duplicate
+
+
+async def test_a_body_that_is_not_json_is_a_bad_frame(server: LiveServer) -> None:
+    import urllib.request
+
+    def post() -> tuple[int, dict[str, Any]]:
+        req = urllib.request.Request(server.url + "/races", data=b"\xc1 not json", method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    status, body = await asyncio.to_thread(post)
+    assert (status, body["code"]) == (400, "bad_frame")
+
+
 async def test_a_second_connection_of_the_same_player_continues_the_game(race: Race) -> None:
     """Another connection (another process would do the same) carries on from Redis."""
     assert isinstance(await race.ann.move("ba", seq=1), p.Ack)
@@ -264,6 +394,79 @@ async def test_hello_refusals(race: Race) -> None:
     for hello, code, close in cases:
         err, closed = await _unchanged_after(race, lambda h=hello: _hello_refused(server, h))
         assert (err.code, closed) == (code, close), hello
+
+
+@pytest.mark.parametrize("fields", [{"name": "n" * 33}, {"name": 7}, {"role": "referee", "name": "x"}, {}])
+async def test_a_hello_failing_its_field_checks_is_refused_and_closed(server: LiveServer, fields: dict[str, Any]) -> None:
+    created = await create_race(server, seats=2)
+    before = await server.service.store.snapshot(created.race.id)
+    c = await Client.connect(server)
+    frame: dict[str, Any] = {"type": "hello", "protocol": p.PROTOCOL_VERSION, "race": created.race.id, **fields}
+    if not fields:
+        del frame["protocol"]
+    await c.send_raw(msgpack.packb(frame))
+    err = await c.error()
+    assert (err.code, err.ref) == ("bad_field", "hello")
+    assert await c.closed() == p.CloseCode.HELLO_REFUSED
+    assert await server.service.store.snapshot(created.race.id) == before
+
+
+async def test_a_rejoin_renews_the_token_for_the_same_seat(redis_url: str) -> None:
+    """A seat must outlive ``token_ttl`` after the first join: each rejoin hands out a fresh token."""
+    from server.service import now_ms
+
+    async with live_server(redis_url, token_ttl=3600) as server:
+        signer = Signer(TEST_SECRET.encode())
+        created = await create_race(server, seats=2)
+        ann = await Client.connect(server)
+        first = await ann.hello(created.race.id, "ann")
+        soon = now_ms() + 1500
+        short = signer.sign(PLAYER, created.race.id, first.seat, soon)  # as if issued an hour ago
+        again = await Client.connect(server)
+        renewed = await again.hello(created.race.id, token=short)
+        claim = signer.verify(PLAYER, renewed.token, created.race.id, now_ms())
+        assert (claim.race, claim.seat, renewed.seat) == (created.race.id, first.seat, first.seat)
+        assert claim.expires >= now_ms() + 3500 * 1000 - 60_000
+        while now_ms() <= soon:  # the old token runs out...
+            await asyncio.sleep(0.05)
+        err, closed = await _hello_refused(server, _hello(created.race.id, token=short))
+        assert (err.code, closed) == ("token_expired", p.CloseCode.BAD_TOKEN)
+        third = await Client.connect(server)  # ...the renewed one still holds the seat
+        assert (await third.hello(created.race.id, token=renewed.token)).seat == first.seat
+        for c in (ann, again, third):
+            await c.close()
+
+
+async def _lobby_with_ann(server: LiveServer) -> tuple[p.Created, Client]:
+    """A two-seat lobby that ann joined, once the progress frame of her join is out (the lobby is quiet)."""
+    created = await create_race(server, seats=2)
+    ann = await Client.connect(server)
+    await ann.hello(created.race.id, "ann")
+    assert (await ann.expect(p.Progress)).full
+    return created, ann
+
+
+async def test_a_snapshot_welcome_is_followed_by_a_full_progress_in_a_quiet_lobby(server: LiveServer) -> None:
+    created, ann = await _lobby_with_ann(server)
+    watcher = await Client.connect(server)
+    welcome = await watcher.hello(created.race.id, role="spectator")
+    progress = await watcher.recv()
+    assert isinstance(progress, p.Progress) and progress.full
+    assert progress.players == welcome.progress and progress.version >= welcome.version
+    for c in (ann, watcher):
+        await c.close()
+
+
+async def test_start_before_hello_is_answered_with_the_countdown(server: LiveServer) -> None:
+    created, ann = await _lobby_with_ann(server)
+    starter = await Client.connect(server)
+    await starter.send(p.Start(creator_token=created.creator_token))
+    mine = await starter.expect(p.Countdown)
+    theirs = await ann.expect(p.Countdown)
+    assert mine.view is None and (mine.starts_at, mine.ends_at, mine.version) == (
+        theirs.starts_at, theirs.ends_at, theirs.version)
+    for c in (ann, starter):
+        await c.close()
 
 
 async def test_lobby_refusals(server: LiveServer) -> None:
@@ -376,6 +579,32 @@ async def test_no_hint_once_the_race_is_over(server: LiveServer) -> None:
 
 
 # ---------------------------------------------------------------- floods and slow readers
+def _flood_frame(kind: str, seq: int) -> p.Move | p.Ping:
+    return p.Move(seq=seq, move="S") if kind == "move" else p.Ping(nonce=seq)
+
+
+@pytest.mark.parametrize("kind", ["ping", "move"])
+async def test_a_flood_of_any_type_closes_with_4005_and_spares_the_error_budget(redis_url: str, kind: str) -> None:
+    """One rule: rate-limited frames use the flood allowance (``burst``), never the error budget."""
+    async with live_server(redis_url, rate=0.5, burst=20, max_errors=5) as server:
+        r = await _race(server)
+        before = await r.snapshot()
+        sent = 35  # the watcher's hello took one of the 20 tokens: about 15 dropped, of an allowance of 20
+        for seq in range(1, sent + 1):
+            await r.watcher.send(_flood_frame(kind, seq))
+        answers = [await r.watcher.expect((p.Reject, p.Error, p.Pong)) for _ in range(sent)]  # type: ignore[arg-type]
+        limited = [a for a in answers if getattr(a, "reason", getattr(a, "code", None)) == "rate_limited"]
+        assert len(limited) > 5, "more than the error budget was dropped"
+        await r.watcher.send_raw(b"\xc1")  # still open, the error budget untouched
+        assert (await r.watcher.error()).code == "bad_frame"
+        for seq in range(100, 300):
+            await r.watcher.send(_flood_frame(kind, seq))
+        assert await r.watcher.closed() == p.CloseCode.FLOODING
+        assert await r.snapshot() == before
+        for c in (r.ann, r.bob):
+            await c.close()
+
+
 async def test_rate_limit_rejects_then_closes_a_flood(redis_url: str) -> None:
     async with live_server(redis_url, rate=5.0, burst=5) as server:
         r = await _race(server)
@@ -390,14 +619,46 @@ async def test_rate_limit_rejects_then_closes_a_flood(redis_url: str) -> None:
         assert await r.ann.closed() == p.CloseCode.FLOODING
 
 
+async def _spectator_that_reads_slowly(server: LiveServer) -> websockets.ClientConnection:
+    """A spectator whose socket takes little (a tiny receive buffer) and whose client reads only when asked."""
+    created = await create_race(server, seats=1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.connect(server.server.servers[0].sockets[0].getsockname()[:2])
+    ws = await websockets.connect(server.ws_url, sock=sock, compression=None, max_queue=1)
+    await ws.send(p.encode(_hello(created.race.id, role="spectator")))
+    return ws
+
+
+async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(
+        redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The frame queue never fills (its frames go to the kernel at once): the bytes not acknowledged do."""
+    bound = 32_768
+    async with live_server(redis_url, send_queue=1_000_000, send_bytes=bound) as server:
+        ws = await _spectator_that_reads_slowly(server)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        sent = 0
+        while server.service.connections and loop.time() < deadline:
+            for _ in range(50):  # never read: the pongs pile up
+                await ws.send(p.encode(p.Ping(nonce=2**60 + sent)))
+                sent += 1
+            await asyncio.sleep(0.02)
+        assert server.service.connections == 0, "the slow reader is still connected"
+        assert "event=slow_reader" in caplog.text
+        assert sent * 30 < 20 * bound, f"{sent} pongs were sent before the cut"
+        code = None
+        try:  # reading again, the client finds the close code behind the frames it left
+            while True:
+                await asyncio.wait_for(ws.recv(), 20)
+        except websockets.ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else None
+        assert code == p.CloseCode.SLOW_READER
+
+
 async def test_a_slow_reader_is_cut_loose(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
     async with live_server(redis_url, send_queue=4) as server:
-        created = await create_race(server, seats=1)
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        sock.connect(server.server.servers[0].sockets[0].getsockname()[:2])
-        ws = await websockets.connect(server.ws_url, sock=sock, compression=None, max_queue=1)
-        await ws.send(p.encode(_hello(created.race.id, role="spectator")))
+        ws = await _spectator_that_reads_slowly(server)
         code = None
         for nonce in range(200_000):  # never read: the pongs pile up until the server gives up
             try:

@@ -263,3 +263,27 @@ def test_hint_settings_have_flags() -> None:
     cfg = parse_args(["--hint-budget", "0.05", "--hint-workers", "0"], {"THIEVES_HINT_INTERVAL": "2"})
     assert (cfg.hint_budget, cfg.hint_interval, cfg.hint_workers) == (0.05, 2.0, 0)
     assert (Config().hint_budget, Config().hint_interval, Config().hint_workers) == (0.3, 5.0, 1)
+
+
+def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
+    """What a client author in another language cannot see in the schema: the document must say it, with our figures."""
+    from pathlib import Path
+
+    from server.main import uvicorn_config
+    from server.websocket import LINGER_SECONDS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    config = Config()
+    uv = uvicorn_config(object(), config)
+    assert f"ping control frame every\n  **{uv.ws_ping_interval:g} s**" in doc
+    assert f"within **{uv.ws_ping_timeout:g} s**" in doc
+    assert f"at most **{p.MAX_NESTING} levels**" in doc
+    assert f"for up to\n  {LINGER_SECONDS:g} s" in doc
+    assert f"{config.send_bytes // 1024} KiB (`--send-bytes`)" in doc
+    assert f"{config.send_queue} frames (`--send-queue`)" in doc
+    assert f"the burst, {config.burst}, refilled one a second" in doc
+    assert "`BigInt`" in doc and "`JSON.parse` rounds `deal`" in doc
+    post = next(line for line in doc.splitlines() if line.startswith("| `POST /races` |"))
+    assert "`bad_frame`" in post, "the route answers a body that is not JSON with bad_frame"
+    assert "**renewed token**" in doc and "**Several connections of one seat.**" in doc
+    assert "an earlier one\n`reject` with `stale_sequence`" in doc
