@@ -57,7 +57,7 @@ async def test_metrics_count_connections_moves_rejections_fan_out_and_redis_time
     assert m['thieves_moves_rejected_total{reason="same_column"}'] == 1
     assert m['thieves_moves_rejected_total{reason="bad_move"}'] == 1
     assert m['thieves_frames_sent_total{type="ack"}'] == 3
-    assert m['thieves_frames_sent_total{type="countdown"}'] == 3  # two players and the spectator
+    assert m['thieves_frames_sent_total{type="countdown"}'] == 4  # two players, the spectator and the starter
     assert m['thieves_frames_sent_total{type="progress"}'] >= 1
     moves = m['thieves_redis_seconds_count{op="moves"}']
     assert moves >= 1 and m['thieves_redis_seconds_bucket{op="moves",le="+Inf"}'] == moves
