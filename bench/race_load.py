@@ -411,7 +411,7 @@ def cpu_per(cpu: float | None, work: float | None) -> float | None:
 async def main_async(args: argparse.Namespace) -> dict[str, object]:
     pace = f"{args.pace:g} moves/s each" if args.pace else "as fast as answered"
     print(f"race server: {args.races} races x {args.players} players ({pace}) + {args.spectators} spectators "
-          f"each, {args.duration:.0f} s after {args.warmup:.0f} s warm-up; "
+          f"each, {args.duration:g} s after {args.warmup:g} s warm-up; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores ...", flush=True)
     idle: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="thieves-bench-") as data:
