@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -44,6 +45,10 @@ def test_proc_readings_of_a_child(tmp_path: Path) -> None:
     probe.symlink_to(shutil.which("sleep") or "/bin/sleep")
     child = subprocess.Popen([str(probe), "30"])
     try:
+        # Popen may return (vfork) a moment before the kernel renames the child at exec: wait for the name.
+        deadline = time.monotonic() + 5
+        while procfs.child_named(os.getpid(), "bench-probe") is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert procfs.child_named(os.getpid(), "bench-probe") == child.pid
         assert procfs.child_named(os.getpid(), "no-such-command") is None
         assert procfs.cpu_seconds(os.getpid()) > 0
