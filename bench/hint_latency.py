@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import websockets  # noqa: E402
-from race_load import Stats, http, player, start_child  # noqa: E402
+from race_load import Stats, http, line_moves, player, playouts, start_child  # noqa: E402
 
 from server.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
@@ -78,8 +78,10 @@ async def run(redis_url: str, workers: int, hinters: int, args: argparse.Namespa
         deal = 4242
         racers = http(base + "/races", "POST", {"seats": args.players, "deal_source": "number", "deal": deal,
                                                "time_limit": 3600})
-        tasks = [asyncio.create_task(player(url, racers["race"]["id"], f"p{i}", deal, stats, stop, started,
-                                            random.Random(i), args.pace)) for i in range(args.players)]
+        moves = line_moves(args.players, args.pace, args.warmup + args.duration)
+        lines = playouts([(deal, i, moves) for i in range(args.players)])
+        tasks = [asyncio.create_task(player(url, racers["race"]["id"], f"p{i}", line, stats, stop, started,
+                                            random.Random(i), args.pace)) for i, line in enumerate(lines)]
         helped = http(base + "/races", "POST", {"seats": max(1, hinters), "deal_source": "number",
                                                "deal": HARD_DEALS[0], "time_limit": 3600, "hints": True})
         answered: list[float] = []

@@ -39,29 +39,23 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import websockets  # noqa: E402
-from race_load import http, race_load, report, start_child  # noqa: E402
+from race_load import http, race_load, report, server_command, start_child  # noqa: E402
 
 from server.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
 
 
-def server_args(redis_url: str, rate: float) -> list[str]:
-    return [sys.executable, "-m", "server.main", "--port", "0", "--redis-url", redis_url, "--countdown", "0.2",
-            "--rate", str(rate), "--burst", str(int(rate)), "--checked-pool-size", "0",
-            "--create-burst", "0", "--lobbies-per-address", "0"]  # every race comes from one address
-
-
 async def processes(redis_url: str, count: int, args: argparse.Namespace) -> dict[str, float]:
-    procs = [start_child(server_args(redis_url, args.rate)) for _ in range(count)]
+    procs = [start_child(server_command(args.rate, redis_url=redis_url)) for _ in range(count)]
     try:
-        load = argparse.Namespace(**{**vars(args), "spectators": 0, "pace": 0.0})
+        load = argparse.Namespace(**{**vars(args), "spectators": 0, "pace": 0.0, "line_moves": 0})
         stats, elapsed = await race_load([base for _, base in procs], load)
     finally:
         for proc, _ in procs:
             proc.terminate()
             proc.wait(10)
     out = stats.summary(elapsed)
-    out["blocked_players"] = stats.blocked
+    out["lines_exhausted"] = stats.exhausted
     return out
 
 
@@ -97,7 +91,7 @@ def ready_target(event: asyncio.Event) -> int:
 
 
 async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
-    proc, base = start_child(server_args(redis_url, args.rate))
+    proc, base = start_child(server_command(args.rate, redis_url=redis_url))
     url = base.replace("http://", "ws://") + "/ws"
     try:
         created = http(base + "/races", "POST", {"seats": 1, "deal_source": "number", "deal": 2, "time_limit": 3600})
@@ -182,6 +176,9 @@ async def main_async(args: argparse.Namespace) -> None:
                       flush=True)
                 fan = await fan_out(redis.url, args)
                 report("move sent -> its progress frame at spectators", fan)
+                print(f"move -> last spectator's frame: p50 {fan['last_spectator_p50_ms']:.1f} ms, "
+                      f"p99 {fan['last_spectator_p99_ms']:.1f} ms over {fan['moves']:.0f} moves, "
+                      f"{fan['spectators']:.0f} spectators (goal: p99 <= 100 ms)")
                 print(f"  load average now        {os.getloadavg()[0]:10.2f}")
         finally:
             redis.stop()

@@ -1,0 +1,58 @@
+"""bench/race_load.py's parts that need no server: its precomputed lines are legal, its /proc readings sane.
+
+The benchmark itself is run by hand (``make bench``); these guard what its
+figures rest on (no timing asserted).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+import procfs  # noqa: E402
+import race_load  # noqa: E402
+
+from shared import protocol as p  # noqa: E402
+from shared.engine import Game  # noqa: E402
+from shared.variants import get_variant  # noqa: E402
+
+
+def test_a_precomputed_line_is_legal_move_frames_in_seq_order() -> None:
+    frames = race_load.playout(4242, 7, 300)
+    assert len(frames) == 300
+    game = Game.new(get_variant("forty-thieves"), 4242)
+    for seq, frame in enumerate(frames, 1):
+        msg = p.decode_client(frame)
+        assert isinstance(msg, p.Move) and msg.seq == seq
+        game.push_text(msg.move)  # raises on an illegal move
+
+
+def test_lines_are_the_same_on_every_core_and_sized_for_the_run() -> None:
+    jobs = [(10 + i, i, 3000) for i in range(8)]  # over the parallel threshold
+    assert race_load.playouts(jobs) == [race_load.playout(*job) for job in jobs]
+    assert race_load.line_moves(200, 10.0, 12.0) >= 150
+    assert race_load.line_moves(200, 0.0, 12.0) > race_load.line_moves(200, 10.0, 12.0)
+
+
+def test_proc_readings_of_a_child(tmp_path: Path) -> None:
+    probe = tmp_path / "bench-probe"  # a command name no other child of the test run has
+    probe.symlink_to(shutil.which("sleep") or "/bin/sleep")
+    child = subprocess.Popen([str(probe), "30"])
+    try:
+        # Popen may return (vfork) a moment before the kernel renames the child at exec: wait for the name.
+        deadline = time.monotonic() + 5
+        while procfs.child_named(os.getpid(), "bench-probe") is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert procfs.child_named(os.getpid(), "bench-probe") == child.pid
+        assert procfs.child_named(os.getpid(), "no-such-command") is None
+        assert procfs.cpu_seconds(os.getpid()) > 0
+        assert procfs.rss_kb(child.pid) > 0
+    finally:
+        child.kill()
+        child.wait()
