@@ -26,7 +26,7 @@ from . import races
 from .log import format_event, log, logger
 from .ratelimit import TokenBucket
 from .service import RaceHub, Service, now_ms
-from .store import HintRefused, RaceMeta, StoreError
+from .store import Committed, Conflict, HintRefused, RaceMeta, StoreError
 from .tokens import CREATOR, PLAYER, TokenError
 from .websocket import BACKLOG, Backlog
 
@@ -453,38 +453,39 @@ class Connection:
             game = self.game
             try:
                 status = races.player_status(game)
-                kind, rest = await self.store.commit_move(
+                result = await self.store.commit_move(
                     self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count, status,
                 )
+            except StoreError as exc:  # the race or the player refused it: nothing was stored
+                revert()
+                raise Refused(exc.code) from None
             except BaseException:
                 # Unknown whether Redis applied it: forget the cached game, reload on the next move
                 # (a resend of this seq is then acknowledged as a duplicate if it did go through).
                 self.game = None
                 raise
-            if kind == "ok":
+            if isinstance(result, Committed):
                 self.n += 1
                 self.seq = msg.seq
-                self.version = int(rest[0])
+                self.version = result.version
                 self.done = status == "finished"
                 self.service.metrics.moves_accepted += 1
                 self.send_msg(p.Ack(seq=msg.seq, move=text, version=self.version,
-                                    view=p.View.from_player_view(game.view()), status=status))  # type: ignore[arg-type]
-                if rest[1]:
+                                    view=p.View.from_player_view(game.view()), status=status))
+                if result.race_done:
                     self.hub.spawn(self.service.end_race(self.race))
                 return
             revert()
-            if kind == "conflict":  # another connection of this seat moved: catch up and retry
-                log("move_conflict", race=self.race, seat=self.seat, n=self.n, stored=rest[0])
+            if isinstance(result, Conflict):  # another connection of this seat moved: catch up and retry
+                log("move_conflict", race=self.race, seat=self.seat, n=self.n, stored=result.n)
                 await self._reload(meta)
                 if msg.seq <= self.seq:
                     await self._resent(msg)
                     return
                 continue
-            if kind == "dup":
-                await self._reload(meta)
-                await self._resent(msg)
-                return
-            raise Refused(rest[0])
+            await self._reload(meta)  # a Duplicate: this very move was stored before
+            await self._resent(msg)
+            return
         raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
 
     async def _current_meta(self) -> RaceMeta:

@@ -32,8 +32,7 @@ from .log import log
 from .metrics import Metrics
 from .checked import CheckedPool, PoolUnavailable
 from .limits import ConnectionGate, client_address, max_connections, trusted_networks
-from .store import Keys, RaceMeta, Store, StoreError
-from .store_limits import CreationLimits, CreationSettings, Limited, retry_after
+from .store import CreationLimits, CreationSettings, EventKind, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from .tokens import Signer
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ class RaceHub:
         self._last_flush = 0.0
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._announced: set[str] | None = None
+        self._announced: set[EventKind] | None = None
         """The phase changes ("start", "end") this hub's connections were told of; None before the first
         meta (a hub born in a running race: its connections learnt of the start from their welcome)."""
 
@@ -76,9 +75,9 @@ class RaceHub:
         self.meta = meta
         self.version = max(self.version, meta.version)
         if self._announced is None:
-            self._announced = {"start"} if meta.started else set()
+            self._announced = {EventKind.START} if meta.started else set()
             if meta.status == "finished":
-                self._announced.add("end")
+                self._announced.add(EventKind.END)
         if meta.status == "started" and self._end_timer is None:
             delay = max(0.0, (meta.ends_at - now_ms()) / 1000) + 0.01
             self._end_timer = asyncio.get_running_loop().call_later(delay, lambda: self.spawn(self._time_up()))
@@ -99,10 +98,10 @@ class RaceHub:
     async def _time_up(self) -> None:
         await self.service.end_race(self.race)
 
-    def _told(self, change: str) -> bool:
+    def _told(self, change: EventKind) -> bool:
         return self._announced is not None and change in self._announced
 
-    def _first_time(self, change: str) -> bool:
+    def _first_time(self, change: EventKind) -> bool:
         """True once per phase change: a start or an end is announced once, however it was heard
         (called with no await before the frames go out, so two announcers cannot both send)."""
         if self._told(change):
@@ -123,26 +122,26 @@ class RaceHub:
         meta = await self.service.store.meta(self.race)
         if meta is None:
             if self.meta is not None and self.meta.status == "lobby":
-                self.on_event(self.version + 1, "abandon")
+                self.on_event(self.version + 1, EventKind.ABANDON)
             return
-        if meta.started and not self._told("start"):
-            self.on_event(meta.version, "start")
-        if meta.status == "finished" and not self._told("end"):
-            self.on_event(meta.version, "end")
-        self.on_event(meta.version, "catch_up")
+        if meta.started and not self._told(EventKind.START):
+            self.on_event(meta.version, EventKind.START)
+        if meta.status == "finished" and not self._told(EventKind.END):
+            self.on_event(meta.version, EventKind.END)
+        self.on_event(meta.version, None)
 
     # ---------------------------------------------------------- events
-    def on_event(self, version: int, kind: str) -> None:
-        """An event of this race was stored (by any process)."""
+    def on_event(self, version: int, kind: EventKind | None) -> None:
+        """An event of this race was stored (by any process); None: something changed (a catch-up)."""
         self.version = max(self.version, version)
-        if kind == "move":
+        if kind is EventKind.MOVE:
             # Moves of the next tick are not announced: flush once more a tick later for them.
             self._trailing = True
-        if kind == "start":
+        if kind is EventKind.START:
             self.spawn(self._announce_start())
-        elif kind == "end":
+        elif kind is EventKind.END:
             self.spawn(self._announce_end())
-        elif kind == "abandon":
+        elif kind is EventKind.ABANDON:
             self._announce_abandoned()
             return
         self.mark_dirty()
@@ -157,10 +156,10 @@ class RaceHub:
             conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _announce_start(self) -> None:
-        if self._told("start"):
+        if self._told(EventKind.START):
             return
         meta = await self.service.store.meta(self.race)
-        if meta is None or not self._first_time("start"):
+        if meta is None or not self._first_time(EventKind.START):
             return
         self.set_meta(meta)
         view = p.View.from_player_view(races.new_game(meta).view())
@@ -173,11 +172,11 @@ class RaceHub:
                 self.service.metrics.sent("countdown")
 
     async def _announce_end(self) -> None:
-        if self._told("end"):
+        if self._told(EventKind.END):
             return
         blob = await self.service.store.results(self.race)
         meta = await self.service.store.meta(self.race)
-        if blob is None or meta is None or not self._first_time("end"):
+        if blob is None or meta is None or not self._first_time(EventKind.END):
             return
         self.set_meta(meta)
         if self._end_timer is not None:
@@ -300,7 +299,7 @@ class Service:
         self.instance = secrets.token_hex(4)
         """Names this process in presence leases (a restarted process is a new instance)."""
         self._conn_ids = itertools.count(1)
-        self._pubsub = redis.pubsub()
+        self.subscriber = self.store.subscriber(self._on_note)
         self._tasks: list[asyncio.Task[None]] = []
         self._ending: set[str] = set()
 
@@ -309,7 +308,7 @@ class Service:
         self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
         self.hints.start()
         self.checked.start()
-        self._tasks = [asyncio.create_task(self._listen()),
+        self._tasks = [asyncio.create_task(self.subscriber.run()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
                        asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up))]
@@ -339,17 +338,14 @@ class Service:
         # a while on a loaded machine, and shutdown has other awaits to run.
         await self.checked.stop()
         await asyncio.to_thread(self.hints.close, True)
-        try:
-            await self._pubsub.aclose()
-        except RedisError:  # pragma: no cover - Redis already gone at shutdown
-            pass
+        await self.subscriber.close()
 
     # ------------------------------------------------------------ hubs
     async def join_hub(self, race: str, conn: "Connection") -> RaceHub:
         hub = self.hubs.get(race)
         if hub is None:
             hub = self.hubs[race] = RaceHub(self, race)
-            await self._pubsub.subscribe(Keys(race).chan)
+            await self.subscriber.subscribe(race)
         hub.conns.add(conn)
         return hub
 
@@ -359,35 +355,15 @@ class Service:
             del self.hubs[hub.race]
             hub.close()
             try:
-                await self._pubsub.unsubscribe(Keys(hub.race).chan)
+                await self.subscriber.unsubscribe(hub.race)
             except RedisError:
                 pass
 
-    async def _listen(self) -> None:
-        """Dispatch ``"<version> <kind>"`` messages of every subscribed race to its hub."""
-        backoff = 0.1
-        while True:
-            try:
-                if not self._pubsub.subscribed:
-                    await asyncio.sleep(0.05)
-                    continue
-                msg = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                backoff = 0.1
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as exc:
-                log("pubsub_failed", error=exc, retry_in=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-                continue
-            if msg is None or msg.get("type") != "message":
-                continue
-            channel = msg["channel"].decode()
-            race = channel[channel.index("{") + 1 : channel.index("}")]
-            hub = self.hubs.get(race)
-            if hub is not None:
-                version, _, kind = msg["data"].decode().partition(" ")
-                hub.on_event(int(version), kind)
+    def _on_note(self, race: str, note: Note) -> None:
+        """An event of a race stored by any process: its hub here, if any, hears of it."""
+        hub = self.hubs.get(race)
+        if hub is not None:
+            hub.on_event(note.version, note.kind)
 
     # ------------------------------------------------- periodic work
     async def _every(self, seconds: float, job: Any) -> None:
@@ -422,7 +398,7 @@ class Service:
 
     async def _janitor(self) -> None:
         """Remove lobby races nobody started in time; end races whose time ran out unattended;
-        drop open-lobby entries of races that are no longer lobbies (store_limits.py)."""
+        drop open-lobby entries of races that are no longer lobbies (store/limits.py)."""
         ids = await self.store.active_ids()
         now = now_ms()
         metas = await self.store.metas(ids)

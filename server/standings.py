@@ -7,25 +7,9 @@ the live progress table and the final results, so the two never disagree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .store.records import Line
 
 INF = float("inf")
-
-
-@dataclass
-class Line:
-    """One player's figures as the store keeps them."""
-
-    seat: int
-    name: str
-    status: str
-    home: int
-    moves: int
-    home_at: int
-    finished_at: int
-    online: int
-    helped: int = 0
-    """1 once the player took a hint (never goes back to 0)."""
 
 
 def rank_key(line: Line) -> tuple[int, float, int, float, int]:

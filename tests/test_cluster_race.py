@@ -141,7 +141,7 @@ async def test_the_janitor_clears_lobbies_spread_over_the_nodes(cluster: LocalCl
 async def test_creation_limits_work_on_the_cluster(cluster: LocalCluster) -> None:
     """The bucket and the address's lobby set share a hash tag (one slot, one script); the statuses
     the lobby cap checks live in other slots; the open-lobby set in yet another."""
-    from server.store_limits import OPEN_LOBBIES, creator_keys
+    from server.store import OPEN_LOBBIES, creator_keys
 
     async with live_server(cluster.url, redis_cluster=True, create_burst=3, create_interval=60.0,
                            lobbies_per_address=2, lobbies_max=100) as server:

@@ -18,7 +18,7 @@ from typing import Any
 import redis
 
 from redis_util import Client, LiveServer, live_server, start_race
-from server.store_limits import OPEN_LOBBIES, creator_keys
+from server.store import OPEN_LOBBIES, creator_keys
 from shared import protocol as p
 
 NO_LIMITS = dict(create_burst=0, lobbies_per_address=0, lobbies_max=0)

@@ -23,7 +23,7 @@ from redis_util import PROCESS_ARGS, Client, create_race, read_until_version, st
 
 from server import races
 from server.embedded import free_port
-from server.store import Keys, _line_from
+from server.store import Keys, RaceMeta, decode_line
 from shared import protocol as p
 from shared.record import GameRecord, replay
 
@@ -51,7 +51,7 @@ def assert_consistent(client: redis.Redis, race: str) -> None:
         game = replay(GameRecord(meta["variant"], int(meta["deal"]), tuple(log))).game
         assert int(player["n"]) == len(log)
         assert int(player["moves"]) == game.move_count and int(player["home"]) == game.cards_home
-        line = _line_from(seat, client.hget(k.progress, seat))
+        line = decode_line(seat, client.hget(k.progress, seat))
         assert (line.home, line.moves, line.status) == (int(player["home"]), int(player["moves"]), player["status"])
 
 
@@ -124,10 +124,8 @@ def _get_text(url: str) -> str:
 
 
 def _meta(redis_url: str, race: str) -> Any:
-    from server.store import _meta_from
-
     with redis.Redis.from_url(redis_url) as client:
-        return _meta_from(client.hgetall(Keys(race).meta))
+        return RaceMeta.from_hash(client.hgetall(Keys(race).meta))
 
 
 async def test_redis_killed_and_restarted_play_resumes_without_a_half_applied_move(tmp_path: Path) -> None:

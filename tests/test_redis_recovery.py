@@ -75,7 +75,7 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
     await start_race(server, created.creator_token, [ann])
     await watcher.expect(p.Countdown)
 
-    await server.service._pubsub.unsubscribe(Keys(race).chan)  # every message of this race is now lost
+    await server.service.subscriber.unsubscribe(race)  # every message of this race is now lost
     for text in WIN["moves"][:3]:
         assert isinstance(await ann.move(text), p.Ack)
 

@@ -236,11 +236,11 @@ def test_checked_pool_settings() -> None:
 def test_progress_lines_of_an_older_server_still_read() -> None:
     import msgspec
 
-    from server.store import _line_from
+    from server.store import decode_line
 
     old = msgspec.msgpack.encode(("ann", "racing", 3, 10, 5, 0, 1))
     new = msgspec.msgpack.encode(("ann", "racing", 3, 10, 5, 0, 1, 1))
-    assert _line_from(0, old).helped == 0 and _line_from(0, new).helped == 1
+    assert decode_line(0, old).helped == 0 and decode_line(0, new).helped == 1
 
 
 def test_a_worker_hint_follows_the_kept_line_and_ignores_a_broken_one() -> None:

@@ -1,4 +1,4 @@
-"""The store's half of the creation limits: keys and Lua scripts (part of server/store.py's layout).
+"""The store's half of the creation limits: keys and Lua scripts (part of the layout in server/store/__init__.py).
 
 Why in Redis: a client could otherwise spread its creations over every
 server process. Why these shapes:
@@ -37,85 +37,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-OPEN_LOBBIES = "lobbies:open"
-
-_LUA_NOW = r"""
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-"""
-
-# KEYS: bucket, lobbies. ARGV: race id, burst, interval_ms, cap, ttl_ms, grace_ms, then members to
-# check: "c <id>" (the race is no longer a lobby) or "m <id>" (no such race, maybe not written yet).
-# Replies {'ok'}, {'err', code, wait_ms}. Writes nothing unless it admits.
-_ADMIT = _LUA_NOW + r"""
-local burst, interval, cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ttl, grace = tonumber(ARGV[5]), tonumber(ARGV[6])
-local tokens = burst
-if burst > 0 then
-  local b = redis.call('HMGET', KEYS[1], 'tokens', 'stamp')
-  if b[1] then tokens = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) / interval) end
-  if tokens < 1 then return {'err', 'create_rate_limited', math.ceil((1 - tokens) * interval)} end
-end
-local drop = {}
-if cap > 0 then
-  local young = now - ttl
-  local open = redis.call('ZCOUNT', KEYS[2], young, '+inf')
-  for i = 7, #ARGV do
-    local kind, id = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 3)
-    local score = tonumber(redis.call('ZSCORE', KEYS[2], id))
-    if score and score >= young and (kind == 'c' or score < now - grace) then
-      drop[#drop + 1] = id
-      open = open - 1
-    end
-  end
-  if open >= cap then
-    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], young, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    return {'err', 'too_many_lobbies', tonumber(oldest[2]) + ttl - now}
-  end
-end
-if burst > 0 then
-  redis.call('HSET', KEYS[1], 'tokens', tokens - 1, 'stamp', now)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(burst * interval) + 1000)
-end
-if cap > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - ttl))
-  if #drop > 0 then redis.call('ZREM', KEYS[2], unpack(drop)) end
-  redis.call('ZADD', KEYS[2], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-return {'ok'}
-"""
-
-# KEYS: bucket, lobbies. ARGV: race id, burst. Gives back what _ADMIT took (a creation that failed later).
-# A bucket full again is no bucket (as before the first creation): the key goes.
-_RELEASE = r"""
-redis.call('ZREM', KEYS[2], ARGV[1])
-local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
-if tokens and tokens + 1 >= tonumber(ARGV[2]) then
-  redis.call('DEL', KEYS[1])
-elseif tokens then
-  redis.call('HSET', KEYS[1], 'tokens', tokens + 1)
-end
-return 1
-"""
-
-# KEYS: open lobbies. ARGV: race id, max, ttl_ms. {'ok'} or {'err', 'lobbies_full', wait_ms}.
-# Members older than the TTL no longer count; the janitor removes them (CreationLimits.repair), so
-# that a refusal here, or its undoing (ZREM) after the address refused, leaves the set as it was.
-_RESERVE = _LUA_NOW + r"""
-local young = now - tonumber(ARGV[3])
-if redis.call('ZCOUNT', KEYS[1], young, '+inf') >= tonumber(ARGV[2]) then
-  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], young, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  return {'err', 'lobbies_full', tonumber(oldest[2]) + tonumber(ARGV[3]) - now}
-end
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-return {'ok'}
-"""
-
-
-def creator_keys(client: str) -> tuple[str, str]:
-    """The bucket and lobby set of one client address (one hash tag: one slot)."""
-    return f"creator:{{{client}}}:bucket", f"creator:{{{client}}}:lobbies"
+from .keys import OPEN_LOBBIES, Keys, creator_keys
+from .records import text
+from .scripts import register
 
 
 class Limited(Exception):
@@ -145,19 +69,15 @@ class CreationSettings:
         return self.burst > 0 and self.interval_ms > 0
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 class CreationLimits:
     """Admission of new races per client address and in total, shared by every process."""
 
     def __init__(self, redis: Any, settings: CreationSettings) -> None:
         self.redis = redis
         self.settings = settings
-        self._admit = redis.register_script(_ADMIT)
-        self._release = redis.register_script(_RELEASE)
-        self._reserve = redis.register_script(_RESERVE)
+        self._admit = register(redis, "admit")
+        self._release = register(redis, "release")
+        self._reserve = register(redis, "reserve")
 
     def _args(self, race: str) -> list[Any]:
         s = self.settings
@@ -169,8 +89,8 @@ class CreationLimits:
         s = self.settings
         if s.total > 0:
             kind, *rest = await self._reserve(keys=[OPEN_LOBBIES], args=[race, s.total, s.ttl_ms])
-            if _text(kind) != "ok":
-                raise Limited(_text(rest[0]), int(rest[1]))
+            if text(kind) != "ok":
+                raise Limited(text(rest[0]), int(rest[1]))
         try:
             await self._admit_address(client, race)
         except BaseException:
@@ -181,25 +101,23 @@ class CreationLimits:
     async def _admit_address(self, client: str, race: str) -> None:
         keys = list(creator_keys(client))
         reply = await self._admit(keys=keys, args=self._args(race))
-        if _text(reply[0]) != "ok" and _text(reply[1]) == "too_many_lobbies":
+        if text(reply[0]) != "ok" and text(reply[1]) == "too_many_lobbies":
             # At the cap as stored: drop the members that are no longer lobbies, and ask again.
             reply = await self._admit(keys=keys, args=self._args(race) + await self._closed(keys[1]))
-        if _text(reply[0]) != "ok":
-            raise Limited(_text(reply[1]), int(reply[2]))
+        if text(reply[0]) != "ok":
+            raise Limited(text(reply[1]), int(reply[2]))
 
     async def _closed(self, lobbies: str) -> list[str]:
         """``c <id>`` for each member of an address's lobby set that is no longer a lobby,
         ``m <id>`` for each whose race does not exist (yet, or any more)."""
-        from .store import Keys  # the race's key names are the store's
-
-        ids = [_text(m) for m in await self.redis.zrange(lobbies, 0, -1)]
+        ids = [text(m) for m in await self.redis.zrange(lobbies, 0, -1)]
         if not ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
             for rid in ids:
                 pipe.hget(Keys(rid).meta, "status")
             statuses = await pipe.execute()
-        return [f"{'m' if st is None else 'c'} {rid}" for rid, st in zip(ids, statuses) if _text(st) != "lobby"]
+        return [f"{'m' if st is None else 'c'} {rid}" for rid, st in zip(ids, statuses) if text(st) != "lobby"]
 
     async def release(self, client: str, race: str) -> None:
         """Give back what :meth:`admit` took for a race that was not created after all."""

@@ -1,0 +1,80 @@
+"""Every Redis key and channel name the server uses, in one place.
+
+``{ID}`` (a race), ``{VARIANT}`` and ``{ADDR}`` are hash tags: every key one
+script touches shares one, so the script runs in one slot of a Redis Cluster
+(otherwise CROSSSLOT). The layout, and why, is in ``server/store/__init__.py``.
+"""
+
+from __future__ import annotations
+
+EVENTS_MAX = 1000
+"""About how many events a race's history keeps (XADD MAXLEN ~): a client
+that missed more gets a full snapshot instead of a replay."""
+
+ACTIVE = "races:active"
+SECRET = "thieves:secret"
+OPEN_LOBBIES = "lobbies:open"
+
+_RACE = "race:{"
+_CHANNEL_END = "}:chan"
+
+
+class Keys:
+    """Key names of one race (every one under the race's hash tag)."""
+
+    __slots__ = ("race", "meta", "names", "progress", "history", "presence", "results", "chan", "tick")
+
+    def __init__(self, race: str) -> None:
+        self.race = race
+        base = f"{_RACE}{race}}}"
+        self.meta = base
+        self.names = f"{base}:names"
+        self.progress = f"{base}:progress"
+        self.history = f"{base}:history"
+        self.presence = f"{base}:presence"
+        self.results = f"{base}:results"
+        self.chan = f"{base}:chan"
+        self.tick = f"{base}:tick"
+
+    def player(self, seat: int) -> str:
+        return f"{self.meta}:p:{seat}"
+
+    def log(self, seat: int) -> str:
+        return f"{self.meta}:log:{seat}"
+
+    def hint(self, seat: int) -> str:
+        return f"{self.meta}:hint:{seat}"
+
+    def every(self, players: int) -> list[str]:
+        """Every key the race may have, the race hash first (for EXPIRE and DEL)."""
+        out = [self.meta, self.names, self.progress, self.history, self.presence, self.results, self.tick]
+        seats = range(players)
+        return out + [self.player(s) for s in seats] + [self.log(s) for s in seats] + [self.hint(s) for s in seats]
+
+
+def race_of_channel(channel: bytes | str) -> str | None:
+    """The race id of a race's pub/sub channel (None for any other channel)."""
+    name = channel.decode() if isinstance(channel, bytes) else channel
+    if not (name.startswith(_RACE) and name.endswith(_CHANNEL_END)):
+        return None
+    return name[len(_RACE):-len(_CHANNEL_END)]
+
+
+def code_key(code: str) -> str:
+    """A join code's key: it names the race id."""
+    return f"code:{code}"
+
+
+def checked_key(variant: str) -> str:
+    """One key per variant (its own hash tag): every pool operation is a one-key command."""
+    return f"checked:{{{variant}}}"
+
+
+def creator_keys(client: str) -> tuple[str, str]:
+    """The creation bucket and lobby set of one client address (one hash tag: one slot)."""
+    return f"creator:{{{client}}}:bucket", f"creator:{{{client}}}:lobbies"
+
+
+def presence_member(seat: int, connection: str) -> str:
+    """A presence zset member: the seat first, so a sweep knows whose count to lower."""
+    return f"{seat}|{connection}"

@@ -1,0 +1,257 @@
+"""What the store reads from and writes to Redis, typed: one definition each, encoding and decoding itself.
+
+Everything else in the server sees these records, never a Redis reply: a
+race's hash is a :class:`RaceMeta`, a progress line a :class:`Line`, a
+history entry an :class:`Event`, a pub/sub message a :class:`Note`, and a
+move's commit a :class:`Committed`, :class:`Duplicate` or :class:`Conflict`
+(a refusal raises :class:`StoreError`). Lua writes some of these; where it
+does, the layout it uses is filled in from the definitions here
+(``server/store/scripts.py``), so a field order is written once.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from typing import Any, Literal, cast
+
+import msgspec
+
+from shared import protocol as p
+
+StoredStatus = Literal["lobby", "started", "finished"]
+"""A race's stored status (countdown and running are read off the clock: :meth:`RaceMeta.phase`)."""
+
+SeatStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up"]
+"""A player's stored status (``disconnected`` is derived from presence when a line is shown)."""
+
+
+class EventKind(str, enum.Enum):
+    """What happened to a race: the ``k`` of a history entry and the kind of a :class:`Note`."""
+
+    JOIN = "join"
+    READY = "ready"
+    START = "start"
+    MOVE = "move"
+    GIVE_UP = "give_up"
+    PRESENCE = "presence"
+    HELP = "help"
+    END = "end"
+    ABANDON = "abandon"
+
+
+@dataclass(frozen=True)
+class Note:
+    """A race's pub/sub message: ``"<version> <kind>"`` (written by the scripts' ``emit``)."""
+
+    version: int
+    kind: EventKind
+
+    def encode(self) -> bytes:
+        return f"{self.version} {self.kind.value}".encode()
+
+    @classmethod
+    def decode(cls, data: bytes | str) -> "Note":
+        """Raises ``ValueError`` for a message that is not a note."""
+        text = data.decode() if isinstance(data, bytes) else data
+        version, _, kind = text.partition(" ")
+        return cls(int(version), EventKind(kind))
+
+
+@dataclass
+class Line:
+    """One player's progress as the store keeps it (the progress hash's msgpack value, seat aside)."""
+
+    seat: int
+    name: str
+    status: str
+    home: int
+    moves: int
+    home_at: int
+    finished_at: int
+    online: int
+    helped: int = 0
+    """1 once the player took a hint (never goes back to 0)."""
+
+
+LINE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Line))[1:]
+"""The stored line's fields in order: the player hash fields the scripts copy into the progress hash.
+The first two are text, the rest whole numbers (scripts.py builds the Lua from this)."""
+
+_line_decoder = msgspec.msgpack.Decoder(tuple[str, str, int, int, int, int, int, int])
+_old_line_decoder = msgspec.msgpack.Decoder(tuple[str, str, int, int, int, int, int])
+
+
+def decode_line(seat: int, blob: bytes) -> Line:
+    """A progress hash value."""
+    try:
+        return Line(seat, *_line_decoder.decode(blob))
+    except msgspec.ValidationError:  # a line written before the helped mark existed (a server upgrade)
+        return Line(seat, *_old_line_decoder.decode(blob))
+
+
+def line_of_player(seat: int, player: dict[str, str]) -> Line:
+    """The line of a player hash (the same fields the scripts copy)."""
+    name, status, *numbers = (player.get(f, "") for f in LINE_FIELDS)
+    return Line(seat, name, status, *(int(n or 0) for n in numbers))
+
+
+@dataclass
+class RaceMeta:
+    """A race's hash, typed. ``deal`` and ``salt`` are secret until the end."""
+
+    id: str
+    code: str
+    variant: str
+    deal_source: str
+    deal: int
+    salt: str
+    commitment: str
+    seats: int
+    players: int
+    time_limit: int
+    undo: bool
+    start_mode: str
+    status: str
+    """Stored status: lobby, started or finished (countdown/running are read off the clock)."""
+    created_at: int
+    starts_at: int
+    ends_at: int
+    ended_at: int
+    version: int
+    done: int
+    checked: bool = False
+    """The deal was drawn from the private pool of deals proved winnable."""
+    hints: bool = False
+    line: str = ""
+    """A checked race's winning line from the start (moves separated by spaces), secret until the end."""
+
+    def phase(self, now_ms: int) -> p.RaceStatus:
+        """lobby, countdown, running or finished, as the protocol names them."""
+        if self.status == "lobby":
+            return "lobby"
+        if self.status == "finished":
+            return "finished"
+        if now_ms < self.starts_at:
+            return "countdown"
+        return "running"
+
+    @property
+    def started(self) -> bool:
+        return self.status != "lobby"
+
+    def hash_fields(self) -> list[Any]:
+        """``field, value, ...`` for HSET (booleans as 1/0)."""
+        out: list[Any] = []
+        for k, v in vars(self).items():
+            out += [k, int(v) if isinstance(v, bool) else v]
+        return out
+
+    @classmethod
+    def from_hash(cls, raw: dict[bytes, bytes]) -> "RaceMeta":
+        d = {k.decode(): v.decode() for k, v in raw.items()}
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            text = d.get(f.name)
+            if f.type == "bool":
+                kwargs[f.name] = text == "1"
+            elif f.type == "int":
+                kwargs[f.name] = int(text or 0)
+            elif text is not None:
+                kwargs[f.name] = text
+        return cls(**kwargs)
+
+
+@dataclass
+class PlayerState:
+    """A player's hash and whole move log, read together."""
+
+    seat: int
+    name: str
+    status: str
+    seq: int
+    n: int
+    """The move log's length (the undo marker counts)."""
+    moves: list[str]
+    line: Line
+
+    @classmethod
+    def from_reply(cls, seat: int, player: dict[str, str], log: list[bytes]) -> "PlayerState":
+        return cls(seat, player["name"], player["status"], int(player["seq"]), int(player["n"]),
+                   [m.decode() for m in log], line_of_player(seat, player))
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of a race's history: what the client-visible table needs of it."""
+
+    version: int
+    kind: str
+    seat: int
+    old: Line | None
+    """The seat's progress line before the event (None: the seat did not exist, or no line changed)."""
+
+
+# ------------------------------------------------------------------ commits
+@dataclass(frozen=True)
+class Committed:
+    """The move is stored; ``race_done``: it was the last player's last move."""
+
+    version: int
+    race_done: bool
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """This very move (same seq and text) was stored before: acknowledge it again."""
+
+    version: int
+    n: int
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Another connection of the seat moved first: the log is ``n`` long, not what was checked."""
+
+    n: int
+
+
+CommitResult = Committed | Duplicate | Conflict
+
+
+class StoreError(Exception):
+    """A script refused: ``code`` is a protocol error code (or an internal word)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        super().__init__(code)
+
+
+class HintRefused(StoreError):
+    """A hint refused; ``wait_ms`` says how long until the next is allowed (``hint_too_soon``)."""
+
+    def __init__(self, code: str, wait_ms: int = 0) -> None:
+        super().__init__(code)
+        self.wait_ms = wait_ms
+
+
+def text(value: Any) -> str:
+    """A reply item as text (redis-py hands bytes to a bytes client)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def reply(raw: list[Any]) -> tuple[str, list[Any]]:
+    """A script's ``{kind, ...}`` reply: the kind and the rest, bytes made text."""
+    return text(raw[0]), [x.decode() if isinstance(x, bytes) else x for x in raw[1:]]
+
+
+def decode_commit(raw: list[Any]) -> CommitResult:
+    """One move's reply of the moves script; raises :class:`StoreError` for a refusal."""
+    kind, rest = reply(raw)
+    if kind == "ok":
+        return Committed(int(rest[0]), bool(rest[1]))
+    if kind == "dup":
+        return Duplicate(int(rest[0]), int(rest[1]))
+    if kind == "conflict":
+        return Conflict(int(rest[0]))
+    raise StoreError(cast(str, rest[0]))

@@ -1,0 +1,46 @@
+"""The Lua scripts: one file each in ``scripts/``, read once and registered once per client.
+
+A script's first line may name the libraries it needs (``-- uses: events
+running``): ``lib_<name>.lua`` goes before it, in that order. ``{{NAME}}``
+marks a layout that Python defines (:data:`PLACEHOLDERS`), so that a field
+order or a cap is written once. ``register_script`` keeps the SHA and
+reloads a script Redis has forgotten (SCRIPT FLUSH, a restarted Redis).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+from .keys import EVENTS_MAX
+from .records import LINE_FIELDS
+
+PLACEHOLDERS = {
+    "EVENTS_MAX": str(EVENTS_MAX),
+    "LINE_FIELDS": ", ".join(f"'{name}'" for name in LINE_FIELDS),
+}
+_USES = "-- uses:"
+
+
+def _read(filename: str) -> str:
+    return resources.files(__package__).joinpath("scripts", filename).read_text()
+
+
+@functools.cache
+def source(name: str) -> str:
+    """The full text of script ``name`` (its libraries first, placeholders filled in)."""
+    body = _read(f"{name}.lua")
+    first = body.split("\n", 1)[0]
+    libraries = first[len(_USES):].split() if first.startswith(_USES) else []
+    text = "".join(_read(f"lib_{lib}.lua") for lib in libraries) + body
+    for key, value in PLACEHOLDERS.items():
+        text = text.replace("{{" + key + "}}", value)
+    if "{{" in text:
+        raise ValueError(f"script {name}: a placeholder without a value: {text[text.index('{{'):][:40]!r}")
+    return text
+
+
+def register(redis: Any, name: str) -> Any:
+    """Script ``name`` registered on ``redis`` (call it with ``keys=`` and ``args=``)."""
+    return redis.register_script(source(name))
