@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 import websockets  # noqa: E402
 from race_load import Stats, http, line_moves, player, playouts, start_child  # noqa: E402
 
-from server.embedded import EmbeddedRedis, free_port  # noqa: E402
+from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
 
 HARD_DEALS = (1, 3, 4, 5, 7)

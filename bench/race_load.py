@@ -128,7 +128,7 @@ def echo_server_main(port: int) -> None:
     from starlette.websockets import WebSocket
 
     from server.config import Config
-    from server.log import log, setup_logging
+    from server.ops.log import log, setup_logging
     from server.main import loop_factory, uvicorn_config
 
     async def echo(ws: WebSocket) -> None:

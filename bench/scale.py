@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 import websockets  # noqa: E402
 from race_load import http, race_load, report, server_command, start_child  # noqa: E402
 
-from server.embedded import EmbeddedRedis, free_port  # noqa: E402
+from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
 
 

@@ -26,11 +26,11 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from shared import protocol as p
 from shared.variants import get_variant
 
-from . import races
+from .race import rules as races
 from .config import Config
-from .connection import Connection
-from .log import log
-from .service import Service, now_ms
+from .race.connection import Connection
+from .ops.log import log
+from .race.service import Service, now_ms
 
 _json = msgspec.json.Encoder()
 RETRY_POOL_SECONDS = 5

@@ -63,7 +63,7 @@ class Config:
     checked_wait: float = 8.0
     """Seconds a pool race's creation may spend solving when the private pool is empty (0: fail at once)."""
     max_connections: int = 0
-    """WebSockets this process admits (0: derived from the open-file limit, see server/limits.py)."""
+    """WebSockets this process admits (0: derived from the open-file limit, see server/ops/limits.py)."""
     trusted_proxies: str = ""
     """Comma-separated proxy addresses or networks whose X-Forwarded-For is believed ("": none)."""
     create_burst: int = 10

@@ -15,12 +15,12 @@ from shared import protocol as p
 
 from redis.exceptions import RedisError
 
-from . import limits
+from .ops import limits
 from .app import create_app, redis_client
 from .config import Config, parse_args
-from .embedded import EmbeddedRedis, EmbeddedRedisError
-from .log import log, setup_logging
-from .websocket import Protocol as WebSocketProtocol
+from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
+from .ops.log import log, setup_logging
+from .ops.websocket import Protocol as WebSocketProtocol
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -39,7 +39,7 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
         host=config.host,
         port=config.port,
         loop="none",  # serve() runs in the caller's loop (uvloop from main(); the test's own loop)
-        ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/websocket.py)
+        ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/ops/websocket.py)
         ws_max_size=p.MAX_FRAME_BYTES,
         ws_per_message_deflate=False,
         ws_ping_interval=20.0,
@@ -49,7 +49,7 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
         log_level="warning",
         access_log=False,
         # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client's
-        # address: who a request comes from is --trusted-proxies' call alone (server/limits.py).
+        # address: who a request comes from is --trusted-proxies' call alone (server/ops/limits.py).
         proxy_headers=False,
     )
 

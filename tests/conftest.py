@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from redis_util import LiveServer, live_server, seed_checked
-from server.embedded import EmbeddedRedis, free_port
+from server.ops.embedded import EmbeddedRedis, free_port
 
 
 @pytest.fixture(scope="session")

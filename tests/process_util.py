@@ -31,7 +31,7 @@ from typing import IO, Any, Mapping, Sequence
 import redis
 
 from server.config import Config, env_name
-from server.embedded import EmbeddedRedis, free_port
+from server.ops.embedded import EmbeddedRedis, free_port
 
 
 class ProcessError(RuntimeError):
@@ -92,7 +92,7 @@ class ServerProcess:
         self.args = list(args)
         self.env = _clean_env(env)
         if log_path is None:
-            log_path = Path(tempfile.mkdtemp(prefix="thieves-server-log-")) / "server.log"
+            log_path = Path(tempfile.mkdtemp(prefix="thieves-server-log-")) / "server.ops.log"
         self.log_path = Path(log_path)
         self.process: subprocess.Popen[bytes] | None = None
         self._log_file: IO[bytes] | None = None
@@ -227,7 +227,7 @@ class ServerProcess:
 class RedisProcess:
     """A private redis-server with an append-only file in ``data_dir``, on a port that stays the same.
 
-    Each ``start`` is a fresh redis-server (``server.embedded.EmbeddedRedis``,
+    Each ``start`` is a fresh redis-server (``server.ops.embedded.EmbeddedRedis``,
     ``appendfsync everysec``) on the same port and directory, so it reloads
     what the previous one wrote. ``kill`` is SIGKILL; ``shutdown_nosave`` is
     the graceful SHUTDOWN NOSAVE (no RDB snapshot; the AOF is still flushed).

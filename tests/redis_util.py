@@ -82,8 +82,8 @@ SEEDED_VARIANTS = ("forty-thieves", "sixty-thieves")
 async def seed_checked(server: "LiveServer", count: int = 4, variants: tuple[str, ...] = SEEDED_VARIANTS) -> list[Any]:
     """Put ``count`` checked deals of each variant in the server's private pool, so that pool
     races start at once: the shipped pools' first deals with their lines (public, which only
-    a test may use). Returns the :class:`server.checked.CheckedDeal` entries, oldest first."""
-    from server.checked import CheckedDeal
+    a test may use). Returns the :class:`server.deals.checked.CheckedDeal` entries, oldest first."""
+    from server.deals.checked import CheckedDeal
     from shared.pool import load_pool
 
     out = []

@@ -16,7 +16,7 @@ import pytest
 from redis_util import Client, LiveServer, create_race, live_server, seed_checked, start_race
 from test_metrics import scrape
 
-from server.checked import CheckedDeal
+from server.deals.checked import CheckedDeal
 from server.store import checked_key
 from shared import protocol as p
 from shared.pool import pool_deals

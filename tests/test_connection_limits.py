@@ -22,7 +22,7 @@ import websockets
 
 from process_util import ServerProcess
 from redis_util import PROCESS_ARGS, TEST_CONFIG, Client, create_race
-from server import limits
+from server.ops import limits
 from shared import protocol as p
 
 OPEN_FILES = 256
@@ -75,7 +75,7 @@ async def healthy(server: ServerProcess) -> None:
 
 async def test_beyond_max_connections_clients_are_refused_typed_and_health_answers(redis_url: str,
                                                                                   tmp_path: Path) -> None:
-    server = LimitedServer(redis_url, args=PROCESS_ARGS, open_files=OPEN_FILES, log_path=tmp_path / "server.log")
+    server = LimitedServer(redis_url, args=PROCESS_ARGS, open_files=OPEN_FILES, log_path=tmp_path / "server.ops.log")
     await asyncio.to_thread(server.start)
     welcomed: list[websockets.ClientConnection] = []
     try:

@@ -21,8 +21,8 @@ import redis
 from process_util import RedisProcess, ServerProcess, thieves_server_command
 from redis_util import PROCESS_ARGS, Client, create_race, read_until_version, start_race
 
-from server import races
-from server.embedded import free_port
+from server.race import rules as races
+from server.ops.embedded import free_port
 from server.store import Keys, RaceMeta, decode_line
 from shared import protocol as p
 from shared.record import GameRecord, replay
@@ -56,7 +56,7 @@ def assert_consistent(client: redis.Redis, race: str) -> None:
 
 
 async def test_server_sigkilled_mid_race_players_resume_exactly_and_finish(redis_url: str, tmp_path: Path) -> None:
-    server = ServerProcess(redis_url, args=[*ARGS, "--presence-lease", "1"], log_path=tmp_path / "server.log")
+    server = ServerProcess(redis_url, args=[*ARGS, "--presence-lease", "1"], log_path=tmp_path / "server.ops.log")
     await asyncio.to_thread(server.start)
     try:
         created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
@@ -130,7 +130,7 @@ def _meta(redis_url: str, race: str) -> Any:
 
 async def test_redis_killed_and_restarted_play_resumes_without_a_half_applied_move(tmp_path: Path) -> None:
     store = RedisProcess(tmp_path / "redis").start()
-    server = ServerProcess(store.url, args=ARGS, log_path=tmp_path / "server.log")
+    server = ServerProcess(store.url, args=ARGS, log_path=tmp_path / "server.ops.log")
     try:
         await asyncio.to_thread(server.start)
         created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
@@ -216,7 +216,7 @@ def test_unreachable_redis_at_start_is_one_clear_line_and_exit_1() -> None:
 
 def test_a_server_started_before_its_redis_waits_for_it(tmp_path: Path) -> None:
     store = RedisProcess(tmp_path / "redis")
-    server = ServerProcess(store.url, args=["--redis-wait", "30"], log_path=tmp_path / "server.log")
+    server = ServerProcess(store.url, args=["--redis-wait", "30"], log_path=tmp_path / "server.ops.log")
     errors: list[BaseException] = []
 
     def run() -> None:

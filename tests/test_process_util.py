@@ -71,7 +71,7 @@ def test_console_script_runs() -> None:
 
 
 def test_server_start_health_kill_restart(aof_redis: RedisProcess, tmp_path: Path) -> None:
-    server = ServerProcess(aof_redis.url, args=["--countdown", "0"], log_path=tmp_path / "server.log")
+    server = ServerProcess(aof_redis.url, args=["--countdown", "0"], log_path=tmp_path / "server.ops.log")
     with server:
         status, body = server.health()  # type: ignore[misc]
         assert status == 200 and body["redis"] is True
@@ -95,7 +95,7 @@ def test_server_start_health_kill_restart(aof_redis: RedisProcess, tmp_path: Pat
 
 
 def test_server_health_follows_redis_without_restart(aof_redis: RedisProcess, tmp_path: Path) -> None:
-    with ServerProcess(aof_redis.url, log_path=tmp_path / "server.log") as server:
+    with ServerProcess(aof_redis.url, log_path=tmp_path / "server.ops.log") as server:
         aof_redis.kill()
         answer = server.health()
         assert answer is not None and answer[0] == 503 and answer[1]["redis"] is False

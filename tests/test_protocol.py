@@ -225,7 +225,7 @@ def test_frames_up_to_the_nesting_limit_decode_deeper_ones_are_bad_frames() -> N
 
 @pytest.mark.parametrize("key", sorted(VARIANTS))
 def test_race_info_carries_the_variant_rules_and_older_clients_ignore_them(key: str) -> None:
-    from server import races
+    from server.race import rules as races
 
     variant = VARIANTS[key]
     meta = races.new_race(p.Create(variant=key), 1_000)

@@ -17,7 +17,7 @@ from typing import Awaitable, Callable
 from process_util import RedisProcess
 from redis_util import Client, LiveServer, create_race, live_server, start_race
 
-from server import races
+from server.race import rules as races
 from server.app import redis_client
 from server.config import Config
 from server.store import Keys, Store

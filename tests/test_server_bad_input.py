@@ -15,7 +15,7 @@ import pytest
 import websockets
 from redis_util import TEST_SECRET, Client, LiveServer, create_race, live_server, start_race
 
-from server.tokens import CREATOR, PLAYER, Signer
+from server.race.tokens import CREATOR, PLAYER, Signer
 from shared import protocol as p
 from shared.engine import Game
 from shared.variants import get_variant
@@ -137,7 +137,7 @@ async def test_deeply_nested_frames_use_up_the_error_budget(race: Race) -> None:
 async def test_a_frame_the_server_fails_on_is_counted_and_logged_in_one_line(
         race: Race, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A server bug a client can trigger again and again: answered ``internal``, one line each, then closed."""
-    from server.connection import Connection
+    from server.race.connection import Connection
 
     async def broken(self: Connection, msg: p.Ping) -> None:
         raise ValueError("a bug")
@@ -413,7 +413,7 @@ async def test_a_hello_failing_its_field_checks_is_refused_and_closed(server: Li
 
 async def test_a_rejoin_renews_the_token_for_the_same_seat(redis_url: str) -> None:
     """A seat must outlive ``token_ttl`` after the first join: each rejoin hands out a fresh token."""
-    from server.service import now_ms
+    from server.race.service import now_ms
 
     async with live_server(redis_url, token_ttl=3600) as server:
         signer = Signer(TEST_SECRET.encode())

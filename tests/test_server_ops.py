@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from redis_util import Client, LiveServer, create_race, live_server, start_race
 
-from server.embedded import EmbeddedRedis, free_port
-from server.service import now_ms
+from server.ops.embedded import EmbeddedRedis, free_port
+from server.race.service import now_ms
 from shared import protocol as p
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +63,7 @@ def test_thieves_server_runs_with_its_own_redis_and_stops_it(tmp_path: Path) -> 
 
 
 def _answers(path: Path) -> bool:
-    from server.embedded import _answers as answers
+    from server.ops.embedded import _answers as answers
 
     return answers(path)
 

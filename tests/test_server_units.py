@@ -6,12 +6,12 @@ import hashlib
 
 import pytest
 
-from server import races
+from server.race import rules as races
 from server.config import Config, parse_args
-from server.log import format_event
-from server.ratelimit import TokenBucket
-from server.standings import Line, ranked, shown_status
-from server.tokens import CREATOR, PLAYER, Signer, TokenError
+from server.ops.log import format_event
+from server.ops.ratelimit import TokenBucket
+from server.race.standings import Line, ranked, shown_status
+from server.race.tokens import CREATOR, PLAYER, Signer, TokenError
 from shared import protocol as p
 from shared.engine import Game
 from shared.pool import pool_deals
@@ -151,7 +151,7 @@ def test_status_after_a_move_and_as_shown() -> None:
 
 
 def test_metrics_histogram_buckets_are_cumulative_and_text_is_prometheus() -> None:
-    from server.metrics import Metrics
+    from server.ops.metrics import Metrics
 
     m = Metrics()
     for seconds in (0.0002, 0.0007, 0.003, 9.0):
@@ -170,7 +170,7 @@ def test_metrics_histogram_buckets_are_cumulative_and_text_is_prometheus() -> No
 
 # ---------------------------------------------------------------- checked deals and hints
 def test_a_pool_race_takes_the_checked_deal_it_is_given_and_says_so() -> None:
-    from server.checked import CheckedDeal
+    from server.deals.checked import CheckedDeal
 
     given = CheckedDeal("forty-thieves", 12345678901234, ("S", "aF"))
     meta = races.new_race(p.Create(deal_source="pool"), 0, given)
@@ -195,7 +195,7 @@ def test_a_pool_race_takes_the_checked_deal_it_is_given_and_says_so() -> None:
 
 
 def test_a_checked_deal_round_trips_and_bad_entries_are_refused() -> None:
-    from server.checked import CheckedDeal
+    from server.deals.checked import CheckedDeal
 
     deal = CheckedDeal("sixty-thieves", p.MAX_WIRE_DEAL, ("S",))
     assert CheckedDeal.loads(deal.dumps()) == deal
@@ -209,7 +209,7 @@ def test_a_checked_deal_round_trips_and_bad_entries_are_refused() -> None:
 
 
 def test_a_worker_attempt_keeps_only_a_line_the_engine_replays_to_a_win() -> None:
-    from server.checked import CheckedDeal, check_deal, fresh_deal_number, try_random_deal
+    from server.deals.checked import CheckedDeal, check_deal, fresh_deal_number, try_random_deal
 
     attempt = check_deal("forty-thieves", 2, 1.0)  # the hand-picked easy deal: won in milliseconds
     assert attempt.verdict == "won" and attempt.found is not None and attempt.nodes > 0
@@ -246,7 +246,7 @@ def test_progress_lines_of_an_older_server_still_read() -> None:
 def test_a_worker_hint_follows_the_kept_line_and_ignores_a_broken_one() -> None:
     import json
 
-    from server.hinting import compute_hint
+    from server.deals.hinting import compute_hint
 
     game = Game.new(deal_number=2)
     first, _ = compute_hint(game.position(), None, 0.3)
@@ -270,7 +270,7 @@ def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
     from pathlib import Path
 
     from server.main import uvicorn_config
-    from server.websocket import LINGER_SECONDS
+    from server.ops.websocket import LINGER_SECONDS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
     config = Config()

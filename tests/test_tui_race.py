@@ -19,7 +19,7 @@ from client_cli.race_state import Phase
 from client_cli.race_screens import StandingsScreen
 from client_cli.textshot import screen_text
 from redis_util import LiveServer, live_server
-from server.embedded import free_port
+from server.ops.embedded import free_port
 from shared import protocol as p
 from shared.moves import IllegalReason
 

@@ -36,7 +36,7 @@ races)::
     thieves:secret         string the generated token secret
     checked:{VARIANT}      list   the private pool of checked deals of one
                                   variant: JSON {variant, deal, line} (see
-                                  server/checked.py); filled at the tail,
+                                  server/deals/checked.py); filled at the tail,
                                   taken from the head by LPOP, so no deal
                                   goes to two races
     creator:{ADDR}:bucket  hash   a client address's race-creation token

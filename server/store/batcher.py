@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from ..metrics import Timer
+from ..ops.metrics import Timer
 from .keys import Keys
 from .records import CommitResult, StoreError, decode_commit
 

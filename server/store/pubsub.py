@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from redis.exceptions import RedisError
 
-from ..log import log
+from ..ops.log import log
 from .keys import Keys, race_of_channel
 from .records import Note
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from ..metrics import Timer
+from ..ops.metrics import Timer
 from .batcher import MoveBatcher
 from .keys import ACTIVE, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies

@@ -18,9 +18,9 @@ from shared.moves import Move
 from shared.record import GameRecord, replay
 from shared.variants import UnknownVariant, Variant, get_variant
 
-from .checked import CheckedDeal
+from ..deals.checked import CheckedDeal
 from .standings import Line, ranked, shown_status
-from .store import Event, PlayerState, RaceMeta
+from ..store import Event, PlayerState, RaceMeta
 
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"

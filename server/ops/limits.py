@@ -28,7 +28,7 @@ import resource
 from dataclasses import dataclass
 from typing import Mapping
 
-from .config import Config
+from ..config import Config
 from .log import log
 
 REDIS_POOL = 64

@@ -25,14 +25,14 @@ from redis.exceptions import RedisError
 from shared import protocol as p
 from shared.variants import get_variant
 
-from . import races
-from .config import Config
-from .hinting import HintRunner
-from .log import log
-from .metrics import Metrics
-from .checked import CheckedPool, PoolUnavailable
-from .limits import ConnectionGate, client_address, max_connections, trusted_networks
-from .store import CreationLimits, CreationSettings, EventKind, Limited, Note, RaceMeta, Store, StoreError, retry_after
+from . import rules as races
+from ..config import Config
+from ..deals.hinting import HintRunner
+from ..ops.log import log
+from ..ops.metrics import Metrics
+from ..deals.checked import CheckedPool, PoolUnavailable
+from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
+from ..store import CreationLimits, CreationSettings, EventKind, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from .tokens import Signer
 
 if TYPE_CHECKING:

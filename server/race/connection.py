@@ -22,13 +22,13 @@ from shared.engine import Game
 from shared.moves import DRAW, IllegalReason, Move, MoveParseError
 from shared.variants import get_variant
 
-from . import races
-from .log import format_event, log, logger
-from .ratelimit import TokenBucket
+from . import rules as races
+from ..ops.log import format_event, log, logger
+from ..ops.ratelimit import TokenBucket
 from .service import RaceHub, Service, now_ms
-from .store import Committed, Conflict, HintRefused, RaceMeta, StoreError
+from ..store import Committed, Conflict, HintRefused, RaceMeta, StoreError
 from .tokens import CREATOR, PLAYER, TokenError
-from .websocket import BACKLOG, Backlog
+from ..ops.websocket import BACKLOG, Backlog
 
 SLOW_READER_GRACE = 10.0
 """Seconds a slow reader has to read up to its close frame before its socket is dropped."""

@@ -45,10 +45,10 @@ from shared.record import GameRecord, replay
 from shared.solver import Verdict, solve_deal
 from shared.variants import get_variant
 
-from .log import log
-from .metrics import Metrics
-from .store import Store
-from .workers import Workers
+from ..ops.log import log
+from ..ops.metrics import Metrics
+from ..store import Store
+from ..ops.workers import Workers
 
 SLACK_SECONDS = 10.0
 """How much longer than its budget one deal may take (a worker starting, queueing) before the call fails."""

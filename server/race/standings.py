@@ -7,7 +7,7 @@ the live progress table and the final results, so the two never disagree.
 
 from __future__ import annotations
 
-from .store.records import Line
+from ..store.records import Line
 
 INF = float("inf")
 

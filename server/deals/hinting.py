@@ -17,7 +17,7 @@ import time
 from shared.engine import Game
 from shared.hints import Hint, hint
 
-from .workers import Workers
+from ..ops.workers import Workers
 
 SLACK_SECONDS = 10.0
 """How much longer than its budget a hint may take (queueing behind other
