@@ -11,12 +11,6 @@ import contextlib
 from typing import Any, AsyncIterator
 
 import msgspec
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialWithJitterBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -30,7 +24,9 @@ from .race import rules as races
 from .config import Config
 from .race.connection import Connection
 from .ops.log import log
-from .race.service import Service, now_ms
+from .race.clock import now_ms
+from .race.service import Service
+from .store import UNAVAILABLE, RedisClient, redis_client
 
 _json = msgspec.json.Encoder()
 RETRY_POOL_SECONDS = 5
@@ -54,7 +50,7 @@ async def health(request: Request) -> Response:
     service = _service(request)
     try:
         ok = await service.store.ping()
-    except (RedisError, OSError):
+    except UNAVAILABLE:
         ok = False
     body = {"status": "ok" if ok else "unavailable", "redis": ok, "protocol": p.PROTOCOL_VERSION,
             "connections": service.connections, "max_connections": service.gate.limit,
@@ -68,7 +64,7 @@ async def metrics(request: Request) -> Response:
     try:
         active, up = await service.store.active_count(), 1
         depths = await service.checked.depths()
-    except (RedisError, OSError):
+    except UNAVAILABLE:
         active, up = -1, 0
         depths = {v: -1 for v in service.checked.targets}
     gauges = {
@@ -180,57 +176,13 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
 
 
-REDIS_RETRIES = 5
-"""How many times a command that met a dead or broken connection is sent again (reconnecting first)."""
-REDIS_BACKOFF = ExponentialWithJitterBackoff(base=0.025, cap=0.25)
-"""Waits between those tries: random up to 0.05, 0.1, 0.2, 0.25, 0.25 s (under 0.9 s in all, about
-half that on average). Long enough for a blip or a quick restart; short, because the frames of one
-connection are handled in turn, so during a real outage each queued frame waits this long for its
-``unavailable``."""
-
-
-def redis_retry() -> Retry:
-    """redis-py's own retry policy for every command, pooled connection and pub/sub read.
-
-    Why: when Redis restarts, every pooled connection is dead, and without a
-    retry the first command on each fails even though Redis already answers
-    again (``/health`` fine, the next ``hello`` ``unavailable``). With it a
-    command that meets a dead connection reconnects and is sent again, with
-    jittered backoff that rides out a blip; only a
-    longer outage reaches the player as ``unavailable``. Sending a script
-    again is safe: each checks its preconditions before its first write
-    (a move already applied answers ``dup``, a join by the same connection
-    finds its own seat).
-    """
-    return Retry(REDIS_BACKOFF, REDIS_RETRIES, supported_errors=(RedisConnectionError, RedisTimeoutError))
-
-
-def redis_client(config: Config, redis_url: str, retry: bool = True) -> "aioredis.Redis | aioredis.RedisCluster":
-    """A bytes client for the race store: one Redis, or a Redis Cluster found from one node.
-
-    ``retry=False`` answers at once (the start-up wait logs each of its own tries).
-    """
-    policy = redis_retry() if retry else Retry(REDIS_BACKOFF, 0)
-    if config.redis_cluster:
-        return aioredis.RedisCluster.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5,
-                                              max_connections=64, retry=policy)
-    # A blocking pool: under load a request waits for a free connection instead of failing.
-    # health_check_interval: a connection idle that long is PINGed (and replaced) before use.
-    pool = aioredis.BlockingConnectionPool.from_url(
-        redis_url, max_connections=64, timeout=5, socket_timeout=5, socket_connect_timeout=5,
-        health_check_interval=10, retry=policy,
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
-    )
-    return aioredis.Redis(connection_pool=pool)
-
-
 def create_app(config: Config, redis_url: str) -> Starlette:
     """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = redis_client(config, redis_url)
-        probe = redis_client(config, redis_url, retry=False)
+        client = redis_client(redis_url, config.redis_cluster)
+        probe = redis_client(redis_url, config.redis_cluster, retry=False)
         service = Service(config, client, probe)
         await service.start()
         app.state.service = service
@@ -253,4 +205,4 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         WebSocketRoute("/ws", websocket_endpoint),
     ]
     return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={RedisError: _unavailable, ConnectionError: _unavailable})
+                     exception_handlers={error: _unavailable for error in UNAVAILABLE})

@@ -13,10 +13,10 @@ import uvicorn
 
 from shared import protocol as p
 
-from redis.exceptions import RedisError
 
 from .ops import limits
-from .app import create_app, redis_client
+from .app import create_app
+from .store import UNAVAILABLE, redis_client
 from .config import Config, parse_args
 from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
 from .ops.log import log, setup_logging
@@ -70,16 +70,16 @@ async def wait_for_redis(config: Config, redis_url: str) -> None:
     where = redis_url.split("@")[-1]
     while True:
         attempt += 1
-        client = redis_client(config, redis_url, retry=False)
+        client = redis_client(redis_url, config.redis_cluster, retry=False)
         try:
             await client.ping()
             return
-        except (RedisError, OSError) as exc:
+        except UNAVAILABLE as exc:
             error = exc
         finally:
             try:
                 await client.aclose()
-            except (RedisError, OSError):
+            except UNAVAILABLE:
                 pass
         left = deadline - loop.time()
         if left <= 0:

@@ -15,7 +15,7 @@ from pathlib import Path
 import redis.asyncio as aioredis
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
-from server.race.service import now_ms
+from server.race.clock import now_ms
 from server.store import Keys
 from shared import protocol as p
 from shared.engine import Game, Status

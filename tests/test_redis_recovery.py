@@ -18,8 +18,7 @@ from process_util import RedisProcess
 from redis_util import Client, LiveServer, create_race, live_server, start_race
 
 from server.race import rules as races
-from server.app import redis_client
-from server.config import Config
+from server.store import redis_client
 from server.store import Keys, Store
 from shared import protocol as p
 
@@ -98,7 +97,7 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
 async def test_a_join_or_a_create_sent_twice_by_a_retry_applies_once(redis_url: str) -> None:
     """The retry may resend a script whose first run went through (the reply was lost): the join finds
     its own seat instead of ``name_taken``, the create its own race instead of a collision."""
-    client = redis_client(Config(), redis_url)
+    client = redis_client(redis_url)
     try:
         store = Store(client)
         meta = races.new_race(p.Create(seats=3), int(time.time() * 1000), None)

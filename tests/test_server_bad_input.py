@@ -413,7 +413,7 @@ async def test_a_hello_failing_its_field_checks_is_refused_and_closed(server: Li
 
 async def test_a_rejoin_renews_the_token_for_the_same_seat(redis_url: str) -> None:
     """A seat must outlive ``token_ttl`` after the first join: each rejoin hands out a fresh token."""
-    from server.race.service import now_ms
+    from server.race.clock import now_ms
 
     async with live_server(redis_url, token_ttl=3600) as server:
         signer = Signer(TEST_SECRET.encode())

@@ -17,7 +17,7 @@ import pytest
 from redis_util import Client, LiveServer, create_race, live_server, start_race
 
 from server.ops.embedded import EmbeddedRedis, free_port
-from server.race.service import now_ms
+from server.race.clock import now_ms
 from shared import protocol as p
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -37,7 +37,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import lru_cache
 
-from redis.exceptions import RedisError
 
 from shared import protocol as p
 from shared.engine import Game
@@ -47,7 +46,7 @@ from shared.variants import get_variant
 
 from ..ops.log import log
 from ..ops.metrics import Metrics
-from ..store import Store
+from ..store import UNAVAILABLE, Store
 from ..ops.workers import Workers
 
 SLACK_SECONDS = 10.0
@@ -178,7 +177,7 @@ class CheckedPool:
                 backoff = 0.5
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError, BrokenProcessPool, asyncio.TimeoutError) as exc:
+            except (*UNAVAILABLE, BrokenProcessPool, asyncio.TimeoutError) as exc:
                 log("checked_fill_failed", logging.WARNING, error=repr(exc), retry_in=backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)

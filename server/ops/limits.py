@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..config import Config
+from ..store.client import POOL_SIZE
 from .log import log
 
-REDIS_POOL = 64
-"""Connections the Redis client may open (``server.app.redis_client``'s ``max_connections``),
-plus the pub/sub connection below."""
+REDIS_POOL = POOL_SIZE + 8
+"""Connections the Redis clients may open: the pool (``server.store.client``), its pub/sub
+connection and the few the no-retry probe uses."""
 BASE_DESCRIPTORS = 48
 """Standard streams, the listening socket, the event loop's own descriptors, log files,
 the embedded Redis's pipe and socket, the pub/sub connection, modules being read."""

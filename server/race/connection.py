@@ -14,21 +14,21 @@ import logging
 from typing import Any, Callable
 
 import msgspec
-from redis.exceptions import RedisError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from shared import protocol as p
-from shared.engine import Game
-from shared.moves import DRAW, IllegalReason, Move, MoveParseError
 from shared.variants import get_variant
 
-from . import rules as races
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
-from .service import RaceHub, Service, now_ms
-from ..store import Committed, Conflict, HintRefused, RaceMeta, StoreError
-from .tokens import CREATOR, PLAYER, TokenError
 from ..ops.websocket import BACKLOG, Backlog
+from ..store import UNAVAILABLE, Committed, Conflict, HintRefused, RaceMeta, StoreError
+from . import rules as races
+from .clock import now_ms
+from .hub import RaceHub
+from .service import Service
+from .session import Pending, Refused, SeatSession
+from .tokens import CREATOR, PLAYER, TokenError
 
 SLOW_READER_GRACE = 10.0
 """Seconds a slow reader has to read up to its close frame before its socket is dropped."""
@@ -38,17 +38,6 @@ _HELLO_FAILURES = {
     p.ErrorCode.BAD_TOKEN: p.CloseCode.BAD_TOKEN,
     p.ErrorCode.TOKEN_EXPIRED: p.CloseCode.BAD_TOKEN,
 }
-
-
-class Refused(Exception):
-    """A frame refused with a protocol code; ``close`` ends the connection after the error."""
-
-    def __init__(self, code: p.ErrorCode | str, message: str | None = None,
-                 close: p.CloseCode | None = None) -> None:
-        self.code = code.value if isinstance(code, p.ErrorCode) else code
-        self.message = message or p.explain(self.code)
-        self.close = close
-        super().__init__(self.message)
 
 
 class Connection:
@@ -72,21 +61,13 @@ class Connection:
         self.race: str | None = None
         self.role: str | None = None
         self.seat: int | None = None
-        self.welcomed = False
-        self.needs_full = True
-        self.table_version = 0
-        """Version of the table the welcome gave (or replayed to) this client."""
-        self.seen: dict[int, p.PlayerProgress] | None = None
-        """After a resumed welcome: the progress table this client has (the hub sends it the difference)."""
+        self.session: SeatSession | None = None
+        """The player's seat (None for a spectator, or before hello)."""
         self.member = ""
         """This connection's presence lease name (players only)."""
         self.closing = False
-        self.version = 0
-        # The player's game as of log length ``n`` and last accepted ``seq``.
-        self.game: Game | None = None
-        self.n = 0
-        self.seq = 0
-        self.done = False
+        self._version = 0
+        """The race version of this connection's last answer, while it has no seat."""
         self._handlers: dict[type, Callable[[Any], Any]] = {
             p.Hello: self.on_hello,
             p.Create: self.on_create,
@@ -97,6 +78,18 @@ class Connection:
             p.Ping: self.on_ping,
             p.HintRequest: self.on_hint,
         }
+
+    @property
+    def version(self) -> int:
+        """The race version of this connection's last answer (``reject.version``)."""
+        return self.session.version if self.session is not None else self._version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        if self.session is not None:
+            self.session.version = value
+        else:
+            self._version = value
 
     # ---------------------------------------------------------- sending
     def send(self, data: bytes) -> None:
@@ -201,7 +194,7 @@ class Connection:
         if self.race is not None and self.seat is not None:
             try:
                 await self.store.presence(self.race, self.seat, self.member, False, 0, now_ms())
-            except (RedisError, OSError, StoreError):
+            except (*UNAVAILABLE, StoreError):
                 pass  # the lease runs out by itself
         log("left", race=self.race, seat=self.seat, peer=self.peer)
 
@@ -227,7 +220,7 @@ class Connection:
             # is counted by the flood allowance instead.
             self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
                         counts=not isinstance(msg, p.Move) and exc.code != p.ErrorCode.RATE_LIMITED.value)
-        except (RedisError, OSError) as exc:
+        except UNAVAILABLE as exc:
             self.service.metrics.redis_errors += 1
             self.store.down = True
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
@@ -273,6 +266,8 @@ class Connection:
             self.member = self.service.connection_id()
         seat, token = await self._take_seat(msg, meta)
         self.race, self.role, self.seat = meta.id, msg.role, seat
+        if seat is not None:
+            self.session = SeatSession(seat)
         self.hub = await self.service.join_hub(meta.id, self)
         replayed = await self._welcome(token, msg.last_version)
         log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, rejoined=msg.token is not None,
@@ -324,23 +319,24 @@ class Connection:
         assert meta is not None
         self.hub.set_meta(meta)
         version, lines = await self.store.lines(self.race)
-        self.version = self.table_version = version
+        self.version = version
         total = get_variant(meta.variant).total_cards
         table = races.progress_lines(lines, meta.started, total)
         missed = None
         if last_version is not None and last_version <= version:
             missed = await self.store.history(self.race, last_version, version)
         view = None
-        if self.seat is not None:
+        seq = 0
+        if self.session is not None:
             await self._reload(meta)
+            seq = self.session.seq
             if meta.started:
-                assert self.game is not None
-                view = p.View.from_player_view(self.game.view())
+                view = self.session.view()
         now = now_ms()
         self.send_msg(p.Welcome(
             protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role=self.role,  # type: ignore[arg-type]
             seat=self.seat, token=token, version=version if missed is None else last_version,  # type: ignore[arg-type]
-            server_time=now, view=view, seq=self.seq, progress=table if missed is None else [],
+            server_time=now, view=view, seq=seq, progress=table if missed is None else [],
             resumed=missed is not None,
         ))
         if missed is not None:
@@ -354,11 +350,7 @@ class Connection:
             if changed or version != last_version:
                 self.send_msg(p.Progress(version=version, server_time=now, race_status=meta.phase(now),  # type: ignore[arg-type]
                                          players=changed))
-            self.seen = {e.seat: e for e in table}
-        self.welcomed = True
-        self.needs_full = missed is None
-        if self.needs_full:
-            self.hub.mark_dirty()  # the promised progress with full: true, even when nothing else happens
+        self.hub.welcome(self, version, None if missed is None else table)
         if meta.status == "finished":
             blob = await self.store.results(self.race)
             if blob is not None:
@@ -367,15 +359,14 @@ class Connection:
             self.hub.spawn(self.service.end_race(self.race))
         return None if missed is None else len(missed)
 
-    async def _reload(self, meta: RaceMeta | None = None) -> None:
-        """Rebuild this player's game from Redis (first use, or after another process moved it)."""
-        assert self.race is not None and self.seat is not None
+    async def _reload(self, meta: RaceMeta | None = None) -> SeatSession:
+        """Rebuild this player's game from Redis (first use, or after another connection moved it)."""
+        assert self.race is not None and self.session is not None
         meta = meta or (self.hub.meta if self.hub else None) or await self.store.meta(self.race)
-        state = await self.store.player(self.race, self.seat)
+        state = await self.store.player(self.race, self.session.seat)
         assert meta is not None and state is not None
-        self.game = races.load_game(meta, state.moves)
-        self.n, self.seq = state.n, state.seq
-        self.done = state.status in ("finished", "gave_up")
+        self.session.load(meta, state)
+        return self.session
 
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
@@ -416,7 +407,7 @@ class Connection:
         except StoreError as exc:
             raise Refused(exc.code, "no player has joined yet" if exc.code == "forbidden" else None) from None
         log("race_started", race=claim.race, peer=self.peer)
-        if self.race == claim.race and self.welcomed:
+        if self.race == claim.race and self.hub is not None and self.hub.welcomed(self):
             self.version = version  # the countdown comes from the hub, as to every connection of the race
             return
         # Not a connection of that race: the hub will not tell it, so the answer comes from here.
@@ -427,61 +418,41 @@ class Connection:
 
     # ----------------------------------------------------------- moves
     async def on_move(self, msg: p.Move) -> None:
+        """Check the move on the cached game, store it, acknowledge it (session.py decides, this awaits)."""
         if self.race is None:
             raise Refused(p.ErrorCode.HELLO_REQUIRED)
-        if self.seat is None:
+        if self.session is None:
             raise Refused(p.ErrorCode.SPECTATOR_CANNOT_MOVE)
-        if msg.seat is not None and msg.seat != self.seat:
-            raise Refused(p.ErrorCode.NOT_YOUR_SEAT, f"this connection plays seat {self.seat}, not {msg.seat}")
+        session = self.session
         meta = await self._current_meta()
         now = now_ms()
-        phase = meta.phase(now)
-        if phase in ("lobby", "countdown"):
-            raise Refused(p.ErrorCode.RACE_NOT_STARTED)
-        if phase == "finished" or now >= meta.ends_at:
-            raise Refused(p.ErrorCode.RACE_OVER)
-        if self.game is None:
+        if not session.loaded:
             await self._reload(meta)
-        if msg.seq <= self.seq:
-            await self._resent(msg)
-            return
-        if self.done:
-            raise Refused(p.ErrorCode.PLAYER_FINISHED)
         for _ in range(3):
-            text, revert = self._apply(msg.move, meta)
-            assert self.game is not None
-            game = self.game
+            step = session.check(msg, meta, now)
+            if not isinstance(step, Pending):
+                await self._resent(msg)
+                return
             try:
-                status = races.player_status(game)
-                result = await self.store.commit_move(
-                    self.race, self.seat, now, msg.seq, self.n, text, game.cards_home, game.move_count, status,
-                )
+                result = await self.store.commit_move(self.race, session.seat, *step.fields())
             except StoreError as exc:  # the race or the player refused it: nothing was stored
-                revert()
+                step.revert()
                 raise Refused(exc.code) from None
             except BaseException:
                 # Unknown whether Redis applied it: forget the cached game, reload on the next move
                 # (a resend of this seq is then acknowledged as a duplicate if it did go through).
-                self.game = None
+                session.forget()
                 raise
-            if isinstance(result, Committed):
-                self.n += 1
-                self.seq = msg.seq
-                self.version = result.version
-                self.done = status == "finished"
+            ack = session.settle(step, result)
+            if isinstance(result, Committed) and ack is not None:
                 self.service.metrics.moves_accepted += 1
-                self.send_msg(p.Ack(seq=msg.seq, move=text, version=self.version,
-                                    view=p.View.from_player_view(game.view()), status=status))
+                self.send_msg(ack)
                 if result.race_done:
                     self.hub.spawn(self.service.end_race(self.race))
                 return
-            revert()
             if isinstance(result, Conflict):  # another connection of this seat moved: catch up and retry
-                log("move_conflict", race=self.race, seat=self.seat, n=self.n, stored=result.n)
+                log("move_conflict", race=self.race, seat=session.seat, n=step.expected_n, stored=result.n)
                 await self._reload(meta)
-                if msg.seq <= self.seq:
-                    await self._resent(msg)
-                    return
                 continue
             await self._reload(meta)  # a Duplicate: this very move was stored before
             await self._resent(msg)
@@ -498,46 +469,14 @@ class Connection:
             self.hub.set_meta(meta)
         return meta
 
-    def _apply(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], None]]:
-        """Play ``text`` on the cached game; returns the stored text and how to take it back."""
-        game = self.game
-        assert game is not None
-        if text == p.UNDO:
-            if not meta.undo:
-                raise Refused(p.ErrorCode.UNDO_DISABLED)
-            last = game.peek()
-            if last is None:
-                raise Refused(IllegalReason.NOTHING_TO_UNDO.value)
-            if last == DRAW:
-                raise Refused(IllegalReason.UNDO_NOT_ALLOWED.value,
-                              "a card drawn from the stock is never put back (it would show the stock)")
-            game.pop()
-            return p.UNDO, lambda: game.push(last)
-        try:
-            move = Move.parse(text)
-        except MoveParseError as exc:
-            raise Refused(p.ErrorCode.BAD_MOVE, str(exc)) from None
-        why = game.reason(move)
-        if why is not None:
-            raise Refused(why.value, f"{move.text()}: {why.explanation}")
-        game.push(move)
-        return move.text(), game.pop
-
     async def _resent(self, msg: p.Move) -> None:
         """A ``seq`` already used: acknowledge the same move again, or refuse a different one."""
-        assert self.race is not None and self.seat is not None and self.game is not None
-        state = await self.store.player(self.race, self.seat)
+        assert self.race is not None and self.session is not None
+        state = await self.store.player(self.race, self.session.seat)
         assert state is not None
-        if state.n != self.n:
+        if state.n != self.session.n or not self.session.loaded:
             await self._reload()
-        canonical = msg.move if msg.move == p.UNDO else _canonical(msg.move)
-        if msg.seq == state.seq and state.moves and state.moves[-1] == canonical:
-            self.send_msg(p.Ack(seq=msg.seq, move=canonical, version=self.version,
-                                view=p.View.from_player_view(self.game.view()),
-                                status=races.player_status(self.game), duplicate=True))  # type: ignore[arg-type]
-            return
-        raise Refused(p.ErrorCode.STALE_SEQUENCE,
-                      f"seq {msg.seq} is not above {state.seq}, the last accepted move's")
+        self.send_msg(self.session.resent(msg, state))
 
     async def on_give_up(self, msg: p.GiveUp) -> None:
         race, seat = self._player()
@@ -545,7 +484,8 @@ class Connection:
             self.version, race_done = await self.store.give_up(race, seat, now_ms())
         except StoreError as exc:
             raise Refused(exc.code) from None
-        self.done = True
+        if self.session is not None:
+            self.session.done = True
         self.send_msg(p.GaveUp(version=self.version))
         log("gave_up", race=race, seat=seat)
         if race_done and self.hub is not None:
@@ -575,11 +515,13 @@ class Connection:
                 raise Refused(exc.code, f"one hint every {cfg.hint_interval:g} s: the next in "
                                         f"{exc.wait_ms / 1000:.1f} s") from None
             raise Refused(exc.code) from None
-        if self.game is None or n != self.n:
+        session = self.session
+        assert session is not None
+        if session.game is None or n != session.n:
             await self._reload(meta)
-        assert self.game is not None
-        seq = self.seq
-        found, text, seconds = await self.service.hints.run(self.game.position(), previous, cfg.hint_budget)
+        assert session.game is not None
+        seq = session.seq
+        found, text, seconds = await self.service.hints.run(session.game.position(), previous, cfg.hint_budget)
         try:
             version = await self.store.give_hint(self.race, self.seat, text, now_ms())
         except StoreError as exc:
@@ -597,13 +539,6 @@ class Connection:
 
     async def on_ping(self, msg: p.Ping) -> None:
         self.send_msg(p.Pong(nonce=msg.nonce, server_time=now_ms()))
-
-
-def _canonical(text: str) -> str | None:
-    try:
-        return Move.parse(text).text()
-    except MoveParseError:
-        return None
 
 
 _FAILED_AT: set[tuple[str, str, int]] = set()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Literal
 from functools import lru_cache
 
 from shared import protocol as p
@@ -176,7 +177,11 @@ def table_before(lines: list[Line], missed: list[Event], started: bool, total: i
     return progress_lines(list(old.values()), started, total)
 
 
-def player_status(game: Game) -> str:
+MoveStatus = Literal["racing", "blocked", "finished"]
+"""A player's status after an accepted move."""
+
+
+def player_status(game: Game) -> MoveStatus:
     """A player's status after a move: finished (won), blocked (no legal move at all) or racing."""
     if game.is_won():
         return "finished"

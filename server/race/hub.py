@@ -1,0 +1,296 @@
+"""This process's connections to one race, and what each has been sent: the fan-out of events.
+
+Why a hub per race per process: every process that serves some of a
+race's connections hears each event once through Redis pub/sub, reads the
+progress table at most ``progress_hz`` times a second, encodes one frame
+and hands the same bytes to each of its connections. The cost of a move
+is then independent of how many people watch it. The hub keeps each
+connection's cursor (welcomed yet, owed a full table, the table a resumed
+client has); a connection is only something frames can be sent to
+(:class:`Listener`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from shared import protocol as p
+from shared.variants import get_variant
+
+from ..ops.log import log
+from ..store import UNAVAILABLE, EventKind, RaceMeta
+from . import rules as races
+from .clock import now_ms
+
+if TYPE_CHECKING:
+    from .service import Service
+
+
+class Listener(Protocol):
+    """What a hub needs of a connection."""
+
+    seat: int | None
+    """None for a spectator (who never sees a board)."""
+    member: str
+    """A player connection's presence lease name (the hub's heartbeat renews it)."""
+
+    def send(self, data: bytes) -> None: ...
+
+    def close_after_queue(self, code: p.CloseCode) -> None: ...
+
+
+@dataclass
+class Cursor:
+    """Where a connection's progress table stands."""
+
+    welcomed: bool = False
+    needs_full: bool = True
+    """The next flush sends the whole table (a snapshot welcome)."""
+    table_version: int = 0
+    """The version of the table its welcome gave (or replayed to) it: no flush may go back before it."""
+    seen: dict[int, p.PlayerProgress] | None = field(default=None)
+    """After a resumed welcome: the table the client has (the next flush sends the difference)."""
+
+
+class RaceHub:
+    """This process's connections to one race, and what they have been sent."""
+
+    def __init__(self, service: "Service", race: str) -> None:
+        self.service = service
+        self.race = race
+        self.conns: dict[Listener, Cursor] = {}
+        """This process's connections to the race, each with what its table has been sent."""
+        self.meta: RaceMeta | None = None
+        self.version = 0
+        self._last_sent: dict[int, p.PlayerProgress] = {}
+        self._dirty = False
+        self._trailing = False
+        self._flusher: asyncio.Task[None] | None = None
+        self._last_flush = 0.0
+        self._end_timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._announced: set[EventKind] | None = None
+        """The phase changes ("start", "end") this hub's connections were told of; None before the first
+        meta (a hub born in a running race: its connections learnt of the start from their welcome)."""
+
+    # ------------------------------------------------------- life cycle
+    def set_meta(self, meta: RaceMeta) -> None:
+        """Remember the race's settings and arm the end timer once it has a start."""
+        self.meta = meta
+        self.version = max(self.version, meta.version)
+        if self._announced is None:
+            self._announced = {EventKind.START} if meta.started else set()
+            if meta.status == "finished":
+                self._announced.add(EventKind.END)
+        if meta.status == "started" and self._end_timer is None:
+            delay = max(0.0, (meta.ends_at - now_ms()) / 1000) + 0.01
+            self._end_timer = asyncio.get_running_loop().call_later(delay, lambda: self.spawn(self._time_up()))
+
+    # ------------------------------------------------------- connections
+    def add(self, conn: Listener) -> None:
+        self.conns[conn] = Cursor()
+
+    def welcome(self, conn: Listener, version: int, seen: list[p.PlayerProgress] | None) -> None:
+        """``conn`` was sent its welcome at ``version``: a snapshot (``seen`` None: the next flush sends it the
+        full table) or a replay that left it with ``seen`` (the next flush sends it what differs)."""
+        cursor = self.conns.get(conn)
+        if cursor is None:
+            return
+        cursor.table_version = version
+        cursor.seen = None if seen is None else {e.seat: e for e in seen}
+        cursor.needs_full = seen is None
+        cursor.welcomed = True
+        if cursor.needs_full:
+            self.mark_dirty()  # the promised progress with full: true, even when nothing else happens
+
+    def welcomed(self, conn: Listener) -> bool:
+        cursor = self.conns.get(conn)
+        return cursor is not None and cursor.welcomed
+
+    def close(self) -> None:
+        if self._end_timer is not None:
+            self._end_timer.cancel()
+        if self._flusher is not None:
+            self._flusher.cancel()
+        for task in self._tasks:
+            task.cancel()
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _time_up(self) -> None:
+        await self.service.end_race(self.race)
+
+    def _told(self, change: EventKind) -> bool:
+        return self._announced is not None and change in self._announced
+
+    def _first_time(self, change: EventKind) -> bool:
+        """True once per phase change: a start or an end is announced once, however it was heard
+        (called with no await before the frames go out, so two announcers cannot both send)."""
+        if self._told(change):
+            return False
+        if self._announced is None:
+            self._announced = set()
+        self._announced.add(change)
+        return True
+
+    async def catch_up(self) -> None:
+        """Redo what a lost pub/sub message would have done (the race moved on without this hub hearing).
+
+        Why: pub/sub delivers at most once; a message published while this
+        process's subscription was down (Redis restarting, a failover, a
+        dropped connection) is gone. The stored race is the truth, so
+        compare it with what this hub's connections were told.
+        """
+        meta = await self.service.store.meta(self.race)
+        if meta is None:
+            if self.meta is not None and self.meta.status == "lobby":
+                self.on_event(self.version + 1, EventKind.ABANDON)
+            return
+        if meta.started and not self._told(EventKind.START):
+            self.on_event(meta.version, EventKind.START)
+        if meta.status == "finished" and not self._told(EventKind.END):
+            self.on_event(meta.version, EventKind.END)
+        self.on_event(meta.version, None)
+
+    # ---------------------------------------------------------- events
+    def on_event(self, version: int, kind: EventKind | None) -> None:
+        """An event of this race was stored (by any process); None: something changed (a catch-up)."""
+        self.version = max(self.version, version)
+        if kind is EventKind.MOVE:
+            # Moves of the next tick are not announced: flush once more a tick later for them.
+            self._trailing = True
+        if kind is EventKind.START:
+            self.spawn(self._announce_start())
+        elif kind is EventKind.END:
+            self.spawn(self._announce_end())
+        elif kind is EventKind.ABANDON:
+            self._announce_abandoned()
+            return
+        self.mark_dirty()
+
+    def _announce_abandoned(self) -> None:
+        """The lobby waited too long and the race is gone: say so and let everyone go."""
+        ttl = self.service.config.lobby_ttl
+        frame = p.encode(p.error(p.ErrorCode.RACE_NOT_FOUND,
+                                 f"the race was removed: nobody started it within {ttl} s of its creation"))
+        for conn in list(self.conns):
+            conn.send(frame)
+            conn.close_after_queue(p.CloseCode.NORMAL)
+
+    async def _announce_start(self) -> None:
+        if self._told(EventKind.START):
+            return
+        meta = await self.service.store.meta(self.race)
+        if meta is None or not self._first_time(EventKind.START):
+            return
+        self.set_meta(meta)
+        view = p.View.from_player_view(races.new_game(meta).view())
+        common = dict(version=self.version, starts_at=meta.starts_at, ends_at=meta.ends_at, server_time=now_ms())
+        for_players = p.encode(p.Countdown(**common, view=view))
+        for_spectators = p.encode(p.Countdown(**common))
+        for conn, cursor in list(self.conns.items()):
+            if cursor.welcomed:
+                conn.send(for_players if conn.seat is not None else for_spectators)
+                self.service.metrics.sent("countdown")
+
+    async def _announce_end(self) -> None:
+        if self._told(EventKind.END):
+            return
+        blob = await self.service.store.results(self.race)
+        meta = await self.service.store.meta(self.race)
+        if blob is None or meta is None or not self._first_time(EventKind.END):
+            return
+        self.set_meta(meta)
+        if self._end_timer is not None:
+            self._end_timer.cancel()
+        frame = p.encode(p.Finished(version=meta.version, results=_results(blob)))
+        for conn, cursor in list(self.conns.items()):
+            if cursor.welcomed:
+                conn.send(frame)
+                self.service.metrics.sent("finished")
+
+    # -------------------------------------------------------- progress
+    def mark_dirty(self) -> None:
+        self._dirty = True
+        if self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._flush_loop())
+
+    async def _flush_loop(self) -> None:
+        """Send at most ``progress_hz`` progress frames a second, each with all changes since the last."""
+        interval = 1.0 / self.service.config.progress_hz
+        try:
+            while True:
+                wait = self._last_flush + interval - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not self._dirty:
+                    return
+                self._dirty = self._trailing
+                self._trailing = False
+                self._last_flush = time.monotonic()
+                try:
+                    await self._flush()
+                except UNAVAILABLE as exc:
+                    log("progress_failed", race=self.race, error=exc)
+                    self._dirty = True
+        finally:
+            self._flusher = None
+
+    async def _flush(self) -> None:
+        if self.meta is None:
+            meta = await self.service.store.meta(self.race)
+            if meta is None:
+                return
+            self.set_meta(meta)
+        assert self.meta is not None
+        version, lines = await self.service.store.lines(self.race)
+        total = get_variant(self.meta.variant).total_cards
+        table = races.progress_lines(lines, self.meta.started, total)
+        changed = [e for e in table if self._last_sent.get(e.seat) != e]
+        self._last_sent = {e.seat: e for e in table}
+        self.version = max(self.version, version)
+        status = self.meta.phase(now_ms())
+        delta = full = None
+        sent = 0
+        for conn, cursor in list(self.conns.items()):
+            if not cursor.welcomed:
+                continue
+            if (cursor.needs_full or cursor.seen is not None) and version < cursor.table_version:
+                # Read before this connection's welcome: its first table must not go back in time.
+                self._dirty = True
+                continue
+            if cursor.needs_full:
+                cursor.needs_full = False
+                if full is None:
+                    full = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                               players=table, full=True))
+                conn.send(full)
+                sent += 1
+            elif cursor.seen is not None:
+                # Resumed: this connection's table is the one its welcome left it with, not the hub's.
+                own = [e for e in table if cursor.seen.get(e.seat) != e]
+                cursor.seen = None
+                if own:
+                    conn.send(p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                                  players=own)))
+                    sent += 1
+            elif changed:
+                if delta is None:
+                    delta = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                                                players=changed))
+                conn.send(delta)
+                sent += 1
+        self.service.progress_frames += sent
+        self.service.metrics.sent("progress", sent)
+
+
+def _results(blob: bytes) -> p.Results:
+    return msgspec.msgpack.decode(blob, type=p.Results)
