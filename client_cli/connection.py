@@ -26,6 +26,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from shared import protocol as p
 
+from .api import server_url
 from .race_state import RaceState
 
 BACKOFF_FIRST = 0.25
@@ -82,15 +83,8 @@ def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
 
 
 def websocket_url(server: str) -> str:
-    """The race WebSocket of a server given by its HTTP URL (or already a ws URL)."""
-    url = server.rstrip("/")
-    if url.startswith("https://"):
-        url = "wss://" + url[len("https://") :]
-    elif url.startswith("http://"):
-        url = "ws://" + url[len("http://") :]
-    elif not url.startswith(("ws://", "wss://")):
-        url = "ws://" + url
-    return url if url.endswith(WS_PATH) else url + WS_PATH
+    """The race WebSocket of a server in any spelling :func:`~client_cli.api.server_url` reads."""
+    return "ws" + server_url(server)[len("http"):] + WS_PATH
 
 
 WS_PATH = "/ws"

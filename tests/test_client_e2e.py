@@ -89,3 +89,12 @@ async def test_two_racers_and_a_spectator_through_a_whole_race(server: LiveServe
         assert "move 8/8 (WF) · home 1/104" in replayed and "A♥" in replayed.splitlines()[1]
         await pe.press("escape", "2")
         assert isinstance(eve.screen, ReplayScreen) and eve.screen.record.name == "bob"
+
+
+async def test_create_and_list_take_host_colon_port_like_play(server: LiveServer) -> None:
+    hostport = server.url.removeprefix("http://")
+    status, out = await thieves("create", "--server", hostport, "--seats", "1")
+    assert status == 0, out
+    code = re.search(r"join code:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    status, out = await thieves("list", "--server", hostport)
+    assert status == 0 and code in out

@@ -226,3 +226,27 @@ def test_frames_that_arrive_while_no_table_is_shown_draw_nothing() -> None:
     assert not play.table_shown()
     play.redraw()
     watch.redraw()
+
+
+@pytest.mark.parametrize("command", [["list"], ["create"], ["play", "ABCDEF", "--name", "ann"], ["watch", "ABCDEF"],
+                                     ["bot", "ABCDEF"]])
+def test_every_network_command_refuses_a_bad_server_address_in_words(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No traceback, exit 2, the same words from every command (issue #12, item 3)."""
+    from client_cli.main import main
+
+    assert main([*command, "--server", "notaurl"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"thieves {command[0]}: --server notaurl: ") and "host:port" in err
+    monkeypatch.setenv("THIEVES_SERVER", "ftp://x")
+    assert main(command) == 2
+    assert "$THIEVES_SERVER" in capsys.readouterr().err
+
+
+def test_host_and_port_alone_reach_the_server_for_create_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from client_cli.main import main
+
+    server = f"127.0.0.1:{free_port()}"
+    assert main(["list", "--server", server]) == 1
+    assert f"cannot reach the race server at http://{server}" in capsys.readouterr().err
