@@ -110,7 +110,9 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and "message" in err:
-            return f"{err.get('code', '')}: {err['message']}".strip(": ")
+            from .wording import error_words
+
+            return error_words(str(err.get("code", "")), str(err["message"]))
     return str(exc.reason)
 
 

@@ -98,3 +98,12 @@ async def test_create_and_list_take_host_colon_port_like_play(server: LiveServer
     code = re.search(r"join code:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
     status, out = await thieves("list", "--server", hostport)
     assert status == 0 and code in out
+
+
+async def test_create_with_a_name_that_cannot_join_creates_nothing(server: LiveServer) -> None:
+    """Issue #12, item 10: the name is checked before the race exists; an empty one is refused too."""
+    for name in ("x" * 40, ""):
+        status, out = await thieves("create", "--server", server.url, "--join", name)
+        assert status == 2 and out.startswith("thieves create: --join must be 1 to 32 characters long"), out
+    status, out = await thieves("list", "--server", server.url)
+    assert status == 0 and out.startswith("no open or running races"), out

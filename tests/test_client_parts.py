@@ -250,3 +250,25 @@ def test_host_and_port_alone_reach_the_server_for_create_and_list(capsys: pytest
     server = f"127.0.0.1:{free_port()}"
     assert main(["list", "--server", server]) == 1
     assert f"cannot reach the race server at http://{server}" in capsys.readouterr().err
+
+
+def test_arguments_are_checked_against_the_schema_before_anything_is_sent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue #12, items 2 and 10: limits in words, and no race is created for a name that cannot join."""
+    from client_cli.main import main
+
+    server = f"http://127.0.0.1:{free_port()}"  # nothing listens: a request would say so instead
+    long_name = "x" * 40
+    cases = [
+        (["create", "--seats", "0"], "thieves create: --seats must be from 1 to 500, not 0"),
+        (["create", "--time-limit", "100000"], "thieves create: --time-limit must be from 1 to 86400, not 100000"),
+        (["create", "--join", long_name], "thieves create: --join must be 1 to 32 characters long (this one has 40)"),
+        (["create", "--join", ""], "thieves create: --join must be 1 to 32 characters long (this one has 0)"),
+        (["play", "ABCDEF", "--name", long_name], "thieves play: --name must be 1 to 32 characters long (this one has 40)"),
+        (["bot", "ABCDEF", "--name", ""], "thieves bot: --name must be 1 to 32 characters long (this one has 0)"),
+        (["watch", "x" * 65], "thieves watch: RACE_OR_CODE must be 1 to 64 characters long (this one has 65)"),
+    ]
+    for argv, words in cases:
+        assert main([*argv, "--server", server]) == 2, argv
+        assert capsys.readouterr().err == words + "\n"

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.commands.netargs import add_server_option, refused, server_of
 from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, Move
@@ -104,6 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1:
         print("thieves bot: --pace must be >= 0, --start-when >= 1 and --wander in 0..1", file=sys.stderr)
+        return 2
+    if refused("bot", (p.Hello, "name", args.name, "--name"), (p.Hello, "race", args.race, "RACE_OR_CODE")):
         return 2
     say = (lambda text: None) if args.quiet else (lambda text: print(f"[{args.name}] {text}", flush=True))
     outcome = asyncio.run(
