@@ -21,11 +21,13 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
+from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
 from .table import TableApp, table_layout
+from .wording import reject_words
 
 TICK_SECONDS = 0.25
 
@@ -142,8 +144,7 @@ class PlayApp(TableApp):
     def on_link_updated(self, message: LinkUpdated) -> None:
         state = self.state
         if message.kind == "reject" and state.last_reject is not None:
-            r = state.last_reject
-            self.flash(r.message or p.explain(r.reason))
+            self.flash(reject_words(state.last_reject_move, state.last_reject.reason))
         elif message.kind == "hintanswer":
             self._show_hint()
         elif message.kind == "error":
@@ -204,7 +205,7 @@ class PlayApp(TableApp):
             worth = "no winning line exists from here"
         else:
             worth = "no winning line found in time: just a promising move"
-        self.flash(f"hint: {answer.move}, {worth}", error=False)
+        self.flash(f"hint: {describe_move(self.hint)}, {worth}", error=False)
 
     def action_ready(self) -> None:
         if self.state.phase() is not Phase.LOBBY:

@@ -184,7 +184,7 @@ class SoloApp(TableApp):
         try:
             self.game.push(move)
         except IllegalMove as exc:
-            self.flash(f"{move.text()}: {exc.reason.explanation}")
+            self.flash(f"{describe_move(move)}: {exc.reason.explanation}")
             return
         self.clock.start()
         self.message.clear()

@@ -14,6 +14,7 @@ import pytest
 
 from client_cli.api import create_race
 from client_cli.connection import LinkState
+from client_cli.keymap import describe_move
 from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
 from client_cli.race_screens import StandingsScreen
@@ -72,7 +73,7 @@ async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
         await until(lambda: bob.state.view is not None and bob.state.view.move_count == 1, what="ack")
         await pb.press("1", "2")  # 7d onto 9s: the server refuses
         await until(lambda: bob.message.text != "", what="reject")
-        assert IllegalReason.NOT_ONE_RANK_LOWER.explanation in bob.message.text
+        assert bob.message.text == "1 → 2: " + IllegalReason.NOT_ONE_RANK_LOWER.explanation  # keys, not "ab"
         assert bob.state.view is not None and bob.state.view.move_count == 1
         await pb.pause()
         board = screen_text(bob)
@@ -105,7 +106,8 @@ async def test_a_checked_race_with_hints_shows_the_hint_and_the_help_mark(server
         await until(lambda: ann.message.text.startswith("hint: "), what="the hint")
         answer = ann.state.hint
         assert answer is not None and answer.move is not None and ann.hint is not None
-        assert ann.hint.text() == answer.move and f"hint: {answer.move}, " in ann.message.text
+        assert ann.hint.text() == answer.move
+        assert ann.message.text.startswith(f"hint: {describe_move(ann.hint)}, ")  # keys, not "{answer.move}"
         assert ann.state.view is not None and ann.state.view.move_count == 0, "a hint plays nothing"
         await until(lambda: bob.state.players[0].helped, what="ann's help mark at bob's")
         await until(lambda: ann.state.helped, what="ann's own mark")
