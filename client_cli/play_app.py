@@ -23,6 +23,7 @@ from .board import Board
 from .connection import RaceLink
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
+from .race_screens import show_failure, show_link_status
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
@@ -50,6 +51,7 @@ class PlayApp(TableApp):
         self.link: RaceLink = make_link(self, server, self.state)
         self._confirm_give_up = False
         self._shown_results = False
+        self._shown_failure = False
 
     def compose(self) -> ComposeResult:
         yield from table_layout(Board(id="board"), RacersPanel(id="side"), row=True)
@@ -152,6 +154,7 @@ class PlayApp(TableApp):
         elif message.kind.startswith("bad frame"):
             self.flash(message.kind)
         self.redraw()
+        self._shown_failure = show_failure(self, state, self._shown_failure)
         if state.results is not None and not self._shown_results:
             self._shown_results = True
             self.picker.cancel()
@@ -160,6 +163,8 @@ class PlayApp(TableApp):
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()
+        show_link_status(self, message.status)
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
 
     def _after_standings(self, choice: str | None) -> None:
         if choice == "quit":

@@ -3,11 +3,13 @@ the race line of the status bar, and the wiring of a :class:`RaceLink`."""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
+from textual import events
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from shared import protocol as p
@@ -16,7 +18,7 @@ from shared.variants import UnknownVariant, get_variant
 from .connection import LinkState, LinkStatus, RaceLink
 from .race_state import Phase, RaceState
 from .racers import standings_lines
-from .table import format_clock
+from .table import MessageLine, format_clock
 
 
 class LinkUpdated(Message):
@@ -99,3 +101,55 @@ class StandingsScreen(ModalScreen[str]):
         with Vertical(id="dialog"):
             yield Static(body, id="result")
             yield Static(f"{self.extra_keys}Esc back to the board · q quit", id="result-keys")
+
+
+class FailedScreen(Screen[None]):
+    """Why the race cannot be joined or watched, in place of an empty table; any key quits.
+
+    Without it a refused join left the whole table and its game keys on
+    screen with a one-line note where the board would be, and the reason
+    reached the player only once they quit.
+    """
+
+    def __init__(self, title: str, reason: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"{self.title_text}\n\n{self.reason}", id="result")
+            yield Static("any key quits", id="result-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.app.exit()
+
+
+def show_failure(app: App, state: RaceState, shown: bool) -> bool:
+    """Put :class:`FailedScreen` over everything once the link gives up for good (``state.fatal``).
+
+    ``shown``: whether it already is (a pushed screen joins the stack only
+    later, so the stack cannot tell); returns the new value.
+    """
+    if state.fatal is None or shown:
+        return shown
+    what = "join" if state.role == "player" else "watch"
+    if state.info is None:
+        title = f"Cannot {what} race {state.race_ref}"
+    else:
+        title = f"Race {state.info.code}: the server ended the connection"
+    app.push_screen(FailedScreen(title, state.fatal))
+    return True
+
+
+def show_link_status(app: App, status: LinkStatus) -> None:
+    """After a drop, say why under the table while the link retries; clear it once back online."""
+    try:
+        line = app.screen.query_one("#message", MessageLine)
+    except (NoMatches, ScreenStackError):  # a dialog on top, or the app not running: nothing to say
+        return
+    if status.state is LinkState.RECONNECTING and status.detail:
+        line.flash(f"offline: {status.detail}; retrying by itself", seconds=0)
+    elif status.state is LinkState.ONLINE and line.text.startswith("offline: "):
+        line.clear()

@@ -24,6 +24,7 @@ from shared.view import PlayerView
 from .board import Board
 from .connection import RaceLink
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
+from .race_screens import show_failure, show_link_status
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .table import CSS_PATH, MessageLine, format_clock, table_layout
@@ -107,6 +108,7 @@ class WatchApp(App):
         self.state = RaceState(race_ref=race, role="spectator")
         self.link: RaceLink = make_link(self, server, self.state)
         self._shown_results = False
+        self._shown_failure = False
 
     def compose(self) -> ComposeResult:
         yield from table_layout(RacersPanel(id="racers"), row=True)
@@ -142,12 +144,15 @@ class WatchApp(App):
 
     def on_link_updated(self, message: LinkUpdated) -> None:
         self.redraw()
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
         if self.state.results is not None and not self._shown_results:
             self._shown_results = True
             self.action_standings()
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()
+        show_link_status(self, message.status)
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
 
     def action_standings(self) -> None:
         results = self.state.results

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from client_cli.api import create_race
 from client_cli.commands.bot import GreedyPolicy, play_race
 from redis_util import LiveServer
@@ -68,3 +70,15 @@ async def test_three_bots_race_to_the_end(server: LiveServer) -> None:
 async def test_a_bot_for_a_race_that_does_not_exist_exits_1(server: LiveServer) -> None:
     outcome = await asyncio.wait_for(play_race(server.url, "NOPE99", "ann", 0, say=lambda _t: None), timeout=20)
     assert outcome.status == 1 and outcome.results is None
+
+
+async def test_a_bot_with_no_server_to_reach_says_so_and_exits_1(capsys: "pytest.CaptureFixture[str]") -> None:
+    """Issue #12, item 4: it used to retry for ever and print nothing."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    outcome = await asyncio.wait_for(play_race(f"127.0.0.1:{port}", "ABCDEF", "ann", 0, say=lambda _t: None), 20)
+    assert outcome.status == 1
+    assert f"thieves bot: no race server answers at http://127.0.0.1:{port} (connection refused)" in capsys.readouterr().err

@@ -17,7 +17,8 @@ from client_cli.connection import LinkState
 from client_cli.keymap import describe_move
 from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
-from client_cli.race_screens import StandingsScreen
+from client_cli.race_screens import FailedScreen, StandingsScreen
+from client_cli.watch_app import WatchApp
 from client_cli.textshot import screen_text
 from redis_util import LiveServer, live_server
 from server.embedded import free_port
@@ -148,14 +149,34 @@ async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:
             assert ann.message.text == "the race is over"
 
 
-async def test_an_unknown_race_says_why_and_stops(server: LiveServer) -> None:
+async def test_an_unknown_race_says_why_instead_of_opening_the_table(server: LiveServer) -> None:
+    """Issue #12, item 5: the reason is the screen (no board, no game keys), and any key quits."""
     app = PlayApp(server.url, "NOSUCH", "ann")
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: app.link.status.state is LinkState.CLOSED, what="the refusal")
-        await pilot.pause(0.3)
+        await until(lambda: isinstance(app.screen, FailedScreen), what="the refusal")
+        await until(lambda: "Cannot join" in screen_text(app), what="the reason drawn")
         text = screen_text(app)
-        assert "Cannot join: race_not_found" in text
-        assert "✗ race_not_found" in text.splitlines()[0]
+        assert "Cannot join race NOSUCH" in text and "no race has" in text and "NOSUCH" in text
+        assert "Draw" not in text and "Give up" not in text and "Racers" not in text
+        await pilot.press("q")
+        await until(lambda: not app.is_running, what="the exit")
+
+
+@pytest.mark.parametrize("role", ["player", "spectator"])
+async def test_no_server_at_the_address_says_so_and_stops_retrying(role: str) -> None:
+    """Issue #12, item 4: a first connection that reaches nothing is an error, not an endless retry."""
+    url = f"http://127.0.0.1:{free_port()}"
+    app = PlayApp(url, "ABCDEF", "ann") if role == "player" else WatchApp(url, "ABCDEF")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: isinstance(app.screen, FailedScreen), what="the verdict")
+        await until(lambda: "Cannot " in screen_text(app), what="the reason drawn")
+        text = screen_text(app)
+        verb = "join" if role == "player" else "watch"
+        assert f"Cannot {verb} race ABCDEF" in text and f"no race server answers at {url}" in text
+        assert "connection refused" in text
+        assert app.link.status.state is LinkState.CLOSED
+        await pilot.press("space")
+        await until(lambda: not app.is_running, what="the exit")
 
 
 async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: str) -> None:
@@ -172,6 +193,8 @@ async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: s
         await until(lambda: ann.state.view is not None and ann.state.view.move_count == 1, what="ack")
         await first_cm.__aexit__(None, None, None)  # graceful restart: the server closes with 1012
         await until(lambda: not ann.link.online, what="the drop")
+        await until(lambda: ann.message.text.startswith("offline: "), what="why it is offline")
+        assert ann.message.text.endswith("; retrying by itself")
         await pa.pause()
         assert "◌ offline" in screen_text(ann).splitlines()[0]
         await pa.press("space")  # played while offline: sent after the welcome

@@ -136,12 +136,19 @@ async def play_race(
     wander: float = 0.0,
 ) -> BotOutcome:
     """Join, ready, (start,) play until the race is over."""
-    from client_cli.connection import RaceLink
+    from client_cli.connection import LinkState, LinkStatus, RaceLink
     from client_cli.race_state import Phase, RaceState
 
     state = RaceState(race, role="player", name=name, creator_token=creator_token)
     changed = asyncio.Event()
-    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=lambda _s: changed.set())
+
+    def status_changed(status: LinkStatus) -> None:
+        """Say why a drop happened and when the next try is (a first failure ends in ``state.fatal``)."""
+        if status.state is LinkState.RECONNECTING and status.retry_in is not None:
+            say(f"offline ({status.detail}): retry {status.attempt} in {status.retry_in:.1f}s")
+        changed.set()
+
+    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=status_changed)
     loop_task = asyncio.create_task(link.run())
     policy = GreedyPolicy(wander)
     started = gave_up = False

@@ -67,4 +67,7 @@ def run_race_app(app: "PlayApp | WatchApp", command: str) -> int:
     if app.state.fatal:
         print(f"thieves {command}: {app.state.fatal}", file=sys.stderr)
         return 1
+    if not app.link.ever_online:
+        print(f"thieves {command}: quit before the server at {app.link.server} answered", file=sys.stderr)
+        return 1
     return 0
