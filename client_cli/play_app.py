@@ -23,11 +23,11 @@ from .board import Board
 from .connection import RaceLink
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
-from .race_screens import show_failure, show_link_status
+from .race_screens import ConfirmQuitScreen, show_failure, show_link_status
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
-from .table import TableApp, table_layout
+from .table import TableApp, table_layout, with_reasons
 from .wording import reject_words
 
 TICK_SECONDS = 0.25
@@ -36,14 +36,22 @@ TICK_SECONDS = 0.25
 class PlayApp(TableApp):
     """A racer's table: board, racers' bars, countdown, standings."""
 
-    BINDINGS = [
-        Binding("u", "undo", "Undo"),
-        Binding("ctrl+z", "undo", "Undo", show=False),
-        Binding("s", "ready", "Ready", show=False),
-        Binding("b", "begin", "Start", show=False),
-        Binding("g", "give_up", "Give up"),
-        Binding("h", "hint", "Hint"),
-    ]
+    MOVE_ACTIONS = frozenset({"draw", "to_foundation", "undo", "give_up", "hint"})
+    """Keys of the game itself: offered only while this player may move."""
+
+    # The footer shows a key only while it does something (check_action); pressed when
+    # hidden, its twin runs the same action, which says why not ("the race has not started").
+    BINDINGS = with_reasons(
+        TableApp.BINDINGS + [
+            Binding("u", "undo", "Undo"),
+            Binding("ctrl+z", "undo", "Undo", show=False),
+            Binding("s", "ready", "Ready"),
+            Binding("b", "begin", "Start"),
+            Binding("g", "give_up", "Give up"),
+            Binding("h", "hint", "Hint"),
+        ],
+        MOVE_ACTIONS | {"ready", "begin"},
+    )
 
     def __init__(self, server: str, race: str, name: str, creator_token: str | None = None) -> None:
         super().__init__()
@@ -69,10 +77,47 @@ class PlayApp(TableApp):
             return
         status.update(self.status_text())
         self._update_placeholder()
+        self.refresh_bindings()  # the clock alone moves the countdown to the race
 
     async def action_quit(self) -> None:
+        """Quit at once in the lobby and once this player's game is over; mid-race, ask first."""
+        phase = self.state.phase()
+        if phase in (Phase.COUNTDOWN, Phase.RUNNING) and self.state.my_status not in ("finished", "gave_up"):
+            self.push_screen(ConfirmQuitScreen(), self._after_confirm_quit)
+            return
         self.link.close()
         self.exit()
+
+    def _after_confirm_quit(self, quit_now: bool | None) -> None:
+        if quit_now:
+            self.link.close()
+            self.exit()
+        else:
+            self.flash("still racing", error=False)
+            self.redraw()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which keys the footer offers now: the game's only while this player may move (undo and
+        hints only where the race allows them), ready and start only in the lobby."""
+        info = self.state.info
+        phase = self.state.phase()
+        if action in self.MOVE_ACTIONS:
+            if self.accepting_moves() is not None:
+                return False
+            if action == "undo":
+                return info is not None and info.undo
+            if action == "hint":
+                return info is not None and info.hints
+            return True
+        if action == "ready":
+            return phase is Phase.LOBBY
+        if action == "begin":
+            return phase is Phase.LOBBY and bool(self.state.creator_token)
+        return True
+
+    def action_unoffered(self, action: str) -> None:
+        """A key the footer does not offer now: run its action anyway, which says why not."""
+        getattr(self, f"action_{action}")()
 
     # ---------------------------------------------------- TableApp hooks
     def current_view(self) -> PlayerView | None:
@@ -103,8 +148,10 @@ class PlayApp(TableApp):
             return
         super().redraw()
         self.query_one("#status").set_class(not self.link.online, "offline")
-        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state))
+        lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
+        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state), lobby)
         self._update_placeholder()
+        self.refresh_bindings()
 
     def _update_placeholder(self) -> None:
         """Lobby and countdown texts where the board will be."""

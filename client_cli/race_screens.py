@@ -153,3 +153,20 @@ def show_link_status(app: App, status: LinkStatus) -> None:
         line.flash(f"offline: {status.detail}; retrying by itself", seconds=0)
     elif status.state is LinkState.ONLINE and line.text.startswith("offline: "):
         line.clear()
+
+
+class ConfirmQuitScreen(ModalScreen[bool]):
+    """Asked when ``q`` is pressed mid-race: a second ``q`` (or ``y``) quits, any other key goes back.
+
+    One stray ``q`` used to end a race in progress with no way back into it.
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Quit the race?\n\nYour game stops where it is; the cards you have home still count.",
+                         id="result")
+            yield Static("q or y quits · any other key goes back to the race", id="result-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss(event.key in ("q", "y"))

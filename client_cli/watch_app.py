@@ -140,7 +140,8 @@ class WatchApp(App):
         title = panel_title(self.state)
         if self.state.results is not None:
             title += " · final (s standings, 1-9 replay)"
-        self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title)
+        lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
+        self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title, lobby)
 
     def on_link_updated(self, message: LinkUpdated) -> None:
         self.redraw()

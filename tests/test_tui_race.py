@@ -17,7 +17,7 @@ from client_cli.connection import LinkState
 from client_cli.keymap import describe_move
 from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
-from client_cli.race_screens import FailedScreen, StandingsScreen
+from client_cli.race_screens import ConfirmQuitScreen, FailedScreen, StandingsScreen
 from client_cli.watch_app import WatchApp
 from client_cli.textshot import screen_text
 from redis_util import LiveServer, live_server
@@ -223,3 +223,66 @@ async def test_widest_variants_fit_beside_the_racers_panel(server: LiveServer, v
         labels = [line for line in text.splitlines() if line.split()[:2] == ["1", "2"]]
         columns = 13 if variant == "lucas" else 10
         assert labels and labels[0].split("▏")[0].split() == list("1234567890!@#")[:columns]
+
+
+def footer(app: PlayApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+async def test_the_footer_offers_only_the_keys_that_work_now(server: LiveServer) -> None:
+    """Issue #12, item 6: no ``h Hint`` in a race without hints, no Draw/Home/Give up in the lobby,
+    ``b``/``s`` where they apply, and a lobby panel that says who is ready in words."""
+    created = await create(server.url, seats=2, time_limit=120)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    bob = PlayApp(server.url, created.race.code, "bob")
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(lambda: len(ann.state.players) == 2 and len(bob.state.players) == 2, what="both seated")
+        await pb.press("s")
+        await until(lambda: any(pp.status == "ready" for pp in ann.state.players.values()), what="bob ready")
+        await until(lambda: "✓ ready" in screen_text(ann), what="the ready mark")
+        for app, starts in ((ann, True), (bob, False)):
+            keys = footer(app)
+            assert "s Ready" in keys and "q Quit" in keys and ("b Start" in keys) is starts, keys
+            assert not any(word in keys for word in ("Draw", "Home", "Give up", "Undo", "Hint")), keys
+        lobby = screen_text(ann)
+        assert "bob" in lobby and "✓ ready" in lobby and "ann" in lobby and "… not ready" in lobby
+        assert "0…" not in lobby and " 0 " not in lobby.split("Racers")[1]
+        await pa.press("space")
+        assert ann.message.text == "the race has not started yet", "a hidden key still says why"
+
+        await pa.press("b")
+        await until(lambda: racing(ann) and racing(bob), what="the start")
+        await until(lambda: "Draw" in footer(ann), what=f"the game keys in {footer(ann)!r}")
+        keys = footer(ann)
+        assert all(k in keys for k in ("Draw", "f Home", "u Undo", "g Give up", "q Quit")), keys
+        assert "Hint" not in keys and "Ready" not in keys and "Start" not in keys, keys
+        assert "number: cards home" in screen_text(ann)
+        await pa.press("h")
+        assert ann.message.text == p.ErrorCode.HINTS_NOT_ALLOWED.explanation
+
+
+async def test_q_mid_race_asks_first_and_quits_at_once_otherwise(server: LiveServer) -> None:
+    """Issue #12, item 11: a stray ``q`` ended a running race at once."""
+    created = await create(server.url, seats=1, time_limit=120)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    async with ann.run_test(size=SIZE) as pa:
+        await until(lambda: ann.link.online, what="online")
+        await pa.press("b")
+        await until(lambda: racing(ann), what="the start")
+        await pa.press("q")
+        await until(lambda: isinstance(ann.screen, ConfirmQuitScreen), what="the question")
+        await until(lambda: "Quit the race?" in screen_text(ann), what="the question drawn")
+        await pa.press("x")
+        await until(lambda: not isinstance(ann.screen, ConfirmQuitScreen), what="back to the race")
+        assert ann.is_running and ann.message.text == "still racing"
+        await pa.press("8")  # keys play again
+        assert ann.picker.selection is not None
+        await pa.press("escape", "q", "y")
+        await until(lambda: not ann.is_running, what="the confirmed quit")
+
+    created2 = await create(server.url, seats=2, time_limit=120)
+    lobby = PlayApp(server.url, created2.race.code, "bob")
+    async with lobby.run_test(size=SIZE) as pl:
+        await until(lambda: lobby.link.online, what="online")
+        await pl.press("q")
+        await until(lambda: not lobby.is_running, what="quitting the lobby at once")
