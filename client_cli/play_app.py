@@ -22,8 +22,8 @@ from shared.view import PlayerView
 from .board import Board
 from .connection import RaceLink
 from .keymap import describe_move
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
-from .race_screens import ConfirmQuitScreen, show_failure, show_link_status
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
+from .race_screens import ConfirmQuitScreen, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
@@ -135,13 +135,13 @@ class PlayApp(TableApp):
         self.link.send_move(move.text())
 
     def status_text(self) -> str:
-        line = race_line(self.state, self.link.status)
+        parts = race_parts(self.state, self.link.status)
         view = self.state.view
         if view is not None:
-            line += f" · moves {view.move_count} · home {view.cards_home}/{view.total_cards}"
+            parts += [(1, f"moves {view.move_count}"), (0, f"home {view.cards_home}/{view.total_cards}")]
         if self.state.helped:
-            line += " · † with help"
-        return line
+            parts.append((2, "† with help"))
+        return fit_parts(parts, status_width(self))
 
     def redraw(self) -> None:
         if not self.table_shown():

@@ -3,6 +3,7 @@ the race line of the status bar, and the wiring of a :class:`RaceLink`."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
@@ -57,27 +58,54 @@ def panel_title(state: RaceState) -> str:
     return f"Racers · {variant_name(state.info.variant)}" if state.info is not None else "Racers"
 
 
-def race_line(state: RaceState, link: LinkStatus) -> str:
-    """Race, phase and clock, the connection, and checked or not: the part of the status bar every
-    race screen shows (a spectator, too, wants to know whether the deal has a known winning line)."""
+def race_parts(state: RaceState, link: LinkStatus) -> list[tuple[int, str]]:
+    """The race line's parts with their rank for :func:`fit_parts` (0 = never dropped)."""
     info = state.info
-    parts = []
-    parts.append(info.code if info is not None else state.race_ref)
+    parts = [(0, info.code if info is not None else state.race_ref)]
     phase = state.phase()
     if phase is Phase.LOBBY and info is not None:
-        parts.append(f"lobby {state.seats_taken()}/{info.seats}")
+        parts.append((0, f"lobby {state.seats_taken()}/{info.seats}"))
     elif phase is Phase.COUNTDOWN:
         left = state.seconds_to_start()
-        parts.append(f"starts in {max(0, int(left) + 1) if left is not None else '…'}")
+        parts.append((0, f"starts in {max(0, int(left) + 1) if left is not None else '…'}"))
     elif phase is Phase.RUNNING:
         left = state.seconds_left()
-        parts.append(f"{format_clock(left)} left" if left is not None else "running")
+        parts.append((0, f"{format_clock(left)} left" if left is not None else "running"))
     elif phase is Phase.FINISHED:
-        parts.append("finished")
-    parts.append(link.text() if state.fatal is None or link.state is not LinkState.CLOSED else f"✗ {state.fatal}")
+        parts.append((0, "finished"))
+    closed = state.fatal is not None and link.state is LinkState.CLOSED
+    parts.append((0, f"✗ {state.fatal}" if closed else link.text()))
     if info is not None:
-        parts.append(state.checked_text())
-    return " · ".join(parts)
+        parts.append((3, state.checked_text()))
+    return parts
+
+
+def fit_parts(parts: list[tuple[int, str]], width: int) -> str:
+    """Join ``(rank, text)`` parts with `` · ``, dropping the highest ranks first until the line fits.
+
+    A status line that is too wide is cut at the screen's edge, which at
+    80 columns took the end of ``home 1/104`` while the connection was
+    offline; what matters least goes first instead.
+    """
+    kept = list(parts)
+    line = " · ".join(text for _, text in kept)
+    while cell_len(line) > width and any(rank for rank, _ in kept):
+        worst = max(rank for rank, _ in kept)
+        drop = max(i for i, (rank, _) in enumerate(kept) if rank == worst)
+        del kept[drop]
+        line = " · ".join(text for _, text in kept)
+    return line
+
+
+def race_line(state: RaceState, link: LinkStatus, width: int = 10_000) -> str:
+    """Race, phase and clock, the connection, and checked or not: the part of the status bar every
+    race screen shows (a spectator, too, wants to know whether the deal has a known winning line)."""
+    return fit_parts(race_parts(state, link), width)
+
+
+def status_width(app: App) -> int:
+    """Cells available to the status line (the terminal less its padding)."""
+    return max(20, app.size.width - 2)
 
 
 class StandingsScreen(ModalScreen[str]):

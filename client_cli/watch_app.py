@@ -23,8 +23,8 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
-from .race_screens import show_failure, show_link_status
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
+from .race_screens import race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .table import CSS_PATH, MessageLine, format_clock, table_layout
@@ -123,11 +123,11 @@ class WatchApp(App):
         self.exit()
 
     def status_text(self) -> str:
-        line = race_line(self.state, self.link.status)
+        parts = race_parts(self.state, self.link.status)
         elapsed = self.state.seconds_elapsed()
         if elapsed is not None and self.state.phase() in (Phase.RUNNING, Phase.FINISHED):
-            line += f" · race clock {format_clock(elapsed)}"
-        return line
+            parts.append((2, f"race clock {format_clock(elapsed)}"))
+        return fit_parts(parts, status_width(self))
 
     def redraw(self) -> None:
         try:  # a frame may arrive while the app starts or stops, or under a dialog

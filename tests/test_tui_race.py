@@ -49,6 +49,13 @@ def racing(app: PlayApp) -> bool:
     return app.state.can_move() is None
 
 
+async def start_alone(app: PlayApp, pilot: object) -> None:
+    """The creator, seated alone, starts the race and waits for it to run."""
+    await until(lambda: app.link.online, what="online")
+    await pilot.press("b")  # type: ignore[attr-defined]
+    await until(lambda: racing(app), what="the start")
+
+
 async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
     created = await create(server.url, seats=2, time_limit=120)
     code = created.race.code
@@ -143,6 +150,8 @@ async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:
             await pa.pause()
             text = screen_text(ann)
             assert "The race is over — Forty Thieves, deal #1" in text and "gave up" in text
+            assert " · finished · " in text.splitlines()[0], "the results box leaves the status line in view"
+            assert "q Quit" in text.splitlines()[-1]
             await pa.press("escape")
             assert not isinstance(ann.screen, StandingsScreen)
             await pa.press("space")
@@ -186,9 +195,7 @@ async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: s
     created = await create(first.url, seats=1, time_limit=300)
     ann = PlayApp(first.url, created.race.code, "ann", created.creator_token)
     async with ann.run_test(size=SIZE) as pa:
-        await until(lambda: ann.link.online, what="online")
-        await pa.press("b")
-        await until(lambda: racing(ann), what="the start")
+        await start_alone(ann, pa)
         await pa.press("8", "4")
         await until(lambda: ann.state.view is not None and ann.state.view.move_count == 1, what="ack")
         await first_cm.__aexit__(None, None, None)  # graceful restart: the server closes with 1012
@@ -196,7 +203,8 @@ async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: s
         await until(lambda: ann.message.text.startswith("offline: "), what="why it is offline")
         assert ann.message.text.endswith("; retrying by itself")
         await pa.pause()
-        assert "◌ offline" in screen_text(ann).splitlines()[0]
+        status = screen_text(ann).splitlines()[0]
+        assert "◌ offline" in status and status.rstrip().endswith("· moves 1 · home 0/104"), status
         await pa.press("space")  # played while offline: sent after the welcome
         assert len(ann.state.pending) == 1
         async with live_server(redis_url, port=port):
@@ -214,9 +222,7 @@ async def test_widest_variants_fit_beside_the_racers_panel(server: LiveServer, v
     created = await create(server.url, seats=1, time_limit=60, variant=variant)
     app = PlayApp(server.url, created.race.code, "ann", created.creator_token)
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: app.link.online, what="online")
-        await pilot.press("b")
-        await until(lambda: racing(app), what="the start")
+        await start_alone(app, pilot)
         await pilot.pause()
         text = screen_text(app)
         assert all(len(line) <= 80 for line in text.splitlines())
@@ -266,9 +272,7 @@ async def test_q_mid_race_asks_first_and_quits_at_once_otherwise(server: LiveSer
     created = await create(server.url, seats=1, time_limit=120)
     ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
     async with ann.run_test(size=SIZE) as pa:
-        await until(lambda: ann.link.online, what="online")
-        await pa.press("b")
-        await until(lambda: racing(ann), what="the start")
+        await start_alone(ann, pa)
         await pa.press("q")
         await until(lambda: isinstance(ann.screen, ConfirmQuitScreen), what="the question")
         await until(lambda: "Quit the race?" in screen_text(ann), what="the question drawn")
