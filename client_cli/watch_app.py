@@ -28,6 +28,7 @@ from .race_screens import race_parts, show_failure, show_link_status, status_wid
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .table import CSS_PATH, MessageLine, format_clock, table_layout
+from .wording import move_text_words
 
 TICK_SECONDS = 0.25
 
@@ -84,12 +85,21 @@ class ReplayScreen(Screen[None]):
         self.draw()
 
     def draw(self) -> None:
+        """The board after ``index`` steps of the record, and the status line counting both ways.
+
+        ``moves`` is the count the standings show (the server's: moves on the
+        board, an undo takes one back); ``step`` walks the record, in which an
+        undo is a step of its own (docs/notation.md, "Counting moves").
+        """
         view = self.views[self.index]
-        last = self.moves[self.index - 1] if self.index else "start"
-        self.query_one("#status", Static).update(
-            f"Replay: {self.record.name} · move {self.index}/{len(self.moves)} ({last})"
-            f" · home {view.cards_home}/{view.total_cards}"
-        )
+        last = move_text_words(self.moves[self.index - 1]) if self.index else "start"
+        parts = [
+            (2, f"Replay: {self.record.name}"),
+            (0, f"moves {view.move_count}"),
+            (0, f"step {self.index}/{len(self.moves)} ({last})"),
+            (1, f"home {view.cards_home}/{view.total_cards}"),
+        ]
+        self.query_one("#status", Static).update(fit_parts(parts, status_width(self.app)))
         self.query_one(Board).show(view)
 
 
