@@ -91,6 +91,8 @@ class RaceState:
     ready: bool = False
     hint: p.HintAnswer | None = None
     """The server's last answer to a ``hint`` request."""
+    last_error: p.Error | None = None
+    """The last ``error`` frame (a refused hint, a rate limit...), fatal or not."""
 
     # ------------------------------------------------------------ frames out
     def hello(self) -> p.Hello:
@@ -188,6 +190,7 @@ class RaceState:
         self.pending = []
 
     def _on_error(self, msg: p.Error, at: float) -> None:
+        self.last_error = msg
         if msg.code in FATAL_CODES and (msg.ref in (None, "hello") or self.info is None):
             self.fatal = error_words(msg.code, msg.message)
 
