@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -27,13 +28,62 @@ class ApiError(Exception):
     """A request the server refused or could not answer; the message says why."""
 
 
+SECURE_SCHEMES = {"https": True, "wss": True, "http": False, "ws": False}
+"""The schemes a server address may carry: HTTP and WebSocket name the same server."""
+
+EXAMPLE = "give host:port (e.g. 127.0.0.1:8000) or a URL (http://host[:port])"
+
+
+class ServerAddressError(ValueError):
+    """A server address no command can use; the message says what to type instead."""
+
+
 def default_server() -> str:
     """``$THIEVES_SERVER`` or the local default."""
     return os.environ.get(SERVER_ENV) or DEFAULT_SERVER
 
 
+def server_url(text: str) -> str:
+    """The HTTP base URL (no trailing slash, no ``/ws``) of a server given as ``host:port`` or a URL.
+
+    Every command reads ``--server`` through this one function, so ``play``,
+    ``create`` and ``list`` accept the same spellings: ``host:port``,
+    ``http[s]://host[:port][/prefix]`` and the WebSocket forms ``ws[s]://...[/ws]``.
+    A bare word with no port is refused rather than guessed at: ``notaurl``
+    is far more often a typo than a server on port 80.
+    """
+    raw = text.strip()
+    if not raw:
+        raise ServerAddressError(f"the server address is empty: {EXAMPLE}")
+    scheme, sep, rest = raw.partition("://")
+    if sep:
+        scheme = scheme.lower()
+        if scheme not in SECURE_SCHEMES:
+            raise ServerAddressError(f"{scheme}:// is not a race server's scheme: {EXAMPLE}")
+    else:
+        scheme, rest = "", raw
+    hostport, slash, path = rest.partition("/")
+    path = ("/" + path).rstrip("/") if slash else ""
+    if path.endswith("/ws"):
+        path = path[: -len("/ws")]
+    parts = urllib.parse.urlsplit("//" + hostport)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname:
+        raise ServerAddressError(f"{text!r} names no host: {EXAMPLE}")
+    if port == -1 or port == 0 or (port is None and hostport.endswith(":")):
+        raise ServerAddressError(f"{text!r}: the port must be a number from 1 to 65535")
+    if not scheme and port is None:
+        raise ServerAddressError(f"{text!r} is not a server address: {EXAMPLE}")
+    secure = SECURE_SCHEMES.get(scheme, False)
+    return f"{'https' if secure else 'http'}://{hostport}{path}"
+
+
 def _request(server: str, method: str, path: str, body: bytes | None = None) -> Any:
-    url = server.rstrip("/") + path
+    server = server_url(server)
+    url = server + path
     req = urllib.request.Request(url, data=body, method=method)
     req.add_header("Accept", "application/json")
     if body is not None:
@@ -60,7 +110,9 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and "message" in err:
-            return f"{err.get('code', '')}: {err['message']}".strip(": ")
+            from .wording import error_words
+
+            return error_words(str(err.get("code", "")), str(err["message"]))
     return str(exc.reason)
 
 

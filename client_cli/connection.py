@@ -17,15 +17,17 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
+import socket
 from dataclasses import dataclass
 from typing import Callable
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from shared import protocol as p
 
+from .api import server_url
 from .race_state import RaceState
 
 BACKOFF_FIRST = 0.25
@@ -82,18 +84,36 @@ def backoff_delay(attempt: int, rng: random.Random | None = None) -> float:
 
 
 def websocket_url(server: str) -> str:
-    """The race WebSocket of a server given by its HTTP URL (or already a ws URL)."""
-    url = server.rstrip("/")
-    if url.startswith("https://"):
-        url = "wss://" + url[len("https://") :]
-    elif url.startswith("http://"):
-        url = "ws://" + url[len("http://") :]
-    elif not url.startswith(("ws://", "wss://")):
-        url = "ws://" + url
-    return url if url.endswith(WS_PATH) else url + WS_PATH
+    """The race WebSocket of a server in any spelling :func:`~client_cli.api.server_url` reads."""
+    return "ws" + server_url(server)[len("http"):] + WS_PATH
 
 
 WS_PATH = "/ws"
+
+
+def failure_words(exc: BaseException) -> str:
+    """Why a connection could not be opened, short enough for one line of the table."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "unknown host"
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return f"no answer within {OPEN_TIMEOUT:g} s"
+    if isinstance(exc, InvalidStatus):
+        return f"HTTP {exc.response.status_code} instead of a race server's WebSocket"
+    if isinstance(exc, InvalidHandshake):
+        return "not a race server's WebSocket"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+@dataclass(frozen=True)
+class Drop:
+    """How one connection ended: why (in words), and whether a WebSocket opened at all."""
+
+    reason: str
+    reached: bool
 
 
 class RaceLink:
@@ -106,6 +126,7 @@ class RaceLink:
         on_update: Callable[[str], None],
         on_status: Callable[[LinkStatus], None],
     ) -> None:
+        self.server = server_url(server)
         self.url = websocket_url(server)
         self.state = state
         self.on_update = on_update
@@ -114,6 +135,8 @@ class RaceLink:
         self._ws: ClientConnection | None = None
         self._closing = False
         self._welcomed = False
+        self.ever_online = False
+        """A ``welcome`` arrived at least once: later drops are retried, a first failure is not."""
         self._outbox: asyncio.Queue[msgspec.Struct] = asyncio.Queue()
 
     # ---------------------------------------------------------------- sending
@@ -153,10 +176,19 @@ class RaceLink:
         self.on_status(status)
 
     async def run(self) -> None:
-        """Connect, read, reconnect; returns when the race is over or cannot be joined."""
+        """Connect, read, reconnect; returns when the race is over or cannot be joined.
+
+        A first connection that reaches no race server ends the loop with
+        ``state.fatal`` saying so: retrying for ever against a wrong address
+        or a server that is not running only hides the mistake. Once a
+        welcome has arrived, a drop is retried (the seat and game wait), and
+        the status says why the last attempt failed.
+        """
         attempt = 0
         while not self._closing:
-            reason = await self._session()
+            drop = await self._session()
+            if not self.ever_online and not drop.reached and not self._closing and not self.state.fatal:
+                self.state.fatal = f"no race server answers at {self.server} ({drop.reason})"
             if self._closing or self.state.fatal or self.state.results is not None:
                 detail = self.state.fatal or ("race over" if self.state.results is not None else "closed")
                 self._set_status(LinkStatus(LinkState.CLOSED, detail))
@@ -164,12 +196,12 @@ class RaceLink:
             attempt = 1 if self._welcomed else attempt + 1
             self._welcomed = False
             delay = backoff_delay(attempt)
-            self._set_status(LinkStatus(LinkState.RECONNECTING, reason, attempt, delay))
+            self._set_status(LinkStatus(LinkState.RECONNECTING, drop.reason, attempt, delay))
             await asyncio.sleep(delay)
-            self._set_status(LinkStatus(LinkState.RECONNECTING, reason, attempt, None))
+            self._set_status(LinkStatus(LinkState.RECONNECTING, drop.reason, attempt, None))
 
-    async def _session(self) -> str:
-        """One connection from open to close; returns why it ended."""
+    async def _session(self) -> Drop:
+        """One connection from open to close; how it ended."""
         try:
             async with connect(
                 self.url,
@@ -192,15 +224,15 @@ class RaceLink:
                             break
                 finally:
                     writer.cancel()
-                code = ws.close_code
-                return self._close_reason(code, ws.close_reason)
+                return Drop(self._close_reason(ws.close_code, ws.close_reason), True)
         except ConnectionClosed as exc:
-            return self._close_reason(exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else "")
+            reason = self._close_reason(exc.rcvd.code if exc.rcvd else None, exc.rcvd.reason if exc.rcvd else "")
+            return Drop(reason, True)
         except (OSError, TimeoutError, InvalidHandshake, asyncio.TimeoutError) as exc:
-            return f"cannot reach {self.url}: {exc}"
+            return Drop(failure_words(exc), False)
         except InvalidURI as exc:
             self.state.fatal = f"bad server URL: {exc}"
-            return self.state.fatal
+            return Drop(self.state.fatal, False)
         finally:
             self._ws = None
 
@@ -233,7 +265,7 @@ class RaceLink:
         self.state.apply(msg)
         kind = type(msg).__name__.lower()
         if isinstance(msg, p.Welcome):
-            self._welcomed = True
+            self._welcomed = self.ever_online = True
             self._set_status(LinkStatus(LinkState.ONLINE))
             for move in self.state.resend():
                 self._outbox.put_nowait(move)

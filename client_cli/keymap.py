@@ -10,6 +10,8 @@ letters (``a``..``m``) would have collided with them.
 
 from __future__ import annotations
 
+from shared.moves import FOUNDATION, STOCK, WASTE, Move
+
 MAX_KEYED_COLUMNS = 13
 
 _COLUMN_CHARS = "1234567890!@#"
@@ -38,3 +40,27 @@ def column_for_key(character: str | None, columns: int) -> int | None:
         return None
     index = _COLUMN_CHARS.find(character)
     return index if 0 <= index < columns else None
+
+
+def describe_move(move: Move) -> str:
+    """A move in the keys that play it: ``8 → 4``, ``w (waste) → f (home)``, ``1 → 2 (3 cards)``.
+
+    Every message a player reads names a move this way, never in the wire
+    notation (``hd``, ``WF``), whose column letters are not on the keys.
+    """
+
+    def place(where: int) -> str:
+        if where == WASTE:
+            return "w (waste)"
+        if where == FOUNDATION:
+            return "f (home)"
+        if where == STOCK:
+            return "stock"
+        return column_label(where) if 0 <= where < MAX_KEYED_COLUMNS else f"column {where + 1}"
+
+    if move.src == STOCK:
+        return "space (draw)"
+    if move.dst == STOCK:
+        return "r (turn the waste over)"
+    cards = f" ({move.count} cards)" if move.count > 1 else ""
+    return f"{place(move.src)} → {place(move.dst)}{cards}"

@@ -21,11 +21,14 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
+from .keymap import describe_move
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
+from .race_screens import ConfirmQuitScreen, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
-from .table import TableApp, table_layout
+from .table import TableApp, table_layout, with_reasons
+from .wording import reject_words
 
 TICK_SECONDS = 0.25
 
@@ -33,14 +36,22 @@ TICK_SECONDS = 0.25
 class PlayApp(TableApp):
     """A racer's table: board, racers' bars, countdown, standings."""
 
-    BINDINGS = [
-        Binding("u", "undo", "Undo"),
-        Binding("ctrl+z", "undo", "Undo", show=False),
-        Binding("s", "ready", "Ready", show=False),
-        Binding("b", "begin", "Start", show=False),
-        Binding("g", "give_up", "Give up"),
-        Binding("h", "hint", "Hint"),
-    ]
+    MOVE_ACTIONS = frozenset({"draw", "to_foundation", "undo", "give_up", "hint"})
+    """Keys of the game itself: offered only while this player may move."""
+
+    # The footer shows a key only while it does something (check_action); pressed when
+    # hidden, its twin runs the same action, which says why not ("the race has not started").
+    BINDINGS = with_reasons(
+        TableApp.BINDINGS + [
+            Binding("u", "undo", "Undo"),
+            Binding("ctrl+z", "undo", "Undo", show=False),
+            Binding("s", "ready", "Ready"),
+            Binding("b", "begin", "Start"),
+            Binding("g", "give_up", "Give up"),
+            Binding("h", "hint", "Hint"),
+        ],
+        MOVE_ACTIONS | {"ready", "begin"},
+    )
 
     def __init__(self, server: str, race: str, name: str, creator_token: str | None = None) -> None:
         super().__init__()
@@ -48,6 +59,7 @@ class PlayApp(TableApp):
         self.link: RaceLink = make_link(self, server, self.state)
         self._confirm_give_up = False
         self._shown_results = False
+        self._shown_failure = False
 
     def compose(self) -> ComposeResult:
         yield from table_layout(Board(id="board"), RacersPanel(id="side"), row=True)
@@ -65,10 +77,47 @@ class PlayApp(TableApp):
             return
         status.update(self.status_text())
         self._update_placeholder()
+        self.refresh_bindings()  # the clock alone moves the countdown to the race
 
     async def action_quit(self) -> None:
+        """Quit at once in the lobby and once this player's game is over; mid-race, ask first."""
+        phase = self.state.phase()
+        if phase in (Phase.COUNTDOWN, Phase.RUNNING) and self.state.my_status not in ("finished", "gave_up"):
+            self.push_screen(ConfirmQuitScreen(), self._after_confirm_quit)
+            return
         self.link.close()
         self.exit()
+
+    def _after_confirm_quit(self, quit_now: bool | None) -> None:
+        if quit_now:
+            self.link.close()
+            self.exit()
+        else:
+            self.flash("still racing", error=False)
+            self.redraw()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Which keys the footer offers now: the game's only while this player may move (undo and
+        hints only where the race allows them), ready and start only in the lobby."""
+        info = self.state.info
+        phase = self.state.phase()
+        if action in self.MOVE_ACTIONS:
+            if self.accepting_moves() is not None:
+                return False
+            if action == "undo":
+                return info is not None and info.undo
+            if action == "hint":
+                return info is not None and info.hints
+            return True
+        if action == "ready":
+            return phase is Phase.LOBBY
+        if action == "begin":
+            return phase is Phase.LOBBY and bool(self.state.creator_token)
+        return True
+
+    def action_unoffered(self, action: str) -> None:
+        """A key the footer does not offer now: run its action anyway, which says why not."""
+        getattr(self, f"action_{action}")()
 
     # ---------------------------------------------------- TableApp hooks
     def current_view(self) -> PlayerView | None:
@@ -86,21 +135,23 @@ class PlayApp(TableApp):
         self.link.send_move(move.text())
 
     def status_text(self) -> str:
-        line = race_line(self.state, self.link.status)
+        parts = race_parts(self.state, self.link.status)
         view = self.state.view
         if view is not None:
-            line += f" · moves {view.move_count} · home {view.cards_home}/{view.total_cards}"
+            parts += [(1, f"moves {view.move_count}"), (0, f"home {view.cards_home}/{view.total_cards}")]
         if self.state.helped:
-            line += " · † with help"
-        return line
+            parts.append((2, "† with help"))
+        return fit_parts(parts, status_width(self))
 
     def redraw(self) -> None:
         if not self.table_shown():
             return
         super().redraw()
         self.query_one("#status").set_class(not self.link.online, "offline")
-        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state))
+        lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
+        self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state), lobby)
         self._update_placeholder()
+        self.refresh_bindings()
 
     def _update_placeholder(self) -> None:
         """Lobby and countdown texts where the board will be."""
@@ -142,8 +193,7 @@ class PlayApp(TableApp):
     def on_link_updated(self, message: LinkUpdated) -> None:
         state = self.state
         if message.kind == "reject" and state.last_reject is not None:
-            r = state.last_reject
-            self.flash(r.message or p.explain(r.reason))
+            self.flash(reject_words(state.last_reject_move, state.last_reject.reason))
         elif message.kind == "hintanswer":
             self._show_hint()
         elif message.kind == "error":
@@ -151,6 +201,7 @@ class PlayApp(TableApp):
         elif message.kind.startswith("bad frame"):
             self.flash(message.kind)
         self.redraw()
+        self._shown_failure = show_failure(self, state, self._shown_failure)
         if state.results is not None and not self._shown_results:
             self._shown_results = True
             self.picker.cancel()
@@ -159,6 +210,8 @@ class PlayApp(TableApp):
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()
+        show_link_status(self, message.status)
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
 
     def _after_standings(self, choice: str | None) -> None:
         if choice == "quit":
@@ -204,7 +257,7 @@ class PlayApp(TableApp):
             worth = "no winning line exists from here"
         else:
             worth = "no winning line found in time: just a promising move"
-        self.flash(f"hint: {answer.move}, {worth}", error=False)
+        self.flash(f"hint: {describe_move(self.hint)}, {worth}", error=False)
 
     def action_ready(self) -> None:
         if self.state.phase() is not Phase.LOBBY:

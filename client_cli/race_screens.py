@@ -3,11 +3,14 @@ the race line of the status bar, and the wiring of a :class:`RaceLink`."""
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
+from rich.cells import cell_len
+from textual import events
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from shared import protocol as p
@@ -16,7 +19,7 @@ from shared.variants import UnknownVariant, get_variant
 from .connection import LinkState, LinkStatus, RaceLink
 from .race_state import Phase, RaceState
 from .racers import standings_lines
-from .table import format_clock
+from .table import MessageLine, format_clock
 
 
 class LinkUpdated(Message):
@@ -55,27 +58,54 @@ def panel_title(state: RaceState) -> str:
     return f"Racers · {variant_name(state.info.variant)}" if state.info is not None else "Racers"
 
 
-def race_line(state: RaceState, link: LinkStatus) -> str:
-    """Race, phase and clock, the connection, and checked or not: the part of the status bar every
-    race screen shows (a spectator, too, wants to know whether the deal has a known winning line)."""
+def race_parts(state: RaceState, link: LinkStatus) -> list[tuple[int, str]]:
+    """The race line's parts with their rank for :func:`fit_parts` (0 = never dropped)."""
     info = state.info
-    parts = []
-    parts.append(info.code if info is not None else state.race_ref)
+    parts = [(0, info.code if info is not None else state.race_ref)]
     phase = state.phase()
     if phase is Phase.LOBBY and info is not None:
-        parts.append(f"lobby {state.seats_taken()}/{info.seats}")
+        parts.append((0, f"lobby {state.seats_taken()}/{info.seats}"))
     elif phase is Phase.COUNTDOWN:
         left = state.seconds_to_start()
-        parts.append(f"starts in {max(0, int(left) + 1) if left is not None else '…'}")
+        parts.append((0, f"starts in {max(0, int(left) + 1) if left is not None else '…'}"))
     elif phase is Phase.RUNNING:
         left = state.seconds_left()
-        parts.append(f"{format_clock(left)} left" if left is not None else "running")
+        parts.append((0, f"{format_clock(left)} left" if left is not None else "running"))
     elif phase is Phase.FINISHED:
-        parts.append("finished")
-    parts.append(link.text() if state.fatal is None or link.state is not LinkState.CLOSED else f"✗ {state.fatal}")
+        parts.append((0, "finished"))
+    closed = state.fatal is not None and link.state is LinkState.CLOSED
+    parts.append((0, f"✗ {state.fatal}" if closed else link.text()))
     if info is not None:
-        parts.append(state.checked_text())
-    return " · ".join(parts)
+        parts.append((3, state.checked_text()))
+    return parts
+
+
+def fit_parts(parts: list[tuple[int, str]], width: int) -> str:
+    """Join ``(rank, text)`` parts with `` · ``, dropping the highest ranks first until the line fits.
+
+    A status line that is too wide is cut at the screen's edge, which at
+    80 columns took the end of ``home 1/104`` while the connection was
+    offline; what matters least goes first instead.
+    """
+    kept = list(parts)
+    line = " · ".join(text for _, text in kept)
+    while cell_len(line) > width and any(rank for rank, _ in kept):
+        worst = max(rank for rank, _ in kept)
+        drop = max(i for i, (rank, _) in enumerate(kept) if rank == worst)
+        del kept[drop]
+        line = " · ".join(text for _, text in kept)
+    return line
+
+
+def race_line(state: RaceState, link: LinkStatus, width: int = 10_000) -> str:
+    """Race, phase and clock, the connection, and checked or not: the part of the status bar every
+    race screen shows (a spectator, too, wants to know whether the deal has a known winning line)."""
+    return fit_parts(race_parts(state, link), width)
+
+
+def status_width(app: App) -> int:
+    """Cells available to the status line (the terminal less its padding)."""
+    return max(20, app.size.width - 2)
 
 
 class StandingsScreen(ModalScreen[str]):
@@ -99,3 +129,72 @@ class StandingsScreen(ModalScreen[str]):
         with Vertical(id="dialog"):
             yield Static(body, id="result")
             yield Static(f"{self.extra_keys}Esc back to the board · q quit", id="result-keys")
+
+
+class FailedScreen(Screen[None]):
+    """Why the race cannot be joined or watched, in place of an empty table; any key quits.
+
+    Without it a refused join left the whole table and its game keys on
+    screen with a one-line note where the board would be, and the reason
+    reached the player only once they quit.
+    """
+
+    def __init__(self, title: str, reason: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"{self.title_text}\n\n{self.reason}", id="result")
+            yield Static("any key quits", id="result-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.app.exit()
+
+
+def show_failure(app: App, state: RaceState, shown: bool) -> bool:
+    """Put :class:`FailedScreen` over everything once the link gives up for good (``state.fatal``).
+
+    ``shown``: whether it already is (a pushed screen joins the stack only
+    later, so the stack cannot tell); returns the new value.
+    """
+    if state.fatal is None or shown:
+        return shown
+    what = "join" if state.role == "player" else "watch"
+    if state.info is None:
+        title = f"Cannot {what} race {state.race_ref}"
+    else:
+        title = f"Race {state.info.code}: the server ended the connection"
+    app.push_screen(FailedScreen(title, state.fatal))
+    return True
+
+
+def show_link_status(app: App, status: LinkStatus) -> None:
+    """After a drop, say why under the table while the link retries; clear it once back online."""
+    try:
+        line = app.screen.query_one("#message", MessageLine)
+    except (NoMatches, ScreenStackError):  # a dialog on top, or the app not running: nothing to say
+        return
+    if status.state is LinkState.RECONNECTING and status.detail:
+        line.flash(f"offline: {status.detail}; retrying by itself", seconds=0)
+    elif status.state is LinkState.ONLINE and line.text.startswith("offline: "):
+        line.clear()
+
+
+class ConfirmQuitScreen(ModalScreen[bool]):
+    """Asked when ``q`` is pressed mid-race: a second ``q`` (or ``y``) quits, any other key goes back.
+
+    One stray ``q`` used to end a race in progress with no way back into it.
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Quit the race?\n\nYour game stops where it is; the cards you have home still count.",
+                         id="result")
+            yield Static("q or y quits · any other key goes back to the race", id="result-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss(event.key in ("q", "y"))

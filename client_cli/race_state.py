@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from shared import protocol as p
 from shared.view import PlayerView
 
+from .wording import error_words
+
 
 class Phase(enum.Enum):
     """Where the race stands for this client."""
@@ -84,9 +86,13 @@ class RaceState:
     fatal: str | None = None
     """Why the client must stop (a refused hello); ``None`` while all is well."""
     last_reject: p.Reject | None = None
+    last_reject_move: str | None = None
+    """The move text the last ``reject`` refused (the client's own, so it can be worded in keys)."""
     ready: bool = False
     hint: p.HintAnswer | None = None
     """The server's last answer to a ``hint`` request."""
+    last_error: p.Error | None = None
+    """The last ``error`` frame (a refused hint, a rate limit...), fatal or not."""
 
     # ------------------------------------------------------------ frames out
     def hello(self) -> p.Hello:
@@ -157,6 +163,7 @@ class RaceState:
         self.my_status = msg.status
 
     def _on_reject(self, msg: p.Reject, at: float) -> None:
+        self.last_reject_move = next((m.move for m in self.pending if m.seq == msg.seq), None)
         self.pending = [m for m in self.pending if m.seq != msg.seq]
         self.last_reject = msg
 
@@ -183,8 +190,9 @@ class RaceState:
         self.pending = []
 
     def _on_error(self, msg: p.Error, at: float) -> None:
+        self.last_error = msg
         if msg.code in FATAL_CODES and (msg.ref in (None, "hello") or self.info is None):
-            self.fatal = f"{msg.code}: {msg.message}"
+            self.fatal = error_words(msg.code, msg.message)
 
     def _update_my_status(self) -> None:
         if self.seat is not None and self.seat in self.players:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
@@ -27,7 +28,8 @@ STATUS_MARK = {
 }
 """One character per racer status, explained under the bars."""
 
-LEGEND = "★ won  ✗ gave up  ⚡ dropped  ✓ ready"
+RACE_LEGEND = ("number: cards home", "★ won", "✗ gave up", "⚡ dropped", "■ stuck")
+"""What the count and each mark beside a racer's name mean during the race."""
 
 HELP_MARK = "†"
 """After the name of a racer who took a hint (played with help)."""
@@ -52,7 +54,7 @@ def racer_lines(players: Sequence[p.PlayerProgress], me: int | None, width: int)
         style = Style(bold=True, color="yellow") if mine else Style()
         mark = STATUS_MARK.get(pp.status, "?")
         count = f"{pp.home:>3}{mark}"
-        name_width = max(4, width - 4 - len(count))
+        name_width = max(4, width - 4 - cell_len(count))  # cells: ⚡ takes two
         name = pp.name[: name_width - 2] + " " + HELP_MARK if pp.helped else pp.name[:name_width]
         out.append(f"{pp.rank:>2}. ", Style(dim=not mine))
         out.append(f"{name:<{name_width}}", style)
@@ -61,34 +63,67 @@ def racer_lines(players: Sequence[p.PlayerProgress], me: int | None, width: int)
     return out
 
 
+def lobby_lines(players: Sequence[p.PlayerProgress], me: int | None, width: int) -> Text:
+    """One line per seated racer in the lobby: the name and, in words, whether they are ready.
+
+    No rank, count or bar yet: before the start they would all read ``0``.
+    """
+    out = Text()
+    for pp in players:
+        mine = pp.seat == me
+        state = "✓ ready" if pp.status == "ready" else "… not ready"
+        name_width = max(4, width - 3 - len(state))
+        out.append(f"  {pp.name[:name_width]:<{name_width}} {state}\n", Style(bold=True, color="yellow") if mine else Style())
+    return out
+
+
+def legend_lines(helped: bool, width: int) -> list[str]:
+    """The race legend wrapped to ``width``: every mark a racer's line can carry, and the count."""
+    items = list(RACE_LEGEND) + ([HELP_LEGEND] if helped else [])
+    lines: list[str] = []
+    for item in items:
+        if lines and cell_len(lines[-1]) + 2 + cell_len(item) <= width:
+            lines[-1] += "  " + item
+        else:
+            lines.append(item)
+    return lines
+
+
 def standings_lines(
     standings: Iterable[p.Standing], starts_at: int | None, me: int | None = None
 ) -> list[str]:
     """The final table: rank, name, cards home, moves, and the finishing time when won."""
     lines = [f"{'#':>3}  {'player':<16} {'home':>7} {'moves':>6}  result"]
+    helped = False
     for s in standings:
         if s.status == "finished" and s.finished_at is not None and starts_at is not None:
             result = "won in " + format_clock((s.finished_at - starts_at) / 1000)
         else:
             result = {"gave_up": "gave up", "disconnected": "dropped out"}.get(s.status, "time")
         if s.helped:
-            result += f", with help {HELP_MARK}"
+            result += f" {HELP_MARK}"
         mark = "▶" if s.seat == me else " "
         lines.append(f"{s.rank:>3}{mark} {s.name[:16]:<16} {s.home:>3}/{s.total:<3} {s.moves:>6}  {result}")
+        helped = helped or s.helped
+    if helped:
+        lines.append(f"{HELP_MARK} played with help (took hints)")
     return lines
 
 
 class RacersPanel(Static):
     """The side panel: ranked bars; it draws what it is handed."""
 
-    def show(self, players: Sequence[p.PlayerProgress], me: int | None, title: str = "Racers") -> None:
+    def show(
+        self, players: Sequence[p.PlayerProgress], me: int | None, title: str = "Racers", lobby: bool = False
+    ) -> None:
+        """Ranked bars and the legend during and after the race; in the ``lobby``, who is ready."""
         width = max(10, self.size.width or 24)
         body = Text(title + "\n", Style(bold=True))
-        if players:
-            body.append_text(racer_lines(players, me, width))
-        else:
+        if not players:
             body.append("no racers yet\n", Style(dim=True))
-        body.append(LEGEND if width >= len(LEGEND) else "★won ✗gave up ⚡dropped", Style(dim=True))
-        if any(pp.helped for pp in players):
-            body.append("\n" + HELP_LEGEND, Style(dim=True))
+        elif lobby:
+            body.append_text(lobby_lines(players, me, width))
+        else:
+            body.append_text(racer_lines(players, me, width))
+            body.append("\n".join(legend_lines(any(pp.helped for pp in players), width)), Style(dim=True))
         self.update(body)

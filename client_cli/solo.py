@@ -21,12 +21,12 @@ from textual.widgets import Static
 
 from shared.deals import MIN_DEAL, deal
 from shared.engine import Game, Status
-from shared.moves import FOUNDATION, STOCK, WASTE, IllegalMove, IllegalReason, Move
+from shared.moves import IllegalMove, IllegalReason, Move
 from shared.variants import Variant
 from shared.view import PlayerView
 
 from .board import Board
-from .keymap import column_label
+from .keymap import describe_move
 from .table import TableApp, format_clock, table_layout
 
 HINT_SECONDS = 0.5
@@ -184,7 +184,7 @@ class SoloApp(TableApp):
         try:
             self.game.push(move)
         except IllegalMove as exc:
-            self.flash(f"{move.text()}: {exc.reason.explanation}")
+            self.flash(f"{describe_move(move)}: {exc.reason.explanation}")
             return
         self.clock.start()
         self.message.clear()
@@ -293,21 +293,3 @@ class SoloApp(TableApp):
         self.flash(f"hint: {describe_move(move)} ({note})", error=False, seconds=0)
         self.redraw()
 
-
-def describe_move(move: Move) -> str:
-    """A move in the keys that play it, e.g. ``3 → 7`` or ``w → f``."""
-
-    def place(p: int) -> str:
-        if p == WASTE:
-            return "w (waste)"
-        if p == FOUNDATION:
-            return "f (home)"
-        if p == STOCK:
-            return "stock"
-        return column_label(p)
-
-    if move.src == STOCK:
-        return "space (draw)"
-    if move.dst == STOCK:
-        return "r (turn the waste over)"
-    return f"{place(move.src)} → {place(move.dst)}"

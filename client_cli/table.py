@@ -77,6 +77,21 @@ def table_layout(*middle: Widget, row: bool = False) -> ComposeResult:
     yield Footer()
 
 
+def with_reasons(bindings: list[Binding], actions: set[str] | frozenset[str]) -> list[Binding]:
+    """``bindings``, each one whose action is in ``actions`` followed by a hidden twin.
+
+    An app hides a key from the footer while it does nothing (its
+    ``check_action`` returns ``False``); the twin, run then in its place,
+    calls ``action_unoffered(action)``, so the player still learns why not.
+    """
+    out: list[Binding] = []
+    for binding in bindings:
+        out.append(binding)
+        if binding.action in actions:
+            out.append(Binding(binding.key, f"unoffered('{binding.action}')", show=False))
+    return out
+
+
 class TableApp(App):
     """Keys and clicks to moves, for any source of views."""
 

@@ -23,10 +23,12 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
-from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, make_link, panel_title, race_line
+from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
+from .race_screens import race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .table import CSS_PATH, MessageLine, format_clock, table_layout
+from .wording import move_text_words
 
 TICK_SECONDS = 0.25
 
@@ -83,12 +85,21 @@ class ReplayScreen(Screen[None]):
         self.draw()
 
     def draw(self) -> None:
+        """The board after ``index`` steps of the record, and the status line counting both ways.
+
+        ``moves`` is the count the standings show (the server's: moves on the
+        board, an undo takes one back); ``step`` walks the record, in which an
+        undo is a step of its own (docs/notation.md, "Counting moves").
+        """
         view = self.views[self.index]
-        last = self.moves[self.index - 1] if self.index else "start"
-        self.query_one("#status", Static).update(
-            f"Replay: {self.record.name} · move {self.index}/{len(self.moves)} ({last})"
-            f" · home {view.cards_home}/{view.total_cards}"
-        )
+        last = move_text_words(self.moves[self.index - 1]) if self.index else "start"
+        parts = [
+            (2, f"Replay: {self.record.name}"),
+            (0, f"moves {view.move_count}"),
+            (0, f"step {self.index}/{len(self.moves)} ({last})"),
+            (1, f"home {view.cards_home}/{view.total_cards}"),
+        ]
+        self.query_one("#status", Static).update(fit_parts(parts, status_width(self.app)))
         self.query_one(Board).show(view)
 
 
@@ -107,6 +118,7 @@ class WatchApp(App):
         self.state = RaceState(race_ref=race, role="spectator")
         self.link: RaceLink = make_link(self, server, self.state)
         self._shown_results = False
+        self._shown_failure = False
 
     def compose(self) -> ComposeResult:
         yield from table_layout(RacersPanel(id="racers"), row=True)
@@ -121,11 +133,11 @@ class WatchApp(App):
         self.exit()
 
     def status_text(self) -> str:
-        line = race_line(self.state, self.link.status)
+        parts = race_parts(self.state, self.link.status)
         elapsed = self.state.seconds_elapsed()
         if elapsed is not None and self.state.phase() in (Phase.RUNNING, Phase.FINISHED):
-            line += f" · race clock {format_clock(elapsed)}"
-        return line
+            parts.append((2, f"race clock {format_clock(elapsed)}"))
+        return fit_parts(parts, status_width(self))
 
     def redraw(self) -> None:
         try:  # a frame may arrive while the app starts or stops, or under a dialog
@@ -138,16 +150,20 @@ class WatchApp(App):
         title = panel_title(self.state)
         if self.state.results is not None:
             title += " · final (s standings, 1-9 replay)"
-        self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title)
+        lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
+        self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title, lobby)
 
     def on_link_updated(self, message: LinkUpdated) -> None:
         self.redraw()
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
         if self.state.results is not None and not self._shown_results:
             self._shown_results = True
             self.action_standings()
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()
+        show_link_status(self, message.status)
+        self._shown_failure = show_failure(self, self.state, self._shown_failure)
 
     def action_standings(self) -> None:
         results = self.state.results

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from client_cli.api import create_race
 from client_cli.commands.bot import GreedyPolicy, play_race
 from redis_util import LiveServer
@@ -68,3 +70,42 @@ async def test_three_bots_race_to_the_end(server: LiveServer) -> None:
 async def test_a_bot_for_a_race_that_does_not_exist_exits_1(server: LiveServer) -> None:
     outcome = await asyncio.wait_for(play_race(server.url, "NOPE99", "ann", 0, say=lambda _t: None), timeout=20)
     assert outcome.status == 1 and outcome.results is None
+
+
+async def test_a_bot_with_no_server_to_reach_says_so_and_exits_1(capsys: "pytest.CaptureFixture[str]") -> None:
+    """Issue #12, item 4: it used to retry for ever and print nothing."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    outcome = await asyncio.wait_for(play_race(f"127.0.0.1:{port}", "ABCDEF", "ann", 0, say=lambda _t: None), 20)
+    assert outcome.status == 1
+    assert f"thieves bot: no race server answers at http://127.0.0.1:{port} (connection refused)" in capsys.readouterr().err
+
+
+async def test_a_bot_that_follows_the_servers_hints_races_a_checked_deal_marked_as_helped(server: LiveServer) -> None:
+    """Issue #12, item 9: the demo's bots all gave up within a minute (best 50/104). A bot may
+    follow the server's hints (once stuck, or always) and is then honestly marked †."""
+    created = await asyncio.to_thread(
+        create_race, server.url, p.Create(seats=2, time_limit=60, deal_source="pool", hints=True)
+    )
+    assert created.race.checked and created.race.hints
+    code, token = created.race.code, created.creator_token
+    lines: list[str] = []
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(
+            play_race(server.url, code, "ann", 0, token, 2, lines.append, hints="always"),
+            play_race(server.url, code, "bob", 0, None, 1, lines.append, hints="stuck"),
+        ),
+        timeout=120,
+    )
+    assert [o.status for o in outcomes] == [0, 0]
+    results = outcomes[0].results
+    assert results is not None
+    by_name = {s.name: s for s in results.standings}
+    assert by_name["ann"].helped and by_name["ann"].status == "finished", by_name["ann"]
+    assert by_name["bob"].helped and any("following the server's hints" in line for line in lines)
+    for record in results.records:
+        replayed = replay(GameRecord(results.variant, results.deal, tuple(record.moves)))
+        assert replayed.ok and replayed.game.position() == record.position

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from client_cli.play_app import PlayApp
 from client_cli.race_screens import StandingsScreen
+from client_cli.table import CSS_PATH
 from client_cli.textshot import screen_text
 from client_cli.watch_app import ReplayScreen, WatchApp
 from redis_util import LiveServer
@@ -80,12 +81,61 @@ async def test_two_racers_and_a_spectator_through_a_whole_race(server: LiveServe
         await pe.press("1")  # replay the winner's game
         assert isinstance(eve.screen, ReplayScreen)
         await pe.pause()
-        assert "Replay: ann · move 0/8 (start) · home 0/104" in screen_text(eve)
+        assert "Replay: ann · moves 0 · step 0/8 (start) · home 0/104" in screen_text(eve)
         await pe.press("right")
-        assert "move 1/8 (S)" in screen_text(eve)
+        assert "moves 1 · step 1/8 (space (draw))" in screen_text(eve)
         await pe.press("end")
         await pe.pause()
         replayed = screen_text(eve)
-        assert "move 8/8 (WF) · home 1/104" in replayed and "A♥" in replayed.splitlines()[1]
+        assert "moves 8 · step 8/8 (w (waste) → f (home)) · home 1/104" in replayed
+        assert "A♥" in replayed.splitlines()[1]
         await pe.press("escape", "2")
         assert isinstance(eve.screen, ReplayScreen) and eve.screen.record.name == "bob"
+
+
+async def test_create_and_list_take_host_colon_port_like_play(server: LiveServer) -> None:
+    hostport = server.url.removeprefix("http://")
+    status, out = await thieves("create", "--server", hostport, "--seats", "1")
+    assert status == 0, out
+    code = re.search(r"join code:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+    status, out = await thieves("list", "--server", hostport)
+    assert status == 0 and code in out
+
+
+async def test_create_with_a_name_that_cannot_join_creates_nothing(server: LiveServer) -> None:
+    """Issue #12, item 10: the name is checked before the race exists; an empty one is refused too."""
+    for name in ("x" * 40, ""):
+        status, out = await thieves("create", "--server", server.url, "--join", name)
+        assert status == 2 and out.startswith("thieves create: --join must be 1 to 32 characters long"), out
+    status, out = await thieves("list", "--server", server.url)
+    assert status == 0 and out.startswith("no open or running races"), out
+
+
+async def test_a_replay_counts_moves_as_the_standings_do_and_steps_through_undos() -> None:
+    """Issue #12, item 8: standings said 5 moves, the replay of the same game 7/7 (undos included)."""
+    from textual.app import App
+
+    from shared import protocol as p
+
+    moves = ["hd", "S", "U", "S", "U", "S", "S"]  # 3 on the board: the server's (and the standings') count
+    record = p.PlayerRecord(seat=0, name="ann", moves=moves, position="")
+    results = p.Results(race="r", variant="forty-thieves", deal=1, salt="s", commitment="c", starts_at=0,
+                        ended_at=1, standings=[p.Standing(rank=1, seat=0, name="ann", status="gave_up", home=0,
+                                                          total=104, moves=3, helped=False)], records=[record])
+
+    class Viewer(App):
+        CSS_PATH = CSS_PATH
+
+        def on_mount(self) -> None:
+            self.push_screen(ReplayScreen(results, record))
+
+    app = Viewer()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: isinstance(app.screen, ReplayScreen), what="the replay")
+        await pilot.press("end")
+        await pilot.pause()
+        status = screen_text(app).splitlines()[0]
+        assert "moves 3 · step 7/7 (space (draw))" in status, status
+        await pilot.press("left", "left")
+        await pilot.pause()
+        assert "moves 1 · step 5/7 (u (undo))" in screen_text(app).splitlines()[0]

@@ -127,7 +127,7 @@ def test_a_racer_who_took_a_hint_is_marked_in_bars_and_standings() -> None:
     assert lines[0].startswith(" 1. alice-with-a") and "alice-with-a-long-name"[:14] + " †" in lines[0]
     assert len(lines[0]) == 24 and "†" not in lines[2]
     row = p.Standing(rank=1, seat=0, name="ann", status="gave_up", home=40, total=104, moves=70, helped=True)
-    assert standings_lines([row], 0)[1].endswith("gave up, with help †")
+    assert standings_lines([row], 0)[1].endswith("gave up †")
 
 
 def test_standings_lines_show_finish_times_and_results() -> None:
@@ -226,3 +226,81 @@ def test_frames_that_arrive_while_no_table_is_shown_draw_nothing() -> None:
     assert not play.table_shown()
     play.redraw()
     watch.redraw()
+
+
+@pytest.mark.parametrize("command", [["list"], ["create"], ["play", "ABCDEF", "--name", "ann"], ["watch", "ABCDEF"],
+                                     ["bot", "ABCDEF"]])
+def test_every_network_command_refuses_a_bad_server_address_in_words(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No traceback, exit 2, the same words from every command (issue #12, item 3)."""
+    from client_cli.main import main
+
+    assert main([*command, "--server", "notaurl"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"thieves {command[0]}: --server notaurl: ") and "host:port" in err
+    monkeypatch.setenv("THIEVES_SERVER", "ftp://x")
+    assert main(command) == 2
+    assert "$THIEVES_SERVER" in capsys.readouterr().err
+
+
+def test_host_and_port_alone_reach_the_server_for_create_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from client_cli.main import main
+
+    server = f"127.0.0.1:{free_port()}"
+    assert main(["list", "--server", server]) == 1
+    assert f"cannot reach the race server at http://{server}" in capsys.readouterr().err
+
+
+def test_arguments_are_checked_against_the_schema_before_anything_is_sent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue #12, items 2 and 10: limits in words, and no race is created for a name that cannot join."""
+    from client_cli.main import main
+
+    server = f"http://127.0.0.1:{free_port()}"  # nothing listens: a request would say so instead
+    long_name = "x" * 40
+    cases = [
+        (["create", "--seats", "0"], "thieves create: --seats must be from 1 to 500, not 0"),
+        (["create", "--time-limit", "100000"], "thieves create: --time-limit must be from 1 to 86400, not 100000"),
+        (["create", "--join", long_name], "thieves create: --join must be 1 to 32 characters long (this one has 40)"),
+        (["create", "--join", ""], "thieves create: --join must be 1 to 32 characters long (this one has 0)"),
+        (["play", "ABCDEF", "--name", long_name], "thieves play: --name must be 1 to 32 characters long (this one has 40)"),
+        (["bot", "ABCDEF", "--name", ""], "thieves bot: --name must be 1 to 32 characters long (this one has 0)"),
+        (["watch", "x" * 65], "thieves watch: RACE_OR_CODE must be 1 to 64 characters long (this one has 65)"),
+    ]
+    for argv, words in cases:
+        assert main([*argv, "--server", server]) == 2, argv
+        assert capsys.readouterr().err == words + "\n"
+
+
+def test_a_dropped_racer_keeps_one_line_at_any_width() -> None:
+    """⚡ is two cells wide: the row used to wrap (``2. bob`` / `` 1⚡``) in an 80x24 pane (issue #12, item 7)."""
+    from rich.cells import cell_len
+
+    for width in (23, 24, 40):
+        lines = racer_lines([progress(0, "ann", 3, 1), progress(1, "bob", 1, 2, "disconnected")], 0, width).plain
+        rows = lines.splitlines()
+        assert len(rows) == 4 and all(cell_len(r) <= width for r in rows), rows
+        assert rows[2].startswith(" 2. bob") and rows[2].endswith("  1⚡")
+
+
+def test_the_lobby_says_ready_or_not_in_words_and_the_race_legend_explains_every_mark() -> None:
+    """Issue #12, item 6: ``0…`` and ``✓`` were not explained in the lobby."""
+    from client_cli.racers import legend_lines, lobby_lines
+
+    rows = lobby_lines([progress(0, "ann", 0, 1, "ready"), progress(1, "bob", 0, 1, "waiting")], 0, 23).plain.splitlines()
+    assert rows == ["  ann           ✓ ready", "  bob       … not ready"]
+    legend = legend_lines(helped=True, width=23)
+    assert legend == ["number: cards home", "★ won  ✗ gave up", "⚡ dropped  ■ stuck", "† played with help"]
+    assert all(len(line) <= 23 for line in legend)
+    assert legend_lines(helped=False, width=60) == ["number: cards home  ★ won  ✗ gave up  ⚡ dropped  ■ stuck"]
+
+
+def test_standings_fit_the_results_box_and_mark_help_with_a_legend() -> None:
+    """``gave up, with help †`` wrapped under the ``#`` column of a 54-cell box (issue #12, item 7)."""
+    row = p.Standing(rank=1, seat=0, name="a-long-player-name-here", status="gave_up", home=40, total=104,
+                     moves=170, helped=True)
+    lines = standings_lines([row], 0, 0)
+    assert all(len(line) <= 54 for line in lines), lines
+    assert lines[1].endswith("gave up †") and lines[-1] == "† played with help (took hints)"

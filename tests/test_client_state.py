@@ -106,7 +106,7 @@ def test_my_status_and_the_end() -> None:
 def test_a_refused_hello_is_fatal_but_a_later_error_is_not() -> None:
     s = RaceState(race_ref="nope")
     s.apply(p.Error(code="race_not_found", message="no race has that id or join code", ref="hello"), T0)
-    assert s.fatal and "race_not_found" in s.fatal
+    assert s.fatal == "no race has that id or join code"
     s2 = RaceState(race_ref="r1")
     s2.apply(welcome(), T0)
     s2.apply(p.Error(code="rate_limited", message="slow down"), T0)
@@ -138,3 +138,19 @@ def test_hints_checked_deals_and_the_help_mark() -> None:
     assert s.hint is None, "an answer for a position already left is dropped"
     s.apply(p.GaveUp(version=7), local_ms=T0)
     assert s.can_hint(T0) == "your game is over"
+
+
+def test_a_refused_field_is_told_in_words_with_its_limit() -> None:
+    """An older server's msgspec text (``Expected `str` of length <= 32``) becomes a sentence (issue #12, item 2)."""
+    s = RaceState(race_ref="ABCDEF", name="x" * 40)
+    s.apply(p.Error(code="bad_field", message="hello: Expected `str` of length <= 32 - at `$.name`", ref="hello"), T0)
+    assert s.fatal == "a player name must be 1 to 32 characters long"
+
+
+def test_a_reject_keeps_the_move_it_refuses() -> None:
+    s = RaceState(race_ref="r1")
+    s.apply(welcome(), T0)
+    s.new_move("hj")
+    s.new_move("S")
+    s.apply(p.Reject(seq=1, reason="not_one_rank_lower", message="hj: ...", version=3), T0)
+    assert s.last_reject_move == "hj"

@@ -14,9 +14,11 @@ import pytest
 
 from client_cli.api import create_race
 from client_cli.connection import LinkState
+from client_cli.keymap import describe_move
 from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
-from client_cli.race_screens import StandingsScreen
+from client_cli.race_screens import ConfirmQuitScreen, FailedScreen, StandingsScreen
+from client_cli.watch_app import WatchApp
 from client_cli.textshot import screen_text
 from redis_util import LiveServer, live_server
 from server.ops.embedded import free_port
@@ -47,6 +49,13 @@ def racing(app: PlayApp) -> bool:
     return app.state.can_move() is None
 
 
+async def start_alone(app: PlayApp, pilot: object) -> None:
+    """The creator, seated alone, starts the race and waits for it to run."""
+    await until(lambda: app.link.online, what="online")
+    await pilot.press("b")  # type: ignore[attr-defined]
+    await until(lambda: racing(app), what="the start")
+
+
 async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
     created = await create(server.url, seats=2, time_limit=120)
     code = created.race.code
@@ -72,7 +81,7 @@ async def test_lobby_start_moves_reject_and_bars(server: LiveServer) -> None:
         await until(lambda: bob.state.view is not None and bob.state.view.move_count == 1, what="ack")
         await pb.press("1", "2")  # 7d onto 9s: the server refuses
         await until(lambda: bob.message.text != "", what="reject")
-        assert IllegalReason.NOT_ONE_RANK_LOWER.explanation in bob.message.text
+        assert bob.message.text == "1 → 2: " + IllegalReason.NOT_ONE_RANK_LOWER.explanation  # keys, not "ab"
         assert bob.state.view is not None and bob.state.view.move_count == 1
         await pb.pause()
         board = screen_text(bob)
@@ -105,7 +114,8 @@ async def test_a_checked_race_with_hints_shows_the_hint_and_the_help_mark(server
         await until(lambda: ann.message.text.startswith("hint: "), what="the hint")
         answer = ann.state.hint
         assert answer is not None and answer.move is not None and ann.hint is not None
-        assert ann.hint.text() == answer.move and f"hint: {answer.move}, " in ann.message.text
+        assert ann.hint.text() == answer.move
+        assert ann.message.text.startswith(f"hint: {describe_move(ann.hint)}, ")  # keys, not "{answer.move}"
         assert ann.state.view is not None and ann.state.view.move_count == 0, "a hint plays nothing"
         await until(lambda: bob.state.players[0].helped, what="ann's help mark at bob's")
         await until(lambda: ann.state.helped, what="ann's own mark")
@@ -140,20 +150,42 @@ async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:
             await pa.pause()
             text = screen_text(ann)
             assert "The race is over — Forty Thieves, deal #1" in text and "gave up" in text
+            assert " · finished · " in text.splitlines()[0], "the results box leaves the status line in view"
+            assert "q Quit" in text.splitlines()[-1]
             await pa.press("escape")
             assert not isinstance(ann.screen, StandingsScreen)
             await pa.press("space")
             assert ann.message.text == "the race is over"
 
 
-async def test_an_unknown_race_says_why_and_stops(server: LiveServer) -> None:
+async def test_an_unknown_race_says_why_instead_of_opening_the_table(server: LiveServer) -> None:
+    """Issue #12, item 5: the reason is the screen (no board, no game keys), and any key quits."""
     app = PlayApp(server.url, "NOSUCH", "ann")
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: app.link.status.state is LinkState.CLOSED, what="the refusal")
-        await pilot.pause(0.3)
+        await until(lambda: isinstance(app.screen, FailedScreen), what="the refusal")
+        await until(lambda: "Cannot join" in screen_text(app), what="the reason drawn")
         text = screen_text(app)
-        assert "Cannot join: race_not_found" in text
-        assert "✗ race_not_found" in text.splitlines()[0]
+        assert "Cannot join race NOSUCH" in text and "no race has" in text and "NOSUCH" in text
+        assert "Draw" not in text and "Give up" not in text and "Racers" not in text
+        await pilot.press("q")
+        await until(lambda: not app.is_running, what="the exit")
+
+
+@pytest.mark.parametrize("role", ["player", "spectator"])
+async def test_no_server_at_the_address_says_so_and_stops_retrying(role: str) -> None:
+    """Issue #12, item 4: a first connection that reaches nothing is an error, not an endless retry."""
+    url = f"http://127.0.0.1:{free_port()}"
+    app = PlayApp(url, "ABCDEF", "ann") if role == "player" else WatchApp(url, "ABCDEF")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: isinstance(app.screen, FailedScreen), what="the verdict")
+        await until(lambda: "Cannot " in screen_text(app), what="the reason drawn")
+        text = screen_text(app)
+        verb = "join" if role == "player" else "watch"
+        assert f"Cannot {verb} race ABCDEF" in text and f"no race server answers at {url}" in text
+        assert "connection refused" in text
+        assert app.link.status.state is LinkState.CLOSED
+        await pilot.press("space")
+        await until(lambda: not app.is_running, what="the exit")
 
 
 async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: str) -> None:
@@ -163,15 +195,16 @@ async def test_reconnects_after_a_server_restart_and_keeps_the_game(redis_url: s
     created = await create(first.url, seats=1, time_limit=300)
     ann = PlayApp(first.url, created.race.code, "ann", created.creator_token)
     async with ann.run_test(size=SIZE) as pa:
-        await until(lambda: ann.link.online, what="online")
-        await pa.press("b")
-        await until(lambda: racing(ann), what="the start")
+        await start_alone(ann, pa)
         await pa.press("8", "4")
         await until(lambda: ann.state.view is not None and ann.state.view.move_count == 1, what="ack")
         await first_cm.__aexit__(None, None, None)  # graceful restart: the server closes with 1012
         await until(lambda: not ann.link.online, what="the drop")
+        await until(lambda: ann.message.text.startswith("offline: "), what="why it is offline")
+        assert ann.message.text.endswith("; retrying by itself")
         await pa.pause()
-        assert "◌ offline" in screen_text(ann).splitlines()[0]
+        status = screen_text(ann).splitlines()[0]
+        assert "◌ offline" in status and status.rstrip().endswith("· moves 1 · home 0/104"), status
         await pa.press("space")  # played while offline: sent after the welcome
         assert len(ann.state.pending) == 1
         async with live_server(redis_url, port=port):
@@ -189,12 +222,71 @@ async def test_widest_variants_fit_beside_the_racers_panel(server: LiveServer, v
     created = await create(server.url, seats=1, time_limit=60, variant=variant)
     app = PlayApp(server.url, created.race.code, "ann", created.creator_token)
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: app.link.online, what="online")
-        await pilot.press("b")
-        await until(lambda: racing(app), what="the start")
+        await start_alone(app, pilot)
         await pilot.pause()
         text = screen_text(app)
         assert all(len(line) <= 80 for line in text.splitlines())
         labels = [line for line in text.splitlines() if line.split()[:2] == ["1", "2"]]
         columns = 13 if variant == "lucas" else 10
         assert labels and labels[0].split("▏")[0].split() == list("1234567890!@#")[:columns]
+
+
+def footer(app: PlayApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+async def test_the_footer_offers_only_the_keys_that_work_now(server: LiveServer) -> None:
+    """Issue #12, item 6: no ``h Hint`` in a race without hints, no Draw/Home/Give up in the lobby,
+    ``b``/``s`` where they apply, and a lobby panel that says who is ready in words."""
+    created = await create(server.url, seats=2, time_limit=120)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    bob = PlayApp(server.url, created.race.code, "bob")
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE) as pb:
+        await until(lambda: len(ann.state.players) == 2 and len(bob.state.players) == 2, what="both seated")
+        await pb.press("s")
+        await until(lambda: any(pp.status == "ready" for pp in ann.state.players.values()), what="bob ready")
+        await until(lambda: "✓ ready" in screen_text(ann), what="the ready mark")
+        for app, starts in ((ann, True), (bob, False)):
+            keys = footer(app)
+            assert "s Ready" in keys and "q Quit" in keys and ("b Start" in keys) is starts, keys
+            assert not any(word in keys for word in ("Draw", "Home", "Give up", "Undo", "Hint")), keys
+        lobby = screen_text(ann)
+        assert "bob" in lobby and "✓ ready" in lobby and "ann" in lobby and "… not ready" in lobby
+        assert "0…" not in lobby and " 0 " not in lobby.split("Racers")[1]
+        await pa.press("space")
+        assert ann.message.text == "the race has not started yet", "a hidden key still says why"
+
+        await pa.press("b")
+        await until(lambda: racing(ann) and racing(bob), what="the start")
+        await until(lambda: "Draw" in footer(ann), what=f"the game keys in {footer(ann)!r}")
+        keys = footer(ann)
+        assert all(k in keys for k in ("Draw", "f Home", "u Undo", "g Give up", "q Quit")), keys
+        assert "Hint" not in keys and "Ready" not in keys and "Start" not in keys, keys
+        assert "number: cards home" in screen_text(ann)
+        await pa.press("h")
+        assert ann.message.text == p.ErrorCode.HINTS_NOT_ALLOWED.explanation
+
+
+async def test_q_mid_race_asks_first_and_quits_at_once_otherwise(server: LiveServer) -> None:
+    """Issue #12, item 11: a stray ``q`` ended a running race at once."""
+    created = await create(server.url, seats=1, time_limit=120)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    async with ann.run_test(size=SIZE) as pa:
+        await start_alone(ann, pa)
+        await pa.press("q")
+        await until(lambda: isinstance(ann.screen, ConfirmQuitScreen), what="the question")
+        await until(lambda: "Quit the race?" in screen_text(ann), what="the question drawn")
+        await pa.press("x")
+        await until(lambda: not isinstance(ann.screen, ConfirmQuitScreen), what="back to the race")
+        assert ann.is_running and ann.message.text == "still racing"
+        await pa.press("8")  # keys play again
+        assert ann.picker.selection is not None
+        await pa.press("escape", "q", "y")
+        await until(lambda: not ann.is_running, what="the confirmed quit")
+
+    created2 = await create(server.url, seats=2, time_limit=120)
+    lobby = PlayApp(server.url, created2.race.code, "bob")
+    async with lobby.run_test(size=SIZE) as pl:
+        await until(lambda: lobby.link.online, what="online")
+        await pl.press("q")
+        await until(lambda: not lobby.is_running, what="quitting the lobby at once")

@@ -58,7 +58,7 @@ async def test_illegal_move_shows_engine_reason_and_play_goes_on() -> None:
         before = app.game.position()
         await pilot.press("1", "2")  # 7d onto 9s
         assert app.game.position() == before
-        assert app.message.text == "ab: " + IllegalReason.NOT_ONE_RANK_LOWER.explanation
+        assert app.message.text == "1 → 2: " + IllegalReason.NOT_ONE_RANK_LOWER.explanation  # the keys, not "ab"
         assert IllegalReason.NOT_ONE_RANK_LOWER.explanation in screen_text(app)
         await pilot.press("8", "4")  # the next move needs no dismissal
         assert app.game.move_count == 1
@@ -71,9 +71,9 @@ async def test_wrong_suit_and_empty_waste_reasons() -> None:
         await pilot.press("w")
         assert "waste" in app.message.text and IllegalReason.SOURCE_EMPTY.explanation in app.message.text
         await pilot.press("2", "f")  # 9s has no foundation
-        assert app.message.text.endswith(IllegalReason.FOUNDATION_NOT_READY.explanation)
+        assert app.message.text == "2 → f (home): " + IllegalReason.FOUNDATION_NOT_READY.explanation
         await pilot.press("r")  # single-pass game
-        assert app.message.text.endswith(IllegalReason.STOCK_NOT_EMPTY.explanation)
+        assert app.message.text == "r (turn the waste over): " + IllegalReason.STOCK_NOT_EMPTY.explanation
 
 
 async def test_undo_redo_by_letters_and_ctrl_keys() -> None:
@@ -164,7 +164,7 @@ async def test_mouse_clicks_play_moves_and_draw() -> None:
         await pilot.click("#board", offset=(30, 1))  # the waste
         assert app.picker.selection is not None and app.picker.selection.place == Move.parse("WF").src
         await pilot.click("#board", offset=(10, 0))  # the foundations
-        assert app.message.text.startswith("WF: ")
+        assert app.message.text.startswith("w (waste) → f (home): ")
 
 
 async def test_josephine_click_on_a_card_moves_the_run_from_it() -> None:

@@ -99,3 +99,33 @@ def test_thieves_solo_in_a_real_80x24_terminal(solo_term: Tmux) -> None:
     while t.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not t.alive(), "q should end the program"
+
+
+def dead_server() -> str:
+    """``host:port`` where nothing listens."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("command", [["play", "ABCDEF", "--name", "ann"], ["watch", "ABCDEF"]])
+def test_no_server_is_said_on_screen_and_in_the_exit_status(command: list[str]) -> None:
+    """Issue #12, items 4 and 5: no endless ``retry 5 in 3.8s``, no empty table; the reason, then exit 1."""
+    server = dead_server()
+    shell = f"{THIEVES} {' '.join(command)} --server {server}; echo \"exit status $?\"; sleep 60"
+    term = Tmux(["sh", "-c", shell])
+    try:
+        screen = term.wait_for(lambda s: "any key quits" in s)
+        verb = "join" if command[0] == "play" else "watch"
+        assert f"Cannot {verb} race ABCDEF" in screen and f"no race server answers at http://{server}" in screen
+        assert "Draw" not in screen and "retry" not in screen
+        term.keys("q")
+        after = term.wait_for(lambda s: "exit status" in s)
+        assert "exit status 1" in after
+        assert f"thieves {command[0]}: no race server answers at http://{server} (connection refused)" in after.replace(
+            "\n", ""
+        )
+    finally:
+        term.close()

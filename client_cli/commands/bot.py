@@ -10,6 +10,12 @@ it cannot run the full solver; it plays greedily with the solver's move
 ordering (foundations, then moves that uncover cards, waste plays, draws,
 and last moves that only shuffle), never returning to a position it has
 been in. When nothing new is left it gives up, which ends its game.
+
+In a race created with hints it may instead ask the server, whose solver
+does see the stock (``--hints stuck``: once greedy play has nothing new;
+``--hints always``: from the first move), and follow the hints as a player
+would; the server then marks it as played with help (†), which is honest.
+That is what makes ``make demo`` a real race on a checked deal.
 """
 
 from __future__ import annotations
@@ -19,15 +25,19 @@ import asyncio
 import random
 import sys
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.commands.netargs import add_server_option, refused, server_of
 from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, Move
 from shared.solver.board import Board
 from shared.variants import get_variant
 from shared.view import PlayerView
+
+if TYPE_CHECKING:
+    from client_cli.connection import RaceLink
+    from client_cli.race_state import RaceState
 
 
 class GreedyPolicy:
@@ -79,6 +89,12 @@ def _game_of(view: PlayerView) -> Game:
     )
 
 
+HINT_MODES = ("never", "stuck", "always")
+
+HINT_WAIT = 15.0
+"""Seconds to wait for a hint before asking again (the server's solver budget is well under it)."""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser(
         "bot",
@@ -96,6 +112,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--wander", type=float, default=0.0, metavar="P",
         help="chance (0-1) of playing the second-best new move instead of the best (default 0)",
     )
+    cmd.add_argument(
+        "--hints", choices=HINT_MODES, default="never",
+        help="in races with hints: ask the server's solver once greedy play is stuck (stuck) or for every move "
+        "(always); the bot is then marked as played with help. Default never",
+    )
     cmd.add_argument("--quiet", "-q", action="store_true", help="print only the final standings")
     add_server_option(cmd)
     cmd.set_defaults(func=run)
@@ -105,13 +126,43 @@ def run(args: argparse.Namespace) -> int:
     if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1:
         print("thieves bot: --pace must be >= 0, --start-when >= 1 and --wander in 0..1", file=sys.stderr)
         return 2
+    if refused("bot", (p.Hello, "name", args.name, "--name"), (p.Hello, "race", args.race, "RACE_OR_CODE")):
+        return 2
     say = (lambda text: None) if args.quiet else (lambda text: print(f"[{args.name}] {text}", flush=True))
     outcome = asyncio.run(
         play_race(
-            server_of(args), args.race, args.name, args.pace, args.creator_token, args.start_when, say, args.wander
+            server_of(args), args.race, args.name, args.pace, args.creator_token, args.start_when, say, args.wander,
+            args.hints,
         )
     )
     return outcome.status
+
+
+async def ask_hint(link: "RaceLink", state: "RaceState", changed: asyncio.Event) -> p.HintAnswer | None:
+    """Ask the server for a hint and wait for the answer for the current position.
+
+    ``None`` when the request was refused (an ``error``, e.g. too soon after
+    the last one), could not be sent (offline) or took longer than :data:`HINT_WAIT`.
+    """
+    from client_cli.race_state import Phase
+
+    state.hint = None
+    state.last_error = None
+    if not link.post(p.HintRequest()):
+        return None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HINT_WAIT
+    while loop.time() < deadline and state.phase() is Phase.RUNNING:
+        if state.hint is not None:
+            return state.hint
+        if state.last_error is not None:
+            return None
+        changed.clear()
+        try:
+            await asyncio.wait_for(changed.wait(), timeout=0.25)
+        except asyncio.TimeoutError:
+            pass
+    return None
 
 
 @dataclass(frozen=True)
@@ -132,17 +183,26 @@ async def play_race(
     start_when: int = 1,
     say: Callable[[str], None] = print,
     wander: float = 0.0,
+    hints: str = "never",
 ) -> BotOutcome:
-    """Join, ready, (start,) play until the race is over."""
-    from client_cli.connection import RaceLink
+    """Join, ready, (start,) play until the race is over; ``hints`` is one of :data:`HINT_MODES`."""
+    from client_cli.connection import LinkState, LinkStatus, RaceLink
     from client_cli.race_state import Phase, RaceState
 
     state = RaceState(race, role="player", name=name, creator_token=creator_token)
     changed = asyncio.Event()
-    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=lambda _s: changed.set())
+
+    def status_changed(status: LinkStatus) -> None:
+        """Say why a drop happened and when the next try is (a first failure ends in ``state.fatal``)."""
+        if status.state is LinkState.RECONNECTING and status.retry_in is not None:
+            say(f"offline ({status.detail}): retry {status.attempt} in {status.retry_in:.1f}s")
+        changed.set()
+
+    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=status_changed)
     loop_task = asyncio.create_task(link.run())
     policy = GreedyPolicy(wander)
     started = gave_up = False
+    following = hints == "always"
     moves = 0
     try:
         while not loop_task.done():
@@ -166,7 +226,17 @@ async def play_race(
                 continue
             if gave_up or state.pending or state.can_move() is not None or state.view is None:
                 continue
-            move = policy.choose(state.view)
+            move = None if following else policy.choose(state.view)
+            if move is None and hints != "never" and state.info is not None and state.info.hints:
+                if not following:
+                    say(f"stuck after {moves} moves, {state.view.cards_home} home: following the server's hints (†)")
+                following = True
+                answer = await ask_hint(link, state, changed)
+                if answer is None:
+                    await asyncio.sleep(0.5)  # refused (too soon) or slow: ask again
+                    continue
+                if answer.move is not None and answer.verdict != "unwinnable":
+                    move = Move.parse(answer.move)
             if move is None:
                 gave_up = link.give_up()
                 say(f"nothing new to try after {moves} moves, {state.view.cards_home} home: giving up")

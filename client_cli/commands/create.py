@@ -7,7 +7,8 @@ import sys
 
 import msgspec
 
-from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.commands.netargs import add_server_option, refused, run_race_app, server_of
+from client_cli.wording import validation_words
 from shared import protocol as p
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
@@ -56,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
     from client_cli.api import ApiError, create_race
 
     server = server_of(args)
+    if refused(
+        "create",
+        (p.Create, "seats", args.seats, "--seats"),
+        (p.Create, "time_limit", args.time_limit, "--time-limit"),
+        (p.Create, "deal", args.deal, "--deal"),
+        *([(p.Hello, "name", args.join, "--join")] if args.join is not None else []),
+    ):
+        return 2
     source = args.deal_source or ("number" if args.deal is not None else "random")
     if (source == "number") != (args.deal is not None):
         print(f"thieves create: --deal goes with deal source 'number' (not {source!r})"
@@ -77,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         )
         created = create_race(server, request)
     except msgspec.ValidationError as exc:
-        print(f"thieves create: {exc}", file=sys.stderr)
+        print(f"thieves create: {validation_words(str(exc), p.Create)}", file=sys.stderr)
         return 2
     except ApiError as exc:
         print(f"thieves create: {exc}", file=sys.stderr)
@@ -96,12 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"players join with:  thieves play {race.code} --name NAME")
         print(f"you start it with:  thieves play {race.code} --name NAME --creator-token {created.creator_token}")
         print(f"spectators:         thieves watch {race.code}")
-    if args.join:
+    if args.join is not None:
         from client_cli.play_app import PlayApp
 
-        app = PlayApp(server, race.id, args.join, created.creator_token)
-        app.run()
-        if app.state.fatal:
-            print(f"thieves create: {app.state.fatal}", file=sys.stderr)
-            return 1
+        return run_race_app(PlayApp(server, race.id, args.join, created.creator_token), "create")
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.commands.netargs import add_server_option, refused, run_race_app, server_of
+from shared import protocol as proto
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +27,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from client_cli.play_app import PlayApp
 
-    app = PlayApp(server_of(args), args.race, args.name, args.creator_token)
-    app.run()
-    if app.state.fatal:
-        print(f"thieves play: {app.state.fatal}")
-        return 1
-    return 0
+    if refused("play", (proto.Hello, "name", args.name, "--name"), (proto.Hello, "race", args.race, "RACE_OR_CODE")):
+        return 2
+    return run_race_app(PlayApp(server_of(args), args.race, args.name, args.creator_token), "play")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.commands.netargs import add_server_option, refused, run_race_app, server_of
+from shared import protocol as p
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,9 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from client_cli.watch_app import WatchApp
 
-    app = WatchApp(server_of(args), args.race)
-    app.run()
-    if app.state.fatal:
-        print(f"thieves watch: {app.state.fatal}")
-        return 1
-    return 0
+    if refused("watch", (p.Hello, "race", args.race, "RACE_OR_CODE")):
+        return 2
+    return run_race_app(WatchApp(server_of(args), args.race), "watch")

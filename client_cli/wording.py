@@ -1,0 +1,199 @@
+"""The player's words for what the protocol says: limits, refusals, moves.
+
+The wire speaks codes, the move notation (``hj``, ``WF``) and, for a field
+out of range, msgspec's own text (``Expected `int` >= 1 - at `$.seats```).
+A player reads none of those: they press keys ``1``..``0``, ``w`` and ``f``
+and want to know the limit they broke. Everything the client shows about a
+move or a refused value is worded here, from the codes and the schema in
+:mod:`shared.protocol` (never from parsing the server's English), so the
+limits cannot drift from the ones the server enforces.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from shared import protocol as p
+from shared.moves import Move, MoveParseError
+
+from .keymap import describe_move
+
+FIELD_LABELS = {
+    "name": "a player name",
+    "race": "a race id or join code",
+    "seats": "the number of seats",
+    "time_limit": "the time limit (seconds)",
+    "deal": "the deal number",
+    "deal_source": "the deal source",
+    "start_mode": "the start mode",
+    "variant": "the variant",
+    "move": "a move",
+}
+"""How a wire field is named to a player when the server refuses its value."""
+
+_MSGSPEC_ERROR = re.compile(r"^(?:(?P<kind>[a-z_]+): )?(?P<detail>.*?)(?: - at `\$\.(?P<path>[\w.\[\]]+)`)?$", re.S)
+_BOUND = re.compile(r"^Expected `(?P<type>int|str)`(?: of length)? (?P<op>>=|<=|>|<) (?P<limit>-?\d+)$")
+_MISSING = re.compile(r"^Object missing required field `(?P<field>\w+)`$")
+_WRONG_TYPE = re.compile(r"^Expected `(?P<type>\w+)`(?: \| \w+)*, got `\w+`$")
+_TYPE_WORDS = {"int": "a whole number", "str": "text", "bool": "true or false", "float": "a number"}
+_OP_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
+
+
+def field_type(struct: type[msgspec.Struct], field: str) -> Any:
+    """The schema's type of ``struct.field`` (an optional field's non-``None`` side), or ``None``."""
+    for f in msgspec.inspect.type_info(struct).fields:  # type: ignore[union-attr]
+        if f.name == field:
+            kind = f.type
+            if isinstance(kind, msgspec.inspect.UnionType):
+                kinds = [t for t in kind.types if not isinstance(t, msgspec.inspect.NoneType)]
+                kind = kinds[0] if len(kinds) == 1 else kind
+            return kind
+    return None
+
+
+def _range_words(lo: int | None, hi: int | None, unit: str = "") -> str | None:
+    """``from 1 to 500`` / ``1 to 32 characters long``, one bound alone, or ``None`` for none."""
+    if lo is not None and hi is not None:
+        return f"{lo} to {hi}{unit}" if unit else f"from {lo} to {hi}"
+    if lo is not None:
+        return f"at least {lo}{unit}"
+    return f"at most {hi}{unit}" if hi is not None else None
+
+
+def limit_words(kind: Any) -> str | None:
+    """``from 1 to 500``, ``1 to 32 characters long``, ``one of a, b``: the rule a value must keep."""
+    if isinstance(kind, msgspec.inspect.IntType):
+        lo = kind.ge if kind.ge is not None else (kind.gt + 1 if kind.gt is not None else None)
+        hi = kind.le if kind.le is not None else (kind.lt - 1 if kind.lt is not None else None)
+        return _range_words(lo, hi)
+    if isinstance(kind, msgspec.inspect.StrType):
+        return _range_words(kind.min_length, kind.max_length, " characters long")
+    if isinstance(kind, msgspec.inspect.LiteralType):
+        return "one of " + ", ".join(str(v) for v in kind.values)
+    return None
+
+
+def field_problem(struct: type[msgspec.Struct], field: str, value: Any, label: str) -> str | None:
+    """What is wrong with ``value`` for ``struct.field`` in words with the limit, or ``None`` when it fits.
+
+    The client checks what the player typed with this before sending, so a
+    ``--seats 0`` or a 40-character name is refused before anything is
+    created or joined, with the same limits the server applies.
+    """
+    kind = field_type(struct, field)
+    if value is None and field in _optional_fields(struct):
+        return None
+    try:
+        msgspec.convert(value, _annotated(kind))
+    except msgspec.ValidationError:
+        rule = limit_words(kind) or "valid"
+        if isinstance(kind, msgspec.inspect.StrType) and isinstance(value, str):
+            return f"{label} must be {rule} (this one has {len(value)})"
+        return f"{label} must be {rule}, not {value!r}" if isinstance(value, str) else f"{label} must be {rule}, not {value}"
+    return None
+
+
+def _optional_fields(struct: type[msgspec.Struct]) -> set[str]:
+    """Fields whose schema type admits ``None`` (left out, they are simply not sent)."""
+    return {
+        f.name for f in msgspec.inspect.type_info(struct).fields  # type: ignore[union-attr]
+        if isinstance(f.type, msgspec.inspect.UnionType)
+        and any(isinstance(t, msgspec.inspect.NoneType) for t in f.type.types)
+    }
+
+
+def argument_problem(*checks: tuple[type[msgspec.Struct], str, Any, str]) -> str | None:
+    """The first of ``(struct, field, value, label)`` checks that fails, worded; ``None`` when all fit."""
+    for struct, field, value, label in checks:
+        problem = field_problem(struct, field, value, label)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _annotated(kind: Any) -> Any:
+    """A type msgspec can convert into that carries the inspected constraints."""
+    if isinstance(kind, msgspec.inspect.IntType):
+        return Annotated[int, msgspec.Meta(ge=kind.ge, le=kind.le, gt=kind.gt, lt=kind.lt)]
+    if isinstance(kind, msgspec.inspect.StrType):
+        return Annotated[str, msgspec.Meta(min_length=kind.min_length, max_length=kind.max_length)]
+    if isinstance(kind, msgspec.inspect.LiteralType):
+        return Literal[kind.values]  # type: ignore[valid-type]
+    return Any
+
+
+_STRUCTS: dict[str, type[msgspec.Struct]] = {
+    c.__struct_config__.tag: c for c in p.ClientMessage.__args__  # type: ignore[attr-defined]
+}
+"""Client messages by their ``type``: a refusal names the frame, the schema gives the whole rule."""
+
+
+def validation_words(text: str, struct: type[msgspec.Struct] | None = None) -> str:
+    """msgspec's validation text (``[kind: ]Expected ... - at `$.field```) in words.
+
+    The whole rule comes from the schema when the field is known (``a player
+    name must be 1 to 32 characters long``); otherwise the bound the text
+    itself names is used. Text of any other shape is returned unchanged.
+    """
+    m = _MSGSPEC_ERROR.match(text.strip())
+    if m is None:
+        return text
+    detail, path = m["detail"], m["path"]
+    struct = struct or _STRUCTS.get(m["kind"] or "")
+    missing = _MISSING.match(detail)
+    if missing:
+        return f"{FIELD_LABELS.get(missing['field'], missing['field'].replace('_', ' '))} is missing"
+    if path is None:
+        return text
+    field = path.split(".")[0].split("[")[0]
+    label = FIELD_LABELS.get(field, field.replace("_", " "))
+    kind = field_type(struct, field) if struct is not None else None
+    rule = limit_words(kind) if kind is not None else None
+    bound = _BOUND.match(detail)
+    if bound:
+        if rule is None:
+            unit = " characters long" if bound["type"] == "str" else ""
+            rule = f"{_OP_WORDS[bound['op']]} {bound['limit']}{unit}"
+        return f"{label} must be {rule}"
+    wrong = _WRONG_TYPE.match(detail)
+    if wrong:
+        return f"{label} must be {_TYPE_WORDS.get(wrong['type'], wrong['type'])}"
+    if detail.startswith("Invalid enum value"):
+        return f"{label} must be {rule}" if rule else f"{label}: {detail}"
+    return f"{label}: {detail}" if detail.startswith("Expected") else text
+
+
+def error_words(code: str, message: str) -> str:
+    """A server ``error``'s text for the player: field errors worded, others as the server says them.
+
+    ``bad_field`` messages carry msgspec's text (this server and older ones
+    alike); other codes carry a sentence already, else the protocol's
+    explanation of the code.
+    """
+    if code == p.ErrorCode.BAD_FIELD.value:
+        return validation_words(message)
+    return message or p.explain(code)
+
+
+def move_text_words(text: str) -> str:
+    """A move in the wire notation as the keys that play it (``hj`` → ``8 → 0``, ``U`` → ``u (undo)``)."""
+    if text == p.UNDO:
+        return "u (undo)"
+    try:
+        return describe_move(Move.parse(text))
+    except MoveParseError:
+        return text
+
+
+def reject_words(move_text: str | None, reason: str) -> str:
+    """Why the server refused a move, led by the move in the player's keys.
+
+    Built from the move the client sent and the reject's ``reason`` code, so
+    it does not depend on the wording (or the notation) of the server's
+    ``message``.
+    """
+    why = p.explain(reason)
+    return f"{move_text_words(move_text)}: {why}" if move_text else why
