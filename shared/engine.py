@@ -8,6 +8,14 @@ the server, the client, the solver and the tests all drive the same object.
 Hot paths (``push``/``pop``/``legal_moves``) work on plain lists of small
 ints and precomputed tables, since the solver and the server call them
 hundreds of thousands of times a second.
+
+The server's move path is one check and one status per move:
+:meth:`Game.play_checked` checks a move once and plays it, :meth:`Game.status`
+is remembered until the position changes (``push``/``pop`` forget it), and
+``shared.protocol.View.of_game`` builds the acknowledgement's board from
+what changed since the last one. Change a position only through ``push``,
+``pop`` and ``redo`` (or build a new ``Game``): the remembered status
+trusts that.
 """
 
 from __future__ import annotations
@@ -103,6 +111,8 @@ class Game:
         "_fidx",
         "_group",
         "_empty_rule",
+        "_status",
+        "_view_memo",
     )
 
     def __init__(
@@ -132,6 +142,9 @@ class Game:
         self._fidx = tuple(tuple(range(s, nf, 4)) for s in range(4))
         self._group = variant.group_moves
         self._empty_rule = variant.empty_column
+        self._status: Status | None = None
+        self._view_memo: object = None
+        """Owned by ``shared.view.wire_view``: the last wire board, checked against the position before reuse."""
 
     # ----------------------------------------------------------- creation
     @classmethod
@@ -171,6 +184,8 @@ class Game:
         g._fidx = self._fidx
         g._group = self._group
         g._empty_rule = self._empty_rule
+        g._status = self._status
+        g._view_memo = None
         return g
 
     # -------------------------------------------------------------- state
@@ -200,11 +215,22 @@ class Game:
         return self._home == self.variant.total_cards
 
     def status(self) -> Status:
-        if self._home == self.variant.total_cards:
-            return Status.WON
-        if not self.has_legal_move():
-            return Status.BLOCKED
-        return Status.PLAYING
+        """Won, blocked or playing; remembered until the next ``push`` or ``pop``.
+
+        Why remembered: the server asks once for the player's status and once
+        more for the board it sends back, and once the stock is empty each
+        answer is a whole legal-move generation.
+        """
+        status = self._status
+        if status is None:
+            if self._home == self.variant.total_cards:
+                status = Status.WON
+            elif not self.has_legal_move():
+                status = Status.BLOCKED
+            else:
+                status = Status.PLAYING
+            self._status = status
+        return status
 
     def stock_in_draw_order(self) -> list[Card]:
         """The stock, next card first (the server's secret)."""
@@ -318,18 +344,29 @@ class Game:
         return self.reason(move) is None
 
     # --------------------------------------------------------- applying
+    def play_checked(self, move: Move) -> IllegalReason | None:
+        """Play ``move`` and return ``None`` if it is legal, else return why and change nothing.
+
+        The server's entry point: one legality check per move (asking
+        :meth:`reason` and then :meth:`push` checks twice), and a refusal is
+        a value, not an exception, since racers' refused moves are routine.
+        """
+        why = self.reason(move)
+        if why is None:
+            self._apply(move)
+            redo = self._redo
+            if redo:
+                if redo[-1] == move:
+                    redo.pop()
+                else:
+                    redo.clear()
+        return why
+
     def push(self, move: Move) -> None:
         """Play ``move``; an illegal one raises :class:`IllegalMove` and changes nothing."""
-        why = self.reason(move)
+        why = self.play_checked(move)
         if why is not None:
             raise IllegalMove(move, why)
-        self._apply(move)
-        redo = self._redo
-        if redo:
-            if redo[-1] == move:
-                redo.pop()
-            else:
-                redo.clear()
 
     def push_text(self, text: str) -> Move:
         """Parse and play one move of the notation."""
@@ -376,6 +413,7 @@ class Game:
                 flipped = True
         self.move_stack.append(move)
         self._undo.append((info, flipped))
+        self._status = None
 
     def pop(self) -> Move:
         """Take back the last move and return it; it becomes redoable."""
@@ -409,6 +447,7 @@ class Game:
             else:
                 self.tableau[src].extend(cards)
         self._redo.append(move)
+        self._status = None
         return move
 
     def redo(self) -> Move:
