@@ -4,6 +4,10 @@ The server sends only this. It carries the tableau (face-down cards as
 ``None``), the waste, the foundations and the *number* of stock cards,
 never their order: knowing the order would let a player plan draws that
 the other racers must discover.
+
+:func:`wire_view` is the same board as the protocol's ``View``, built for
+the server's every acknowledged move from what changed since the game's
+last one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from typing import Any, Sequence
 
 from .cards import CARD_TEXTS, card_text, cards_text, parse_card, rank_of
 from .engine import Game
-
 from .protocol import View
 
 FACE_DOWN_TEXT = "??"
@@ -120,8 +123,8 @@ def _texts(cards: list[int], hidden: int, old: list[int], old_hidden: int, old_t
     from, under the same face-down count; anything else is written anew.
     Always a new list: lists already handed out never change.
     """
-    if hidden == old_hidden:
-        n, m = len(old), len(cards)
+    n, m = len(old), len(cards)
+    if hidden == old_hidden and min(n, m) >= hidden:  # the same cards at the same places show the same
         if m >= n:
             if cards[:n] == old:
                 return old_texts + [CARD_TEXTS[c] for c in cards[n:]]
@@ -155,13 +158,11 @@ class _WireMemo:
         tab, hidden = game.tableau, game.hidden
         if self.columns != tab or self.hidden != hidden:
             last = game.move_stack[-1] if game.move_stack else None
-            if last is not None and len(self.columns) == len(tab):
+            if last is not None:
                 for i in (last.src, last.dst):
                     if i < len(tab):
                         self._column(game, i)
             if self.columns != tab or self.hidden != hidden:
-                if len(self.columns) != len(tab):
-                    self.__init__(game)  # type: ignore[misc]
                 for i in range(len(tab)):
                     if self.columns[i] != tab[i] or self.hidden[i] != hidden[i]:
                         self._column(game, i)
@@ -192,7 +193,7 @@ def wire_view(game: Game) -> View:
     them, never change them.
     """
     memo = game._view_memo
-    if not isinstance(memo, _WireMemo):
+    if not isinstance(memo, _WireMemo) or len(memo.columns) != len(game.tableau):
         memo = game._view_memo = _WireMemo(game)
     memo.update(game)
     variant = game.variant

@@ -168,3 +168,17 @@ def test_wire_view_checks_the_position_rather_than_trusting_its_memo() -> None:
     game.waste.append(game.stock.pop())
     assert p.View.of_game(game).tableau[:2] == [["??", "??", "Ts", "9h"], ["9s", "Js"]]
     assert p.View.of_game(game) == p.View.from_player_view(game.view())
+
+
+def test_wire_view_of_an_inconsistent_position_is_still_the_player_views() -> None:
+    """More face-down cards than a column holds (only a hand-made position can): no shortcut differs."""
+    from shared import protocol as p
+
+    game = build(["4c 7d Ts", "Js 9s"], variant=FACE_DOWN)
+    p.View.of_game(game)
+    game.hidden[0] = 5
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    game.tableau[0].append(game.tableau[1].pop())
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    game.tableau[0][:] = game.tableau[0][:1]
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
