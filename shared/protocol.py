@@ -130,7 +130,9 @@ class View(msgspec.Struct, kw_only=True):
         """The board of a :class:`shared.engine.Game` directly: equal to ``from_player_view(game.view())``.
 
         The server's way for every acknowledged move: it rewrites only the
-        piles the last moves changed (``shared.view.wire_view``).
+        piles the last moves changed (``shared.view.wire_view``). Its pile
+        lists may be shared with the game's later views: encode them, never
+        change them.
         """
         return _wire_view(game)
 
