@@ -56,6 +56,10 @@ def card_text(card: Card) -> str:
     return RANKS[card % 13] + SUITS[card // 13]
 
 
+CARD_TEXTS: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(52))
+"""``card_text`` of every card, by card: for loops over whole boards (a lookup, not a call, per card)."""
+
+
 def card_pretty(card: Card) -> str:
     """Rank and suit symbol for people: ``"10♥"`` is written ``"T♥"``."""
     return RANKS[card % 13] + SUIT_SYMBOLS[card // 13]

@@ -8,6 +8,14 @@ the server, the client, the solver and the tests all drive the same object.
 Hot paths (``push``/``pop``/``legal_moves``) work on plain lists of small
 ints and precomputed tables, since the solver and the server call them
 hundreds of thousands of times a second.
+
+The server's move path is one check and one status per move:
+:meth:`Game.play_checked` checks a move once and plays it, :meth:`Game.status`
+is remembered until the position changes (``push``/``pop`` forget it), and
+``shared.protocol.View.of_game`` builds the acknowledgement's board from
+what changed since the last one. Change a position only through ``push``,
+``pop`` and ``redo`` (or build a new ``Game``): the remembered status
+trusts that.
 """
 
 from __future__ import annotations
@@ -64,6 +72,12 @@ def _packing_table(packing: Packing) -> tuple[frozenset[Card], ...]:
     return tuple(table)
 
 
+@lru_cache(maxsize=None)
+def _empty_table(rule: EmptyColumn) -> tuple[bool, ...]:
+    """For each card, whether an empty column takes it."""
+    return tuple(rule is EmptyColumn.ANY or (rule is EmptyColumn.KING_ONLY and c % 13 == _KING_INDEX) for c in range(52))
+
+
 def _moves_table() -> list[list[Move]]:
     places = list(range(MAX_COLUMNS)) + [WASTE, STOCK, FOUNDATION]
     table = [[None] * (FOUNDATION + 1) for _ in range(FOUNDATION + 1)]
@@ -103,6 +117,9 @@ class Game:
         "_fidx",
         "_group",
         "_empty_rule",
+        "_empty_ok",
+        "_status",
+        "_view_memo",
     )
 
     def __init__(
@@ -132,6 +149,10 @@ class Game:
         self._fidx = tuple(tuple(range(s, nf, 4)) for s in range(4))
         self._group = variant.group_moves
         self._empty_rule = variant.empty_column
+        self._empty_ok = _empty_table(variant.empty_column)
+        self._status: Status | None = None
+        self._view_memo: object = None
+        """Owned by ``shared.view.wire_view``: the last wire board, checked against the position before reuse."""
 
     # ----------------------------------------------------------- creation
     @classmethod
@@ -171,6 +192,9 @@ class Game:
         g._fidx = self._fidx
         g._group = self._group
         g._empty_rule = self._empty_rule
+        g._empty_ok = self._empty_ok
+        g._status = self._status
+        g._view_memo = None
         return g
 
     # -------------------------------------------------------------- state
@@ -200,11 +224,22 @@ class Game:
         return self._home == self.variant.total_cards
 
     def status(self) -> Status:
-        if self._home == self.variant.total_cards:
-            return Status.WON
-        if not self.has_legal_move():
-            return Status.BLOCKED
-        return Status.PLAYING
+        """Won, blocked or playing; remembered until the next ``push`` or ``pop``.
+
+        Why remembered: the server asks once for the player's status and once
+        more for the board it sends back, and once the stock is empty each
+        answer is a whole legal-move generation.
+        """
+        status = self._status
+        if status is None:
+            if self._home == self.variant.total_cards:
+                status = Status.WON
+            elif not self.has_legal_move():
+                status = Status.BLOCKED
+            else:
+                status = Status.PLAYING
+            self._status = status
+        return status
 
     def stock_in_draw_order(self) -> list[Card]:
         """The stock, next card first (the server's secret)."""
@@ -318,18 +353,29 @@ class Game:
         return self.reason(move) is None
 
     # --------------------------------------------------------- applying
+    def play_checked(self, move: Move) -> IllegalReason | None:
+        """Play ``move`` and return ``None`` if it is legal, else return why and change nothing.
+
+        The server's entry point: one legality check per move (asking
+        :meth:`reason` and then :meth:`push` checks twice), and a refusal is
+        a value, not an exception, since racers' refused moves are routine.
+        """
+        why = self.reason(move)
+        if why is None:
+            self._apply(move)
+            redo = self._redo
+            if redo:
+                if redo[-1] == move:
+                    redo.pop()
+                else:
+                    redo.clear()
+        return why
+
     def push(self, move: Move) -> None:
         """Play ``move``; an illegal one raises :class:`IllegalMove` and changes nothing."""
-        why = self.reason(move)
+        why = self.play_checked(move)
         if why is not None:
             raise IllegalMove(move, why)
-        self._apply(move)
-        redo = self._redo
-        if redo:
-            if redo[-1] == move:
-                redo.pop()
-            else:
-                redo.clear()
 
     def push_text(self, text: str) -> Move:
         """Parse and play one move of the notation."""
@@ -376,6 +422,7 @@ class Game:
                 flipped = True
         self.move_stack.append(move)
         self._undo.append((info, flipped))
+        self._status = None
 
     def pop(self) -> Move:
         """Take back the last move and return it; it becomes redoable."""
@@ -409,6 +456,7 @@ class Game:
             else:
                 self.tableau[src].extend(cards)
         self._redo.append(move)
+        self._status = None
         return move
 
     def redo(self) -> Move:
@@ -434,20 +482,16 @@ class Game:
             return []
         moves: list[Move] = []
         tab = self.tableau
-        hidden = self.hidden
         ncols = len(tab)
         ok_table = self._pack_ok
-        rule = self._empty_rule
+        empty_table = self._empty_ok
         tops = [col[-1] if col else -1 for col in tab]
-        sources = [(s, tops[s]) for s in range(ncols) if tops[s] >= 0 and len(tab[s]) > hidden[s]]
-        if self.waste:
-            sources.append((WASTE, self.waste[-1]))
-        for s, card in sources:
+        for s, card in self._sources(tops):
             row = _MOVE[s]
             if self.foundation_ready(card) >= 0:
                 moves.append(row[_TO_F])
             ok = ok_table[card]
-            empty_ok = rule is EmptyColumn.ANY or (rule is EmptyColumn.KING_ONLY and card % 13 == _KING_INDEX)
+            empty_ok = empty_table[card]
             for d in range(ncols):
                 if d == s:
                     continue
@@ -465,25 +509,50 @@ class Game:
             moves.append(REDEAL)
         return moves
 
+    def _sources(self, tops: list[int]) -> list[tuple[int, Card]]:
+        """The places a single card may leave, with that card: face-up column tops, then the waste's top."""
+        tab, hidden = self.tableau, self.hidden
+        sources = [(s, tops[s]) for s in range(len(tab)) if tops[s] >= 0 and len(tab[s]) > hidden[s]]
+        if self.waste:
+            sources.append((WASTE, self.waste[-1]))
+        return sources
+
     def _group_moves(self, tops: list[int]) -> Iterable[Move]:
         tab = self.tableau
-        rule = self._empty_rule
         for s, col in enumerate(tab):
             face_up = len(col) - self.hidden[s]
             count = 2
             while count <= face_up and self._is_run(col, len(col) - count):
                 base = col[-count]
                 ok = self._pack_ok[base]
-                empty_ok = rule is EmptyColumn.ANY or (rule is EmptyColumn.KING_ONLY and base % 13 == _KING_INDEX)
+                empty_ok = self._empty_ok[base]
                 for d, t in enumerate(tops):
                     if d != s and ((t < 0 and empty_ok) or (t >= 0 and t in ok)):
                         yield Move(s, d, count)
                 count += 1
 
     def has_legal_move(self) -> bool:
-        """Cheaper than ``bool(legal_moves())`` in the common case of a stock left."""
+        """``bool(legal_moves())``, mostly without generating them.
+
+        With a stock left a draw is legal. Without one (the last part of a
+        game, where the server asks after every move), a single card that
+        goes home or onto some column top or empty column proves a move with
+        a few set operations; only when none does is the whole list made.
+        """
         if self.stock:
             return True
+        if self._home == self.variant.total_cards:
+            return False
+        if self.waste and self.pass_number < self.variant.stock_passes:
+            return True  # the waste turns over
+        tops = [col[-1] if col else -1 for col in self.tableau]
+        empty = -1 in tops
+        ok_table, empty_table = self._pack_ok, self._empty_ok
+        for _, card in self._sources(tops):
+            if self.foundation_ready(card) >= 0 or not ok_table[card].isdisjoint(tops):
+                return True  # a card never packs on its own rank, so its own column is never the target
+            if empty and empty_table[card]:
+                return True  # a source column is not empty, so the empty one is another
         return bool(self.legal_moves())
 
     # ---------------------------------------------------------- text forms

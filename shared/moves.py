@@ -130,6 +130,12 @@ class Move(NamedTuple):
 
     def text(self) -> str:
         """The move in the notation: ``"ab"``, ``"3ab"``, ``"WF"``, ``"S"``, ``"R"``."""
+        known = _TEXT_OF.get(self)
+        if known is not None:
+            return known
+        return self._write()
+
+    def _write(self) -> str:
         if self.src == STOCK and self.dst == WASTE:
             return "S"
         if self.src == WASTE and self.dst == STOCK:
@@ -140,6 +146,9 @@ class Move(NamedTuple):
     @classmethod
     def parse(cls, text: str) -> "Move":
         """Read a move written by :meth:`text` (also ``s``/``SW`` for ``S`` and ``r``/``WS`` for ``R``)."""
+        known = _PARSED.get(text)
+        if known is not None:  # every one-card move, looked up: the server parses one per frame
+            return known
         t = text.strip()
         if t in ("S", "s", "SW"):
             return DRAW
@@ -183,6 +192,26 @@ def _parse_place(ch: str, whole: str) -> int:
     if idx < 0:
         raise MoveParseError(f"not a move: {whole!r} ({ch!r} names no column a-t, nor W, S or F)")
     return idx
+
+
+_PARSED: dict[str, Move] = {}
+_TEXT_OF: dict[Move, str] = {}
+
+
+def _fill_one_card_tables() -> None:
+    """Every one-card move (all place pairs, the ones the rules refuse too) by its text, and back.
+
+    Filled by the slow paths themselves, so a look-up answers exactly what
+    they would; the server parses one move per frame and writes it back.
+    """
+    places = [*range(MAX_COLUMNS), WASTE, STOCK, FOUNDATION]
+    for move in (Move(s, d) for s in places for d in places):
+        _TEXT_OF[move] = move._write()
+    for text in [*(_place_text(s) + _place_text(d) for s in places for d in places), "S", "s", "R", "r"]:
+        _PARSED[text] = Move.parse(text)
+
+
+_fill_one_card_tables()
 
 
 def parse_moves(text: str) -> list[Move]:

@@ -125,6 +125,17 @@ class View(msgspec.Struct, kw_only=True):
         """Build from a :class:`shared.view.PlayerView` (typed ``Any`` to keep this module import-light)."""
         return cls(**_rename_pass(view.to_dict()))
 
+    @classmethod
+    def of_game(cls, game: Any) -> "View":
+        """The board of a :class:`shared.engine.Game` directly: equal to ``from_player_view(game.view())``.
+
+        The server's way for every acknowledged move: it rewrites only the
+        piles the last moves changed (``shared.view.wire_view``). Its pile
+        lists may be shared with the game's later views: encode them, never
+        change them.
+        """
+        return _wire_view(game)
+
     def to_player_view(self) -> Any:
         """The client's side: a :class:`shared.view.PlayerView` to render."""
         from .view import PlayerView
@@ -132,6 +143,15 @@ class View(msgspec.Struct, kw_only=True):
         d = msgspec.structs.asdict(self)
         d["pass"] = d.pop("pass_")
         return PlayerView.from_dict(d)
+
+
+def _wire_view(game: Any) -> View:
+    """``shared.view.wire_view``, imported on first use (shared.view imports this module)."""
+    global _wire_view
+    from .view import wire_view
+
+    _wire_view = wire_view
+    return wire_view(game)
 
 
 def _rename_pass(d: dict[str, Any]) -> dict[str, Any]:

@@ -52,7 +52,14 @@ def check_generation(game: Game) -> tuple[int, int]:
         else:
             assert isinstance(why, IllegalReason), (move, "legal but not generated")
     assert legal == len(gen), "a generated move lies outside the move universe"
+    assert game.has_legal_move() == (legal > 0)
     return legal, len(universe)
+
+
+def without_stock(game: Game) -> Game:
+    """The same cards with the stock turned onto the waste: where ``has_legal_move`` must look."""
+    return Game(game.variant, game.tableau, (), game.waste + game.stock_in_draw_order(), game.foundations,
+                game.hidden, game.pass_number)
 
 
 @pytest.mark.parametrize("variant", ALL_VARIANTS, ids=IDS)
@@ -61,6 +68,7 @@ def test_generated_moves_are_exactly_the_legal_moves(variant: Variant) -> None:
     for game in iter_positions([variant], seed=ALL_VARIANTS.index(variant), per_variant=POSITIONS_PER_VARIANT):
         legal, _ = check_generation(game)
         legal_total += legal
+        check_generation(without_stock(game))
     assert legal_total > POSITIONS_PER_VARIANT  # the positions are not all dead ends
 
 

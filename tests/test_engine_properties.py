@@ -1,23 +1,30 @@
 """Property tests (hypothesis) over random deals and random legal play, for
 several variants and two hand-made ones (face-down cards, three-card draws):
 no card is ever lost or duplicated, undo restores the exact position, both
-position forms round-trip, move notation round-trips, and the player view
-never tells two games apart that differ only in the order of the stock.
+position forms round-trip, move notation round-trips, the player view
+never tells two games apart that differ only in the order of the stock, and
+what the engine remembers between moves (its status, its last wire board)
+always equals a fresh computation, whatever the moves, undos and redos.
 """
 
 from __future__ import annotations
 
 import random
 
+from dataclasses import replace
+
+import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from enginekit import DRAW_THREE, FACE_DOWN, shuffled_game, snapshot, state
-from shared.engine import Game
+from enginekit import DRAW_THREE, FACE_DOWN, relevant_moves, shuffled_game, snapshot, state
+from shared import protocol as p
+from shared.engine import Game, Status
 from shared.moves import Move
 from shared.position import check_position
 from shared.render import render_text
 from shared.variants import VARIANTS, Variant
+from shared.view import player_view
 
 PLAYED = [VARIANTS[k] for k in ("forty-thieves", "sixty-thieves", "josephine", "forty-and-eight", "lucas", "maria")]
 PLAYED += [FACE_DOWN, DRAW_THREE]
@@ -162,3 +169,82 @@ def test_player_view_never_reveals_the_stock_order(
         game.push(move)
         twin.push(move)
         assert hidden_parts(game) == hidden_parts(twin)
+
+
+# ------------------------------------------- remembered between moves
+def rebuilt(game: Game) -> Game:
+    """The same position in a new Game: nothing remembered, nothing shared."""
+    return Game(game.variant, game.tableau, game.stock_in_draw_order(), game.waste, game.foundations,
+                game.hidden, game.pass_number)
+
+
+def fresh_status(game: Game) -> Status:
+    """The status read off the rules, from a full legal-move generation (which nothing remembers)."""
+    if sum(game.foundations) == game.variant.total_cards:
+        return Status.WON
+    return Status.PLAYING if game.legal_moves() else Status.BLOCKED
+
+
+def fresh_wire_view(game: Game) -> p.View:
+    """Today's way to the wire board, from a game that remembers nothing."""
+    return p.View.from_player_view(replace(player_view(rebuilt(game)), move_count=game.move_count))
+
+
+def assert_remembered_is_fresh(game: Game) -> None:
+    assert game.status() is fresh_status(game) is rebuilt(game).status()
+    ours, fresh = p.View.of_game(game), fresh_wire_view(game)
+    assert ours == fresh
+    assert p.encode(ours) == p.encode(fresh)
+    assert msgpack.unpackb(p.encode(ours)) == msgpack.unpackb(p.encode(fresh))
+
+
+@EXAMPLES
+@given(variants, seeds, actions)
+def test_remembered_status_and_wire_view_equal_a_fresh_computation(variant: Variant, seed: int, plan: list[int]) -> None:
+    game = start(variant, seed)
+    assert_remembered_is_fresh(game)
+    for action in plan:
+        act(game, action)
+        if action % 4:  # some positions unasked, so the memo also catches up over several moves or undos
+            assert_remembered_is_fresh(game)
+    assert_remembered_is_fresh(game)
+
+
+@EXAMPLES
+@given(variants, seeds, actions)
+def test_play_checked_is_reason_then_push(variant: Variant, seed: int, plan: list[int]) -> None:
+    """Over every kind of move the notation writes, legal or not: one answer, and the same game as push."""
+    game = start(variant, seed)
+    for action in plan[:120]:
+        universe = relevant_moves(game)
+        move = universe[(action * 7919) % len(universe)] if action % 2 else None
+        if move is None:
+            act(game, action)
+            continue
+        twin, before = game.copy(), snapshot(game)
+        why = game.play_checked(move)
+        assert why is twin.reason(move)
+        if why is None:
+            twin.push(move)
+            assert snapshot(game) == snapshot(twin)
+        else:
+            assert snapshot(game) == before
+        assert_remembered_is_fresh(game)
+
+
+@EXAMPLES
+@given(variants, seeds, actions)
+def test_a_wire_view_handed_out_never_changes_afterwards(variant: Variant, seed: int, plan: list[int]) -> None:
+    game = start(variant, seed)
+    copies = [game.copy()]
+    sent = [(p.View.of_game(game), p.encode(p.View.of_game(game)))]
+    for action in plan:
+        act(game, action)
+        view = p.View.of_game(game)
+        sent.append((view, p.encode(view)))
+        if action % 50 == 0:
+            copies.append(game.copy())  # a copy remembers its own board from now on
+            act(copies[-1], action + 1)
+            assert_remembered_is_fresh(copies[-1])
+    assert all(p.encode(view) == frame for view, frame in sent)
+    assert_remembered_is_fresh(game)

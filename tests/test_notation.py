@@ -129,6 +129,20 @@ def test_every_move_round_trips_its_text() -> None:
         assert eval(repr(move), {"Move": Move}) == move  # repr rebuilds the move
 
 
+def test_the_one_card_look_ups_answer_what_the_slow_paths_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Move.parse`` and ``Move.text`` look one-card moves up in tables; the tables hide no difference."""
+    from shared import moves
+
+    looked_up = {m: (m.text(), Move.parse(m.text())) for m in syntactic_moves(13)}
+    aliases = {a: Move.parse(a) for a in ("S", "s", "SW", "R", "r", "WS", " ab", "ab ")}
+    assert len(moves._PARSED) == 23 * 23 + 4 and len(moves._TEXT_OF) == 23 * 23
+    monkeypatch.setattr(moves, "_PARSED", {})
+    monkeypatch.setattr(moves, "_TEXT_OF", {})
+    assert looked_up == {m: (m.text(), Move.parse(m.text())) for m in syntactic_moves(13)}
+    assert aliases == {a: Move.parse(a) for a in aliases}
+    assert all(type(m) is Move for _, m in looked_up.values())
+
+
 def test_move_texts_are_unique() -> None:
     moves = syntactic_moves(13)
     assert len({m.text() for m in moves}) == len(moves)

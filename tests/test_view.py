@@ -143,3 +143,42 @@ def test_render_shows_the_pass_where_there_are_two() -> None:
     game = build(kings, variant=FORTY_AND_EIGHT, waste="5c", stock="-", rest_to=0)
     assert "pass 1/2" in render_text(game.view())
     assert "pass" not in render_text(build(["Kc"]).view())
+
+
+# ---------------------------------------------------------- the wire board
+def test_wire_view_is_the_player_view_on_the_wire() -> None:
+    from shared import protocol as p
+
+    game = build(["4c 7d Ts 9h", "Js 9s", ""], hidden=[2, 1], variant=FACE_DOWN, waste="5c")
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    for text in ("bc", "S", "U", "ad"):  # a flip, a draw, an undo of the draw, a plain move
+        game.pop() if text == "U" else game.push(Move.parse(text))
+        assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    assert p.View.of_game(game).tableau[:4] == [["??", "??", "Ts"], ["Js"], ["9s"], ["9h"]]
+
+
+def test_wire_view_checks_the_position_rather_than_trusting_its_memo() -> None:
+    """A position changed without a move (tests and tools do it) still shows as it is."""
+    from shared import protocol as p
+
+    game = build(["4c 7d Ts 9h", "Js 9s"], variant=FACE_DOWN)
+    p.View.of_game(game)
+    game.hidden[0] = 2
+    game.tableau[1].append(game.tableau[1].pop(0))
+    game.waste.append(game.stock.pop())
+    assert p.View.of_game(game).tableau[:2] == [["??", "??", "Ts", "9h"], ["9s", "Js"]]
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+
+
+def test_wire_view_of_an_inconsistent_position_is_still_the_player_views() -> None:
+    """More face-down cards than a column holds (only a hand-made position can): no shortcut differs."""
+    from shared import protocol as p
+
+    game = build(["4c 7d Ts", "Js 9s"], variant=FACE_DOWN)
+    p.View.of_game(game)
+    game.hidden[0] = 5
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    game.tableau[0].append(game.tableau[1].pop())
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
+    game.tableau[0][:] = game.tableau[0][:1]
+    assert p.View.of_game(game) == p.View.from_player_view(game.view())
