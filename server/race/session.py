@@ -97,8 +97,9 @@ class SeatSession:
         self.game = None
 
     def view(self) -> p.View:
+        """The board as the player sees it (built from the piles that changed since the last one)."""
         assert self.game is not None
-        return p.View.from_player_view(self.game.view())
+        return p.View.of_game(self.game)
 
     # ------------------------------------------------------------ moves
     def check(self, msg: p.Move, meta: RaceMeta, now: int) -> Step:
@@ -138,10 +139,9 @@ class SeatSession:
             move = Move.parse(text)
         except MoveParseError as exc:
             raise Refused(p.ErrorCode.BAD_MOVE, str(exc)) from None
-        why = game.reason(move)
+        why = game.play_checked(move)  # one legality check, and the move is played
         if why is not None:
             raise Refused(why.value, f"{move.text()}: {why.explanation}")
-        game.push(move)
         return move.text(), game.pop
 
     def settle(self, pending: Pending, result: CommitResult) -> p.Ack | None:
