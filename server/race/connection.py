@@ -103,8 +103,13 @@ class Connection:
         """
         if self.closing:
             return
-        waiting = self.queued_bytes + (self.backlog.unacknowledged() if self.backlog is not None else 0)
-        if waiting > self.service.config.send_bytes or self.queue.full():
+        limit = self.service.config.send_bytes
+        waiting = self.queued_bytes + (self.backlog.at_most() if self.backlog is not None else 0)
+        if waiting > limit and self.backlog is not None:
+            # Measured only when the bound says it may be too much: one system call per send_bytes
+            # written to a client that reads, not one per frame.
+            waiting = self.queued_bytes + self.backlog.unacknowledged()
+        if waiting > limit or self.queue.full():
             log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat,
                 frames=self.queue.qsize(), bytes=waiting)
             self.abort(p.CloseCode.SLOW_READER)
@@ -146,6 +151,8 @@ class Connection:
                     return
                 self.queued_bytes -= len(item)
                 await self.ws.send_bytes(item)
+                if self.backlog is not None:
+                    self.backlog.wrote(len(item))
         except (OSError, RuntimeError, WebSocketDisconnect):
             self.closing = True
 
@@ -209,7 +216,8 @@ class Connection:
                 # One rule for every type: a dropped frame uses the flood allowance, never the error budget.
                 raise Refused(p.ErrorCode.RATE_LIMITED,
                               close=None if self.flood_budget.take() else p.CloseCode.FLOODING)
-            await self.store.check_up()
+            if self.store.down:
+                await self.store.check_up()
             await self._handlers[type(msg)](msg)
         except p.ProtocolError as exc:
             # A refused hello always ends the connection, whichever check refused it (docs: "Close codes").
