@@ -236,7 +236,19 @@ async def answer(ws: websockets.ClientConnection) -> p.Ack | p.Reject:
 
 async def player(url: str, race: str, name: str, frames: list[bytes], stats: Stats, stop: asyncio.Event,
                  started: asyncio.Event, rng: random.Random, pace: float) -> None:
-    """One seat playing ``frames`` (a precomputed legal line) one move in flight at a time, from the start on."""
+    """One seat playing ``frames`` (a precomputed legal line) one move in flight at a time, from the start on.
+
+    The server closing the socket once the measurement is over (1012 at its shutdown) ends the seat quietly.
+    """
+    try:
+        await _play_line(url, race, name, frames, stats, stop, started, rng, pace)
+    except websockets.ConnectionClosed:
+        if not stop.is_set():
+            raise
+
+
+async def _play_line(url: str, race: str, name: str, frames: list[bytes], stats: Stats, stop: asyncio.Event,
+                     started: asyncio.Event, rng: random.Random, pace: float) -> None:
     async with websockets.connect(url, compression=None, max_queue=None) as ws:
         await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name=name)))
         await started.wait()

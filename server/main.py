@@ -7,7 +7,7 @@ import logging
 import os
 import signal
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import uvicorn
 
@@ -32,7 +32,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop  # type: ignore[no-any-return]
 
 
-def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
+def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
     """The uvicorn settings that matter for this protocol (see design.md)."""
     return uvicorn.Config(
         app,
@@ -44,7 +44,7 @@ def uvicorn_config(app: object, config: Config) -> uvicorn.Config:
         ws_per_message_deflate=False,
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
-        timeout_graceful_shutdown=config.graceful_timeout,
+        timeout_graceful_shutdown=config.graceful_timeout,  # type: ignore[arg-type]
         lifespan="on",
         log_level="warning",
         access_log=False,

@@ -61,6 +61,10 @@ NICENESS = 10
 creator waiting for an on-demand deal: that runs in a worker of its own at normal priority)."""
 
 
+
+_PASSING: tuple[type[BaseException], ...] = (*UNAVAILABLE, BrokenProcessPool, asyncio.TimeoutError)
+"""Failures of one filling round that the next may not meet (Redis away, a worker died, a slow solve)."""
+
 class PoolUnavailable(p.CodedError):
     """No checked deal for a new race; ``code`` is ``no_pool`` or ``pool_empty``."""
 
@@ -177,7 +181,7 @@ class CheckedPool:
                 backoff = 0.5
             except asyncio.CancelledError:
                 raise
-            except (*UNAVAILABLE, BrokenProcessPool, asyncio.TimeoutError) as exc:
+            except _PASSING as exc:
                 log("checked_fill_failed", logging.WARNING, error=repr(exc), retry_in=backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)

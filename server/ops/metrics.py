@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 REDIS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 """Seconds: a healthy Redis answers a batch in well under a millisecond; the tail shows trouble."""
@@ -76,7 +76,7 @@ class Metrics:
     def sent(self, kind: str, count: int = 1) -> None:
         self.frames_out[kind] += count
 
-    def render(self, gauges: dict[str, tuple[str, float]],
+    def render(self, gauges: Mapping[str, tuple[str, float]],
                labelled: dict[str, tuple[str, str, dict[str, int]]] | None = None) -> str:
         """The exposition text; gauges are read at scrape time: ``gauges`` name -> (help, value),
         ``labelled`` name -> (help, label name, {label value: value})."""

@@ -84,7 +84,7 @@ class Protocol(WebSocketsSansIOProtocol):
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]
         if getattr(self, "scope", None) is not None:  # the app runs from the next loop iteration on
-            self.scope["extensions"][BACKLOG] = Backlog(self.transport, self.loop)  # type: ignore[index]
+            self.scope["extensions"][BACKLOG] = Backlog(self.transport, self.loop)  # type: ignore[index,assignment]
 
     def handle_parser_exception(self) -> None:
         if self.close_sent:  # already lingering: later data went to the discarding parser

@@ -18,7 +18,7 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 from .embedded import term_with_parent
 
@@ -66,6 +66,7 @@ class Workers:
         A worker that died (killed, out of memory) raises ``BrokenProcessPool``
         once; the next call starts a fresh pool.
         """
+        call: Awaitable[T]
         if self.count <= 0:
             call = asyncio.to_thread(fn, *args)
         else:

@@ -121,7 +121,7 @@ class Connection:
 
     def send_msg(self, msg: msgspec.Struct) -> None:
         self.send(p.encode(msg))
-        self.service.metrics.sent(msg.__struct_config__.tag)  # type: ignore[arg-type]
+        self.service.metrics.sent(str(msg.__struct_config__.tag))
 
     def close_after_queue(self, code: p.CloseCode) -> None:
         """Close once the frames already queued (the error saying why) are out."""
@@ -201,7 +201,9 @@ class Connection:
         if self.race is not None and self.seat is not None:
             try:
                 await self.store.presence(self.race, self.seat, self.member, False, 0, now_ms())
-            except (*UNAVAILABLE, StoreError):
+            except StoreError:
+                pass  # the race is gone
+            except UNAVAILABLE:
                 pass  # the lease runs out by itself
         log("left", race=self.race, seat=self.seat, peer=self.peer)
 
@@ -341,9 +343,10 @@ class Connection:
             if meta.started:
                 view = self.session.view()
         now = now_ms()
+        role: p.Role = "player" if self.seat is not None else "spectator"
         self.send_msg(p.Welcome(
-            protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role=self.role,  # type: ignore[arg-type]
-            seat=self.seat, token=token, version=version if missed is None else last_version,  # type: ignore[arg-type]
+            protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role=role,
+            seat=self.seat, token=token, version=version if last_version is None or missed is None else last_version,
             server_time=now, view=view, seq=seq, progress=table if missed is None else [],
             resumed=missed is not None,
         ))
@@ -356,7 +359,7 @@ class Connection:
             seen = {e.seat: e for e in before}
             changed = [e for e in table if seen.get(e.seat) != e]
             if changed or version != last_version:
-                self.send_msg(p.Progress(version=version, server_time=now, race_status=meta.phase(now),  # type: ignore[arg-type]
+                self.send_msg(p.Progress(version=version, server_time=now, race_status=meta.phase(now),
                                          players=changed))
         self.hub.welcome(self, version, None if missed is None else table)
         if meta.status == "finished":
@@ -455,7 +458,7 @@ class Connection:
             if isinstance(result, Committed) and ack is not None:
                 self.service.metrics.moves_accepted += 1
                 self.send_msg(ack)
-                if result.race_done:
+                if result.race_done and self.hub is not None:
                     self.hub.spawn(self.service.end_race(self.race))
                 return
             if isinstance(result, Conflict):  # another connection of this seat moved: catch up and retry
@@ -539,7 +542,7 @@ class Connection:
         self.service.metrics.hint_seconds.observe(verdict, seconds)
         self.send_msg(p.HintAnswer(
             move=found.move.text() if found.move is not None else None, winning=found.from_winning_line,
-            verdict=verdict, remaining=found.line_length if found.from_winning_line else 0,  # type: ignore[arg-type]
+            verdict=found.verdict.value, remaining=found.line_length if found.from_winning_line else 0,
             seq=seq, version=version,
         ))
         log("hint", race=self.race, seat=self.seat, verdict=verdict, seconds=round(seconds, 4),

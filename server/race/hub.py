@@ -193,9 +193,10 @@ class RaceHub:
             return
         self.set_meta(meta)
         view = p.View.from_player_view(races.new_game(meta).view())
-        common = dict(version=self.version, starts_at=meta.starts_at, ends_at=meta.ends_at, server_time=now_ms())
-        for_players = p.encode(p.Countdown(**common, view=view))
-        for_spectators = p.encode(p.Countdown(**common))
+        countdown = p.Countdown(version=self.version, starts_at=meta.starts_at, ends_at=meta.ends_at,
+                                server_time=now_ms())
+        for_players = p.encode(msgspec.structs.replace(countdown, view=view))
+        for_spectators = p.encode(countdown)
         for conn, cursor in list(self.conns.items()):
             if cursor.welcomed:
                 conn.send(for_players if conn.seat is not None else for_spectators)

@@ -103,7 +103,7 @@ def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
     return p.RaceInfo(
         id=meta.id, code=meta.code, variant=meta.variant, deal_source=meta.deal_source, seats=meta.seats,
         players=meta.players, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
-        status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,  # type: ignore[arg-type]
+        status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,
         starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
         checked=meta.checked, hints=meta.hints, rules=_rules(meta.variant),
     )
@@ -146,7 +146,7 @@ def progress_lines(lines: list[Line], started: bool, total: int) -> list[p.Playe
     for rank, line in ranked(lines):
         out.append(p.PlayerProgress(
             seat=line.seat, name=line.name, home=line.home, total=total, moves=line.moves,
-            status=shown_status(line.status, started, line.online),  # type: ignore[arg-type]
+            status=shown_status(line.status, started, line.online),
             rank=rank, finished_at=line.finished_at or None, home_at=line.home_at or None,
             helped=bool(line.helped),
         ))
@@ -193,9 +193,10 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
     total = get_variant(meta.variant).total_cards
     standings = []
     for rank, line in ranked([pl.line for pl in players]):
-        status = line.status if line.status in ("finished", "gave_up") else "racing"
+        status: p.PlayerStatus = "finished" if line.status == "finished" else (
+            "gave_up" if line.status == "gave_up" else "racing")
         standings.append(p.Standing(
-            rank=rank, seat=line.seat, name=line.name, status=status,  # type: ignore[arg-type]
+            rank=rank, seat=line.seat, name=line.name, status=status,
             home=line.home, total=total, moves=line.moves, finished_at=line.finished_at or None,
             home_at=line.home_at or None, helped=bool(line.helped),
         ))

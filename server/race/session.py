@@ -58,7 +58,7 @@ class Pending:
     status: MoveStatus
     home: int
     moves: int
-    revert: Callable[[], None]
+    revert: Callable[[], object]
 
     def fields(self) -> tuple[int, int, int, str, int, int, str]:
         """The arguments of ``Store.commit_move`` after race and seat."""
@@ -120,7 +120,7 @@ class SeatSession:
         assert game is not None
         return Pending(msg.seq, now, self.n, text, rules.player_status(game), game.cards_home, game.move_count, revert)
 
-    def _play(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], None]]:
+    def _play(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], object]]:
         """Play ``text`` on the cached game; returns the stored text and how to take it back."""
         game = self.game
         assert game is not None

@@ -7,6 +7,10 @@ the live progress table and the final results, so the two never disagree.
 
 from __future__ import annotations
 
+from typing import cast
+
+from shared.protocol import PlayerStatus
+
 from ..store.records import Line
 
 INF = float("inf")
@@ -23,11 +27,11 @@ def ranked(lines: list[Line]) -> list[tuple[int, Line]]:
     return [(i + 1, line) for i, line in enumerate(sorted(lines, key=rank_key))]
 
 
-def shown_status(stored: str, race_started: bool, online: int) -> str:
+def shown_status(stored: str, race_started: bool, online: int) -> PlayerStatus:
     """The status a client sees: lobby states turn into racing at the start;
     a racer (blocked or not) with no live connection shows as disconnected."""
     if race_started and stored in ("waiting", "ready"):
         stored = "racing"
     if stored in ("racing", "blocked") and online <= 0:
         return "disconnected"
-    return stored
+    return cast(PlayerStatus, stored)  # a stored status is one of the protocol's (records.SeatStatus)

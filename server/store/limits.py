@@ -133,7 +133,7 @@ class CreationLimits:
             return 0
         live = set(lobbies)
         old = await self.redis.zrangebyscore(OPEN_LOBBIES, "-inf", now_ms - self.settings.grace_ms)  # incl. expired
-        stale = [rid for rid in map(_text, old) if rid not in live]
+        stale = [rid for rid in map(text, old) if rid not in live]
         if stale:
             await self.redis.zrem(OPEN_LOBBIES, *stale)
         return len(stale)

@@ -35,9 +35,20 @@ class Store:
         self.tick_ms = tick_ms
         self.cluster = isinstance(redis, aioredis.RedisCluster)
         self.timer = timer
-        for name in ("create", "join", "ready", "start", "give_up", "hint_take", "hint_give", "presence",
-                     "heartbeat", "end", "abandon", "read_lines", "read_player", "checked_push"):
-            setattr(self, f"_{name}", register(redis, name))
+        self._create = register(redis, "create")
+        self._join = register(redis, "join")
+        self._ready = register(redis, "ready")
+        self._start = register(redis, "start")
+        self._give_up = register(redis, "give_up")
+        self._hint_take = register(redis, "hint_take")
+        self._hint_give = register(redis, "hint_give")
+        self._presence = register(redis, "presence")
+        self._heartbeat = register(redis, "heartbeat")
+        self._end = register(redis, "end")
+        self._abandon = register(redis, "abandon")
+        self._read_lines = register(redis, "read_lines")
+        self._read_player = register(redis, "read_player")
+        self._checked_push = register(redis, "checked_push")
         self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer)
 
     # ------------------------------------------------------------ setup

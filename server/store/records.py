@@ -103,7 +103,7 @@ class RaceMeta:
     id: str
     code: str
     variant: str
-    deal_source: str
+    deal_source: p.DealSource
     deal: int
     salt: str
     commitment: str
@@ -111,7 +111,7 @@ class RaceMeta:
     players: int
     time_limit: int
     undo: bool
-    start_mode: str
+    start_mode: p.StartMode
     status: str
     """Stored status: lobby, started or finished (countdown/running are read off the clock)."""
     created_at: int
