@@ -244,3 +244,20 @@ async def test_a_race_started_by_the_last_ready_stops_counting(redis_url: str) -
         await ann.expect(p.Countdown)
         assert (await create(server))[0] == 201
         await ann.close()
+
+
+async def test_the_janitor_drops_open_lobby_entries_whose_race_left_the_lobby_unrecorded(redis_url: str) -> None:
+    """A process killed between starting a race and recording it leaves a stale entry in the total's set:
+    the janitor's repair drops it once it is older than the grace, so the total cap does not leak."""
+    async with live_server(redis_url, **{**NO_LIMITS, "lobbies_max": 5}, checked_wait=0.0, lobby_ttl=2) as server:
+        client = redis.Redis.from_url(redis_url)
+        try:
+            now = int(client.time()[0]) * 1000
+            client.zadd(OPEN_LOBBIES, {"gone-race": now - 120_000})  # older than the grace (checked_wait + 60 s)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 20
+            while client.zscore(OPEN_LOBBIES, "gone-race") is not None and loop.time() < deadline:
+                await asyncio.sleep(0.1)
+            assert client.zscore(OPEN_LOBBIES, "gone-race") is None
+        finally:
+            client.close()
