@@ -13,9 +13,11 @@ import random
 from pathlib import Path
 
 import redis.asyncio as aioredis
+from starlette.websockets import WebSocketDisconnect, WebSocketState
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
 from server.race.clock import now_ms
+from server.race.connection import Connection
 from server.store import Keys
 from shared import protocol as p
 from shared.engine import Game, Status
@@ -254,3 +256,56 @@ async def test_a_lobby_nobody_starts_is_removed_with_its_keys(redis_url: str) ->
             assert await client.exists(f"code:{created.race.code}") == 0
         finally:
             await client.aclose()
+
+
+class _SocketThatDies:
+    """The ASGI side of a WebSocket whose client went away: sends fail, the frames it sent before remain.
+
+    Why not a real socket: whether a frame to the client fails before or after the client's last
+    move is read is a matter of microseconds over a real socket; this fixes the order.
+    """
+
+    def __init__(self) -> None:
+        self.scope: dict[str, object] = {"extensions": {}}
+        self.client = None
+        self.headers: dict[str, str] = {}
+        self.application_state = WebSocketState.CONNECTED
+        self.incoming: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+        self.sent: list[p.ServerMessage] = []
+        self.dead = False
+
+    async def accept(self) -> None:
+        pass
+
+    async def receive(self) -> dict[str, object]:
+        return await self.incoming.get()
+
+    async def send_bytes(self, data: bytes) -> None:
+        if self.dead:
+            raise WebSocketDisconnect(1006)
+        self.sent.append(p.decode_server(data))
+
+    async def close(self, code: int = 1000) -> None:
+        self.application_state = WebSocketState.DISCONNECTED
+
+
+async def test_a_move_that_arrived_before_the_client_vanished_is_applied_though_sending_failed(
+    server: LiveServer,
+) -> None:
+    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+    ws = _SocketThatDies()
+    conn = Connection(ws, server.service)  # type: ignore[arg-type]
+    running = asyncio.create_task(conn.run())
+    ws.incoming.put_nowait({"type": "websocket.receive",
+                            "bytes": p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=created.race.id, name="ann"))})
+    await eventually(lambda: any(isinstance(m, p.Welcome) for m in ws.sent), "ann's welcome")
+    await start_race(server, created.creator_token, [])
+    await eventually(lambda: any(isinstance(m, p.Countdown) for m in ws.sent), "ann's countdown")
+    ws.dead = True
+    conn.send(p.encode(p.Ping(nonce=1)))  # the next frame to the client fails: it is gone
+    await eventually(lambda: conn.gone or conn.closing, "the failed send to be noticed")
+    ws.incoming.put_nowait({"type": "websocket.receive", "bytes": p.encode(p.Move(seq=1, move=WIN["moves"][0]))})
+    ws.incoming.put_nowait({"type": "websocket.disconnect", "code": 1006})
+    await asyncio.wait_for(running, 10)
+    state = await server.service.store.player(created.race.id, 0)
+    assert state is not None and state.moves == [WIN["moves"][0]], "the move it sent before it went is stored"

@@ -66,6 +66,9 @@ class Connection:
         self.member = ""
         """This connection's presence lease name (players only)."""
         self.closing = False
+        """This side decided to close: frames still arriving are not handled."""
+        self.gone = False
+        """Sending failed (the client went away): frames it sent before are still handled."""
         self._version = 0
         """The race version of this connection's last answer, while it has no seat."""
         self._handlers: dict[type, Callable[[Any], Any]] = {
@@ -101,7 +104,7 @@ class Connection:
         a client that stopped reading, because its frames left the queue
         for the kernel's buffers at once.
         """
-        if self.closing:
+        if self.closing or self.gone:
             return
         limit = self.service.config.send_bytes
         waiting = self.queued_bytes + (self.backlog.at_most() if self.backlog is not None else 0)
@@ -154,7 +157,9 @@ class Connection:
                 if self.backlog is not None:
                     self.backlog.wrote(len(item))
         except (OSError, RuntimeError, WebSocketDisconnect):
-            self.closing = True
+            # The client is gone: nothing more can reach it, but the frames it sent before it went
+            # are still read and applied (a move sent just before a drop is not lost).
+            self.gone = True
 
     # ---------------------------------------------------------- reading
     async def run(self) -> None:
@@ -165,7 +170,7 @@ class Connection:
         loop = asyncio.get_running_loop()
         hello_deadline = loop.time() + self.service.config.hello_timeout
         try:
-            while not writer.done():
+            while not (writer.done() and self.closing):  # until this side has closed (the client's close ends below)
                 timeout = None if self.race is not None else hello_deadline - loop.time()
                 try:
                     message = await asyncio.wait_for(self.ws.receive(), timeout)
@@ -361,7 +366,7 @@ class Connection:
             if changed or version != last_version:
                 self.send_msg(p.Progress(version=version, server_time=now, race_status=meta.phase(now),
                                          players=changed))
-        self.hub.welcome(self, version, None if missed is None else table)
+        self.hub.welcome(self, version, None if missed is None else table, lobby=meta.status == "lobby")
         if meta.status == "finished":
             blob = await self.store.results(self.race)
             if blob is not None:

@@ -95,12 +95,18 @@ class RaceHub:
     def add(self, conn: Listener) -> None:
         self.conns[conn] = Cursor()
 
-    def welcome(self, conn: Listener, version: int, seen: list[p.PlayerProgress] | None) -> None:
+    def welcome(self, conn: Listener, version: int, seen: list[p.PlayerProgress] | None, lobby: bool) -> None:
         """``conn`` was sent its welcome at ``version``: a snapshot (``seen`` None: the next flush sends it the
-        full table) or a replay that left it with ``seen`` (the next flush sends it what differs)."""
+        full table) or a replay that left it with ``seen`` (the next flush sends it what differs).
+
+        ``lobby``: the welcome showed the race in its lobby. If the start was announced while that
+        welcome was under way, the announcement passed this connection by: it gets its own countdown.
+        """
         cursor = self.conns.get(conn)
         if cursor is None:
             return
+        if lobby and self._told(EventKind.START):
+            self.spawn(self._countdown_to(conn))
         cursor.table_version = version
         cursor.seen = None if seen is None else {e.seat: e for e in seen}
         cursor.needs_full = seen is None
@@ -192,15 +198,23 @@ class RaceHub:
         if meta is None or not self._first_time(EventKind.START):
             return
         self.set_meta(meta)
+        self._send_countdown(meta, [conn for conn, cursor in self.conns.items() if cursor.welcomed])
+
+    def _send_countdown(self, meta: RaceMeta, conns: list[Listener]) -> None:
+        """The start, with the first board for players (spectators never see one)."""
         view = p.View.from_player_view(races.new_game(meta).view())
         countdown = p.Countdown(version=self.version, starts_at=meta.starts_at, ends_at=meta.ends_at,
                                 server_time=now_ms())
         for_players = p.encode(msgspec.structs.replace(countdown, view=view))
         for_spectators = p.encode(countdown)
-        for conn, cursor in list(self.conns.items()):
-            if cursor.welcomed:
-                conn.send(for_players if conn.seat is not None else for_spectators)
-                self.service.metrics.sent("countdown")
+        for conn in conns:
+            conn.send(for_players if conn.seat is not None else for_spectators)
+            self.service.metrics.sent("countdown")
+
+    async def _countdown_to(self, conn: Listener) -> None:
+        meta = await self.service.store.meta(self.race)
+        if meta is not None and meta.started and conn in self.conns:
+            self._send_countdown(meta, [conn])
 
     async def _announce_end(self) -> None:
         if self._told(EventKind.END):
