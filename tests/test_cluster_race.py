@@ -17,7 +17,7 @@ from typing import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 from cluster_util import LocalCluster
-from redis_util import Client, LiveServer, caught_up, create_race, live_server, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
 from server.store import Keys
 from shared import protocol as p
@@ -112,12 +112,12 @@ async def test_presence_leases_and_heartbeats_work_on_the_cluster(servers: tuple
     await store.presence(created.race.id, 0, "dead.1", True, now - 900, now - 1000)  # a dead process's lease
     state = await store.player(created.race.id, 0)
     assert state is not None and state.line.online == 2
-    for _ in range(50):  # the heartbeat sweeps it (the script reaches the player hash by the race's tag)
+
+    async def swept() -> bool:  # the heartbeat sweeps it (the script reaches the player hash by the race's tag)
         state = await store.player(created.race.id, 0)
-        if state is not None and state.line.online == 1:
-            break
-        await asyncio.sleep(0.1)
-    assert state is not None and state.line.online == 1
+        return state is not None and state.line.online == 1
+
+    await eventually(swept, "the dead lease to be swept")
     await ann.close()
 
 
@@ -128,11 +128,11 @@ async def test_the_janitor_clears_lobbies_spread_over_the_nodes(cluster: LocalCl
         try:
             slots = {rc.keyslot(Keys(c.race.id).meta) for c in made}
             assert len(slots) == 4
-            for _ in range(60):
-                if not any([await rc.exists(Keys(c.race.id).meta) for c in made]):
-                    break
-                await asyncio.sleep(0.1)
-            assert not any([await rc.exists(Keys(c.race.id).meta) for c in made])
+
+            async def all_removed() -> bool:
+                return not any([await rc.exists(Keys(c.race.id).meta) for c in made])
+
+            await eventually(all_removed, "the janitor to remove the lobbies on every node")
             assert not any([await rc.exists(f"code:{c.race.code}") for c in made])
         finally:
             await rc.aclose()

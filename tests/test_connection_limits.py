@@ -21,7 +21,7 @@ from pathlib import Path
 import websockets
 
 from process_util import ServerProcess
-from redis_util import PROCESS_ARGS, TEST_CONFIG, Client, create_race
+from redis_util import PROCESS_ARGS, TEST_CONFIG, Client, create_race, eventually
 from server.ops import limits
 from shared import protocol as p
 
@@ -103,11 +103,11 @@ async def test_beyond_max_connections_clients_are_refused_typed_and_health_answe
         assert len(server.events("connections_full")) == 1, "one warning per full spell, not one per refusal"
 
         await welcomed.pop().close()  # a place frees up: the next spectator gets in
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30
-        while (kind := (await spectate(server, race))[0]) != "welcome" and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        assert kind == "welcome"
+
+        async def let_in() -> bool:
+            return (await spectate(server, race))[0] == "welcome"
+
+        await eventually(let_in, "the next spectator to be welcomed", timeout=30)
         await healthy(server)
     finally:
         await asyncio.gather(*(ws.close() for ws in welcomed), return_exceptions=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import redis
 
-from redis_util import Client, LiveServer, live_server, start_race
+from redis_util import Client, LiveServer, eventually, live_server, start_race
 from server.store import OPEN_LOBBIES, creator_keys
 from shared import protocol as p
 
@@ -115,11 +115,11 @@ async def test_the_bucket_refills(redis_url: str) -> None:
     async with live_server(redis_url, **{**NO_LIMITS, "create_burst": 1, "create_interval": 0.2}) as server:
         assert (await create(server))[0] == 201
         assert (await create(server))[0] == 429
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
-        while (status := (await create(server))[0]) == 429 and loop.time() < deadline:
-            await asyncio.sleep(0.05)
-        assert status == 201
+
+        async def created() -> bool:
+            return (await create(server))[0] == 201
+
+        await eventually(created, "the bucket to give a creation back", timeout=10)
 
 
 async def test_websocket_create_beyond_the_burst_gets_a_typed_error(redis_url: str) -> None:
@@ -184,16 +184,15 @@ async def test_an_abandoned_lobby_stops_counting(redis_url: str) -> None:
                            lobby_ttl=1) as server:
         created = (await create(server))[1]
         assert (await create(server))[1]["code"] == "too_many_lobbies"
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 15
-        while (status := (await create(server))[0]) != 201 and loop.time() < deadline:
-            await asyncio.sleep(0.1)
-        assert status == 201
+
+        async def admitted() -> bool:
+            return (await create(server))[0] == 201
+
+        await eventually(admitted, "a creation once the first lobby is removed", timeout=15)
         client = redis.Redis.from_url(redis_url)
         try:  # the janitor removed the first lobby, and its entry in the open-lobby set with it
-            while client.zscore(OPEN_LOBBIES, created["race"]["id"]) is not None and loop.time() < deadline:
-                await asyncio.sleep(0.1)
-            assert client.zscore(OPEN_LOBBIES, created["race"]["id"]) is None
+            await eventually(lambda: client.zscore(OPEN_LOBBIES, created["race"]["id"]) is None,
+                             "the removed lobby to leave the open-lobby set", timeout=15)
         finally:
             client.close()
 
@@ -254,10 +253,7 @@ async def test_the_janitor_drops_open_lobby_entries_whose_race_left_the_lobby_un
         try:
             now = int(client.time()[0]) * 1000
             client.zadd(OPEN_LOBBIES, {"gone-race": now - 120_000})  # older than the grace (checked_wait + 60 s)
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 20
-            while client.zscore(OPEN_LOBBIES, "gone-race") is not None and loop.time() < deadline:
-                await asyncio.sleep(0.1)
-            assert client.zscore(OPEN_LOBBIES, "gone-race") is None
+            await eventually(lambda: client.zscore(OPEN_LOBBIES, "gone-race") is None,
+                             "the janitor to drop the stale entry")
         finally:
             client.close()

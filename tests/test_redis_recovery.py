@@ -12,10 +12,9 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from process_util import RedisProcess
-from redis_util import Client, LiveServer, create_race, live_server, start_race
+from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
 
 from server.race import rules as races
 from server.store import redis_client
@@ -23,14 +22,6 @@ from server.store import Keys, Store
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
-
-
-async def _until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 20.0) -> None:
-    """Wait for an async predicate to hold, with a deadline."""
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 async def _many_gets(live: LiveServer, path: str, n: int) -> list[int]:
@@ -52,7 +43,7 @@ async def test_after_a_redis_restart_no_request_fails_on_a_dead_pooled_connectio
             async def healthy() -> bool:
                 return (await live.http("GET", "/health"))[0] == 200
 
-            await _until(healthy, "/health to answer 200 again")
+            await eventually(healthy, "/health to answer 200 again")
             # Every other pooled connection died with the old Redis: each request must still succeed.
             assert set(await _many_gets(live, path, 24)) == {200}
             ann = await Client.connect(live)
@@ -86,7 +77,7 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
         line = watcher.table.lines.get(0)
         return line is not None and line.moves == 3
 
-    await _until(watcher_saw_three_moves, "the spectator's progress to show three moves")
+    await eventually(watcher_saw_three_moves, "the spectator's progress to show three moves")
     await ann.give_up()
     finished = await watcher.expect(p.Finished, timeout=10)
     assert [s.status for s in finished.results.standings] == ["gave_up"]

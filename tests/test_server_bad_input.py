@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator
 import msgpack
 import pytest
 import websockets
-from redis_util import TEST_SECRET, Client, LiveServer, create_race, live_server, start_race
+from redis_util import TEST_SECRET, Client, LiveServer, create_race, eventually, live_server, start_race
 
 from server.race.tokens import CREATOR, PLAYER, Signer
 from shared import protocol as p
@@ -194,10 +194,7 @@ async def _raw_frame_then_close_code(server: LiveServer, payload_size: int) -> i
 @pytest.mark.parametrize("size", [p.MAX_FRAME_BYTES + 1, 65_536, 1 << 20, 4 << 20])
 async def test_every_frame_over_the_size_limit_gets_1009_even_when_written_whole(server: LiveServer, size: int) -> None:
     assert await _raw_frame_then_close_code(server, size) == p.CloseCode.MESSAGE_TOO_BIG
-    deadline = asyncio.get_running_loop().time() + 20
-    while server.service.connections and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.01)
-    assert server.service.connections == 0
+    await eventually(lambda: server.service.connections == 0, "the refused connection to be gone")
 
 
 async def test_many_bad_frames_close_the_connection(race: Race) -> None:
@@ -427,8 +424,7 @@ async def test_a_rejoin_renews_the_token_for_the_same_seat(redis_url: str) -> No
         claim = signer.verify(PLAYER, renewed.token, created.race.id, now_ms())
         assert (claim.race, claim.seat, renewed.seat) == (created.race.id, first.seat, first.seat)
         assert claim.expires >= now_ms() + 3500 * 1000 - 60_000
-        while now_ms() <= soon:  # the old token runs out...
-            await asyncio.sleep(0.05)
+        await eventually(lambda: now_ms() > soon, "the old token to run out")  # the old token runs out...
         err, closed = await _hello_refused(server, _hello(created.race.id, token=short))
         assert (err.code, closed) == ("token_expired", p.CloseCode.BAD_TOKEN)
         third = await Client.connect(server)  # ...the renewed one still holds the seat
