@@ -74,19 +74,18 @@ class RaceHub:
         self._last_flush = 0.0
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._announced: set[EventKind] | None = None
-        """The phase changes ("start", "end") this hub's connections were told of; None before the first
-        meta (a hub born in a running race: its connections learnt of the start from their welcome)."""
+        self._announced: set[EventKind] = set()
+        """The phase changes (start, end) this hub's connections were told of, or learnt of from their
+        welcome (a hub born in a running race: see :meth:`set_meta`)."""
 
     # ------------------------------------------------------- life cycle
     def set_meta(self, meta: RaceMeta) -> None:
         """Remember the race's settings and arm the end timer once it has a start."""
+        if self.meta is None:  # the first meta: what it shows, the welcomes built from it showed too
+            self._announced |= {EventKind.START} if meta.started else set()
+            self._announced |= {EventKind.END} if meta.status == "finished" else set()
         self.meta = meta
         self.version = max(self.version, meta.version)
-        if self._announced is None:
-            self._announced = {EventKind.START} if meta.started else set()
-            if meta.status == "finished":
-                self._announced.add(EventKind.END)
         if meta.status == "started" and self._end_timer is None:
             delay = max(0.0, (meta.ends_at - now_ms()) / 1000) + 0.01
             self._end_timer = asyncio.get_running_loop().call_later(delay, lambda: self.spawn(self._time_up()))
@@ -135,15 +134,13 @@ class RaceHub:
         await self.service.end_race(self.race)
 
     def _told(self, change: EventKind) -> bool:
-        return self._announced is not None and change in self._announced
+        return change in self._announced
 
     def _first_time(self, change: EventKind) -> bool:
         """True once per phase change: a start or an end is announced once, however it was heard
         (called with no await before the frames go out, so two announcers cannot both send)."""
-        if self._told(change):
+        if change in self._announced:
             return False
-        if self._announced is None:
-            self._announced = set()
         self._announced.add(change)
         return True
 
