@@ -69,6 +69,12 @@ Version = Annotated[int, msgspec.Meta(ge=0)]
 Millis = Annotated[int, msgspec.Meta(ge=0)]
 """Milliseconds since the Unix epoch, from the server's (Redis's) clock."""
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{1,23}$"
+"""An account's name: 2 to 24 letters, digits, ``_`` or ``-``, starting with a letter or digit
+(unique on a server ignoring case; it is also the player's name in every race)."""
+AccountName = Annotated[str, msgspec.Meta(pattern=ACCOUNT_NAME_PATTERN)]
+AccountKey = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+"""An account's secret key (``<name in lower case>.<secret>``), as ``POST /players`` gave it."""
 RaceRef = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Token = Annotated[str, msgspec.Meta(max_length=512)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
@@ -218,6 +224,8 @@ class RaceInfo(msgspec.Struct, kw_only=True):
     """Players may ask the server for hints (and are then marked ``helped``)."""
     rules: Union[Rules, None] = None
     """The variant's rules (servers before this field left it out)."""
+    rated: bool = False
+    """The standings update the players' ratings (every player has an account)."""
 
 
 class PlayerProgress(msgspec.Struct, kw_only=True):
@@ -252,6 +260,8 @@ class Standing(msgspec.Struct, kw_only=True):
     finished_at: Union[Millis, None] = None
     home_at: Union[Millis, None] = None
     helped: bool = False
+    account: Union[str, None] = None
+    """The player's account (its name in lower case), or None for a player without one."""
 
 
 class PlayerRecord(msgspec.Struct, kw_only=True):
@@ -296,6 +306,10 @@ class Hello(_Message, tag="hello"):
     """A player token from an earlier ``welcome``: take that seat back."""
     last_version: Union[Version, None] = None
     """Highest race version the client saw (reconnection)."""
+    key: Union[AccountKey, None] = None
+    """An account key (``POST /players``): the player joins as that account, under its name
+    (``name`` may then be left out; given, it must be the account's name in any case).
+    Required to join a ``rated`` race; with ``token`` it must be the seat's account."""
 
 
 class Create(_Message, tag="create"):
@@ -311,6 +325,14 @@ class Create(_Message, tag="create"):
     start_mode: StartMode = "creator"
     hints: bool = False
     """Allow ``hint`` requests (off by default: a race is usually played unaided)."""
+    rated: bool = False
+    """The final standings update each player's rating for the variant: only players with
+    an account may join, and the race needs two of them to start."""
+
+
+class Leave(_Message, tag="leave"):
+    """Give the seat back while the race is still in the lobby (the server answers ``left``
+    and closes the connection). Once the race has started, ``give_up`` ends a game instead."""
 
 
 class Ready(_Message, tag="ready"):
@@ -451,6 +473,12 @@ class GaveUp(_Message, tag="gave_up"):
     version: Version
 
 
+class Left(_Message, tag="left"):
+    """Answer to ``leave``: the seat is free again; the connection closes after this frame."""
+
+    version: Version
+
+
 class Finished(_Message, tag="finished"):
     """The race is over: final standings, the revealed deal, every game."""
 
@@ -484,8 +512,9 @@ class HintAnswer(_Message, tag="hint"):
     version: Version = 0
 
 
-ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping, HintRequest]
-ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong, HintAnswer]
+ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping, HintRequest, Leave]
+ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong, HintAnswer,
+                      Left]
 CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMessage.__args__)  # type: ignore[attr-defined]
 SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
 
@@ -533,6 +562,14 @@ class ErrorCode(str, enum.Enum):
     SERVER_FULL = "server_full"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
+    BAD_NAME = "bad_name"
+    ACCOUNT_NAME_TAKEN = "account_name_taken"
+    NAME_REGISTERED = "name_registered"
+    BAD_KEY = "bad_key"
+    ACCOUNT_REQUIRED = "account_required"
+    PLAYER_NOT_FOUND = "player_not_found"
+    NOT_ENOUGH_PLAYERS = "not_enough_players"
+    REGISTER_RATE_LIMITED = "register_rate_limited"
 
     @property
     def explanation(self) -> str:
@@ -579,6 +616,15 @@ _EXPLANATIONS = {
     "or to another server (the connection is closed with 4007)",
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
+    ErrorCode.BAD_NAME: "an account name is 2 to 24 letters, digits, '_' or '-', starting with a letter or digit",
+    ErrorCode.ACCOUNT_NAME_TAKEN: "an account with that name (in any case) exists on this server",
+    ErrorCode.NAME_REGISTERED: "that name belongs to a registered player: pick another, or join with its account key",
+    ErrorCode.BAD_KEY: "the account key is not valid on this server (mistyped, or replaced by a newer one)",
+    ErrorCode.ACCOUNT_REQUIRED: "this race is rated: only players with an account may join (thieves register NAME)",
+    ErrorCode.PLAYER_NOT_FOUND: "no account has that name on this server",
+    ErrorCode.NOT_ENOUGH_PLAYERS: "a rated race needs at least two players to start",
+    ErrorCode.REGISTER_RATE_LIMITED: "this address registered accounts faster than the server allows: "
+    "the message says when the next is allowed (HTTP 429 with Retry-After); nothing was stored",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -790,6 +836,8 @@ __all__ = [
     "Start",
     "Move",
     "GiveUp",
+    "Leave",
+    "Left",
     "Ping",
     "HintRequest",
     "Welcome",

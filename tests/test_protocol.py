@@ -46,17 +46,20 @@ SERVER_SAMPLES = [
         records=[p.PlayerRecord(seat=0, name="ann", moves=["S"], position="...")])),
     p.Pong(nonce=3, server_time=7),
     p.HintAnswer(move="Wb", winning=True, verdict="won", remaining=57, seq=12, version=40),
+    p.Left(version=3),
 ]
 CLIENT_SAMPLES = [
     p.Hello(protocol=p.PROTOCOL_VERSION, race="ABCD", role="spectator", name="bob", token="x", last_version=4),
+    p.Hello(protocol=p.PROTOCOL_VERSION, race="ABCD", key="bob.s3cret"),
     p.Create(variant="sixty-thieves", deal_source="number", deal=12345, seats=10, time_limit=60,
-             undo=False, start_mode="all-ready", hints=True),
+             undo=False, start_mode="all-ready", hints=True, rated=True),
     p.Ready(ready=False),
     p.Start(creator_token="c"),
     p.Move(seq=1, move="ab", seat=0),
     p.GiveUp(),
     p.Ping(nonce=8),
     p.HintRequest(),
+    p.Leave(),
 ]
 
 
