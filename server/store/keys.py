@@ -78,3 +78,40 @@ def creator_keys(client: str) -> tuple[str, str]:
 def presence_member(seat: int, connection: str) -> str:
     """A presence zset member: the seat first, so a sweep knows whose count to lower."""
     return f"{seat}|{connection}"
+
+
+RESULTS_PENDING = "results:pending"
+"""zset race id -> when it was put there (ms): finished races whose results are not yet applied to
+accounts (history, totals, ratings). Written before the race ends, removed once every part is applied."""
+
+
+class AccountKeys:
+    """Key names of one account (every one under the account's hash tag, its lower-case name).
+
+    ``account:{bob}`` hash: name (as registered), key_hash (hex SHA-256 of the key's secret),
+    created_at, races, wins, and per variant ``v:<variant>:races|wins|best_ms|mu|sigma|rated``;
+    ``:history`` zset race id -> ended_at; ``:entries`` hash race id -> JSON HistoryEntry.
+    """
+
+    __slots__ = ("account", "main", "history", "entries")
+
+    def __init__(self, account: str) -> None:
+        self.account = account
+        self.main = f"account:{{{account}}}"
+        self.history = f"{self.main}:history"
+        self.entries = f"{self.main}:entries"
+
+
+def leaderboard_key(variant: str) -> str:
+    """zset account -> shown rating, of the accounts with a rating in ``variant`` (its own slot)."""
+    return f"leaderboard:{{{variant}}}"
+
+
+def rating_plan_key(race: str) -> str:
+    """The race's whole rating update, stored once (under the race's hash tag) before any account's part."""
+    return f"{Keys(race).meta}:ratings"
+
+
+def register_keys(client: str) -> str:
+    """A client address's account-registration token bucket (its own hash tag)."""
+    return f"register:{{{client}}}:bucket"
