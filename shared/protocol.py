@@ -519,6 +519,89 @@ CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMes
 SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
 
 
+# ------------------------------------------------------- HTTP bodies: players
+class Register(msgspec.Struct, kw_only=True):
+    """``POST /players``: the account to create."""
+
+    name: AccountName
+
+
+class AccountKeyAnswer(msgspec.Struct, kw_only=True):
+    """``POST /players`` and ``POST /players/{name}/key``: the account's key, shown once."""
+
+    name: str
+    key: str
+
+
+class VariantRecord(msgspec.Struct, kw_only=True):
+    """An account's record in one variant (``Profile.variants``)."""
+
+    races: int = 0
+    wins: int = 0
+    best_ms: Union[int, None] = None
+    """The fastest win, in ms from the race's start (None: no win yet)."""
+    rating: Union[int, None] = None
+    """The shown rating (``1000 + 40 * (mu - 3 sigma)``), None until a rated race."""
+    mu: Union[float, None] = None
+    sigma: Union[float, None] = None
+    provisional: bool = True
+    """sigma above the provisional bound: show the rating with a ``?``."""
+    rated_races: int = 0
+
+
+class Profile(msgspec.Struct, kw_only=True):
+    """``GET /players/{name}``."""
+
+    name: str
+    created_at: Millis
+    races: int = 0
+    wins: int = 0
+    variants: dict[str, VariantRecord] = {}
+
+
+class HistoryEntry(msgspec.Struct, kw_only=True):
+    """One race in an account's history (``GET /players/{name}/races``)."""
+
+    race: str
+    code: str
+    variant: str
+    ended_at: Millis
+    place: int
+    players: int
+    status: str
+    home: int
+    total: int
+    time_ms: Union[int, None] = None
+    """From the race's start to the player's win (None: did not finish)."""
+    rated: bool = False
+    rating_before: Union[int, None] = None
+    rating_after: Union[int, None] = None
+
+
+class HistoryPage(msgspec.Struct, kw_only=True):
+    """A page of history, newest first; ``next`` goes into ``before`` for the following page."""
+
+    races: list[HistoryEntry]
+    next: Union[str, None] = None
+
+
+class LeaderboardLine(msgspec.Struct, kw_only=True):
+    rank: int
+    name: str
+    rating: int
+    mu: float
+    sigma: float
+    provisional: bool
+    rated_races: int
+
+
+class Leaderboard(msgspec.Struct, kw_only=True):
+    """``GET /leaderboard?variant=V``: best first."""
+
+    variant: str
+    players: list[LeaderboardLine]
+
+
 # ------------------------------------------------------------------- codes
 class ErrorCode(str, enum.Enum):
     """Protocol error codes (``error.code`` / ``reject.reason``).
@@ -830,6 +913,14 @@ __all__ = [
     "Standing",
     "PlayerRecord",
     "Results",
+    "Register",
+    "AccountKeyAnswer",
+    "VariantRecord",
+    "Profile",
+    "HistoryEntry",
+    "HistoryPage",
+    "LeaderboardLine",
+    "Leaderboard",
     "Hello",
     "Create",
     "Ready",
