@@ -141,7 +141,7 @@ class EventKeys:
     doubled matchpoints over the rounds scored; ``:chan`` the pub/sub channel of its changes.
     """
 
-    __slots__ = ("event", "meta", "entrants", "results", "scores", "chan")
+    __slots__ = ("event", "meta", "entrants", "results", "scores", "chan", "arena", "races")
 
     def __init__(self, event: str) -> None:
         self.event = event
@@ -150,3 +150,7 @@ class EventKeys:
         self.results = f"{self.meta}:results"
         self.scores = f"{self.meta}:scores"
         self.chan = f"{self.meta}:chan"
+        self.arena = f"{self.meta}:arena"
+        """Arenas: hash account -> JSON state {status, race, points, streak, wins, races, home, last}."""
+        self.races = f"{self.meta}:races"
+        """Arenas: hash race id -> JSON {entrants, starts_at, started, scored}."""
