@@ -132,3 +132,8 @@ def list_races(server: str) -> list[p.RaceInfo]:
         return msgspec.convert(data, list[p.RaceInfo])
     except msgspec.ValidationError as exc:
         raise ApiError(f"unexpected answer to GET /races: {exc}") from None
+
+
+def get_json(server: str, path: str) -> Any:
+    """``GET path`` on the server, its JSON (raises :class:`ApiError` with the server's own words)."""
+    return _request(server, "GET", path)

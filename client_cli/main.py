@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "solve",
     "pool",
     "bot",
+    "verify",
 ]
 
 
