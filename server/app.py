@@ -26,6 +26,7 @@ from .race.connection import Connection
 from .ops.log import log
 from .race.clock import now_ms
 from .race.service import Service
+from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
 
 _json = msgspec.json.Encoder()
@@ -202,6 +203,9 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races", list_races),
         Route("/races/{race}", get_race),
         Route("/races/{race}/results", get_results),
+        Route("/players/{name}", players_http.get_profile),
+        Route("/players/{name}/races", players_http.get_history),
+        Route("/leaderboard", players_http.get_leaderboard),
         WebSocketRoute("/ws", websocket_endpoint),
     ]
     return Starlette(routes=routes, lifespan=lifespan,

@@ -125,6 +125,8 @@ class RaceMeta:
     hints: bool = False
     line: str = ""
     """A checked race's winning line from the start (moves separated by spaces), secret until the end."""
+    rated: bool = False
+    """Created with ``rated``: the end updates its accounts' ratings (server/players/recorder.py)."""
 
     def phase(self, now_ms: int) -> p.RaceStatus:
         """lobby, countdown, running or finished, as the protocol names them."""
