@@ -25,7 +25,8 @@ from server.main import uvicorn_config
 from shared import protocol as p
 
 TEST_SECRET = "test-secret-0123456789abcdef"
-CREATION_LIMITS = dict(create_burst=100_000, lobbies_per_address=100_000, lobbies_max=1_000_000)
+CREATION_LIMITS = dict(create_burst=100_000, lobbies_per_address=100_000, lobbies_max=1_000_000,
+                       register_burst=0)
 """Every test creates its races from 127.0.0.1: limits no test reaches, yet checked on every
 creation (tests/test_creation_limits.py sets low ones)."""
 CREATION_ARGS = [arg for name, value in CREATION_LIMITS.items()
@@ -60,17 +61,21 @@ class LiveServer:
     def service(self) -> Any:
         return self.app.state.service
 
-    async def http(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    async def http(self, method: str, path: str, body: Any = None,
+                   headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """A plain HTTP request in a thread (urllib: no extra client library in the way)."""
         data = json.dumps(body).encode() if body is not None else None
+        self.last_headers: dict[str, str] = {}
 
         def call() -> tuple[int, Any]:
             req = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"content-type": "application/json"})
+                                         headers={"content-type": "application/json", **(headers or {})})
             try:
                 with urllib.request.urlopen(req, timeout=10) as resp:
+                    self.last_headers = dict(resp.headers)
                     return resp.status, json.loads(resp.read())
             except urllib.error.HTTPError as err:
+                self.last_headers = dict(err.headers)
                 return err.code, json.loads(err.read())
 
         return await asyncio.to_thread(call)
@@ -257,6 +262,13 @@ async def create_race(server: Any, **fields: Any) -> p.Created:
     status, body = await answer if inspect.isawaitable(answer) else answer
     assert status == 201, body
     return msgspec.convert(body, p.Created)
+
+
+async def register(server: Any, name: str) -> str:
+    """``POST /players``: a new account's key."""
+    status, body = await server.http("POST", "/players", {"name": name})
+    assert status == 201, body
+    return str(body["key"])
 
 
 async def start_race(server: Any, creator_token: str, players: list[Client]) -> list[p.Countdown]:

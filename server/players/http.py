@@ -6,15 +6,13 @@ and sigma, by ``ratings.py``). A refused query reads nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
+from ..answers import error_response, json_response, service_of
 from ..store.history import BadCursor, History
 from ..store.history_records import AccountStats, LeaderRow
 from . import ratings
@@ -33,20 +31,8 @@ class BadQuery(ValueError):
         self.code = code
 
 
-_json = msgspec.json.Encoder()
-
-
-def json_response(data: Any, status: int = 200) -> Response:
-    """As server/app.py answers (app.py imports this module, so it cannot be imported from here)."""
-    return Response(_json.encode(data), status_code=status, media_type="application/json")
-
-
-def error_response(code: p.ErrorCode, status: int, message: str | None = None) -> Response:
-    return json_response({"code": code.value, "message": message or code.explanation}, status)
-
-
 def _history(request: Request) -> History:
-    return request.app.state.service.history  # type: ignore[no-any-return]
+    return service_of(request).history
 
 
 def _limit(request: Request, bounds: tuple[int, int, int]) -> int:

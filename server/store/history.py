@@ -26,7 +26,7 @@ from .scripts import register
 _entry = msgspec.json.Encoder()
 _entry_decoder = msgspec.json.Decoder(p.HistoryEntry)
 _CURSOR = re.compile(r"(\d{1,16})-([a-z0-9]{1,40})\Z")
-_ACCOUNT = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
+_ACCOUNT = re.compile(p.ACCOUNT_NAME_PATTERN)
 
 
 class BadCursor(ValueError):
@@ -34,10 +34,9 @@ class BadCursor(ValueError):
 
 
 def account_of(name: str) -> str | None:
-    """The account (key tag) of a name in any case; None for a name no account can have
-    (which also keeps braces, and so other hash tags, out of every key)."""
-    account = name.lower()
-    return account if _ACCOUNT.match(account) else None
+    """The account (key tag) of a name in any case, as ``server/players/accounts.account_of`` makes it;
+    None for a name no account can have (which also keeps braces, and so other hash tags, out of keys)."""
+    return name.casefold() if _ACCOUNT.match(name) else None
 
 
 def cursor(entry: p.HistoryEntry) -> str:
