@@ -13,10 +13,11 @@ import threading
 
 
 class FreezeProxy:
-    """Listens on ``port`` and relays each connection to ``target``; the first client->server chunk that
-    contains ``trigger`` is relayed, then every connection stops relaying (``frozen`` is set)."""
+    """Listens on ``port`` and relays each connection to ``target``; once ``trigger`` is set (armed),
+    the first client->server chunk that contains it is relayed, then every connection stops relaying
+    (``frozen`` is set)."""
 
-    def __init__(self, target_host: str, target_port: int, trigger: bytes) -> None:
+    def __init__(self, target_host: str, target_port: int, trigger: bytes | None = None) -> None:
         self.target = (target_host, target_port)
         self.trigger = trigger
         self.frozen = threading.Event()
@@ -58,8 +59,9 @@ class FreezeProxy:
                 return
             if self.frozen.is_set():
                 continue  # held: the process waits for an answer that never comes
-            hit = watch and self.trigger in tail + data
-            tail = (tail + data)[-len(self.trigger):]
+            trigger = self.trigger
+            hit = watch and trigger is not None and trigger in tail + data
+            tail = (tail + data)[-64:]
             try:
                 sink.sendall(data)
             except OSError:

@@ -113,12 +113,13 @@ async def test_bad_queries_answer_400_or_404_and_leave_redis_unchanged(server: L
 
 
 async def test_leaderboard_best_first_rated_players_only(server: LiveServer, sync: redis.Redis) -> None:
-    for name in ("Ann", "Bob", "Cy", "Dee"):
+    for name in ("Ann", "Bob", "Cy", "Dee", "Eve"):
         put_account(sync, name)
-    # ann beats bob beats cy, twice; dee only plays unrated.
+    # ann beats bob beats cy and eve (who tie), twice; dee only plays unrated.
     for i in range(2):
         put_finished_race(sync, f"r{i}", [standing(0, "ann", "finished", 104, 9, 9), standing(1, "bob", home=50),
-                                          standing(2, "cy", home=10)], ended_after=1000 * (i + 1))
+                                          standing(2, "eve", home=10, home_at=5), standing(3, "cy", home=10, home_at=5)],
+                          ended_after=1000 * (i + 1))
         await _apply(server, f"r{i}")
     put_finished_race(sync, "u", [standing(0, "dee", "finished", 104, 9, 9), standing(1, "ann", home=5)],
                       rated=False, ended_after=5000)
@@ -126,7 +127,8 @@ async def test_leaderboard_best_first_rated_players_only(server: LiveServer, syn
     status, body = await server.http("GET", "/leaderboard?variant=Forty%20Thieves")
     assert status == 200 and body["variant"] == VARIANT
     lines = body["players"]
-    assert [(line["rank"], line["name"]) for line in lines] == [(1, "Ann"), (2, "Bob"), (3, "Cy")]
+    assert [(line["rank"], line["name"]) for line in lines] == [(1, "Ann"), (2, "Bob"), (3, "Cy"), (3, "Eve")]
+    assert lines[2]["rating"] == lines[3]["rating"]
     assert [line["rating"] for line in lines] == sorted((line["rating"] for line in lines), reverse=True)
     assert all(line["provisional"] and line["rated_races"] == 2 for line in lines)
     for line in lines:

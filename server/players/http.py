@@ -60,11 +60,14 @@ def profile_body(stats: AccountStats) -> p.Profile:
 
 
 def leaderboard_body(variant: str, rows: list[LeaderRow]) -> p.Leaderboard:
-    return p.Leaderboard(variant=variant, players=[
-        p.LeaderboardLine(rank=i, name=row.name, rating=ratings.shown(row.mu, row.sigma), mu=row.mu,
-                          sigma=row.sigma, provisional=ratings.provisional(row.sigma), rated_races=row.rated)
-        for i, row in enumerate(rows, start=1)
-    ])
+    """Lines best first; equal shown ratings share a rank (1, 2, 2, 4)."""
+    lines: list[p.LeaderboardLine] = []
+    for i, row in enumerate(rows, start=1):
+        rating = ratings.shown(row.mu, row.sigma)
+        rank = lines[-1].rank if lines and lines[-1].rating == rating else i
+        lines.append(p.LeaderboardLine(rank=rank, name=row.name, rating=rating, mu=row.mu, sigma=row.sigma,
+                                       provisional=ratings.provisional(row.sigma), rated_races=row.rated))
+    return p.Leaderboard(variant=variant, players=lines)
 
 
 async def get_profile(request: Request) -> Response:

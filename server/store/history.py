@@ -166,9 +166,12 @@ class History:
         return p.HistoryPage(races=entries, next=cursor(entries[-1]) if more else None)
 
     async def leaderboard(self, variant: str, limit: int) -> list[LeaderRow]:
-        """The best ``limit`` rated accounts of ``variant``, in board order, with their names and ratings
-        read from their own hashes (one pipeline: on a cluster, one batch per node)."""
-        accounts = [bytes(a).decode() for a in await self.redis.zrevrange(leaderboard_key(variant), 0, limit - 1)]
+        """The best ``limit`` rated accounts of ``variant``, best first (equal scores by account), with
+        their names and ratings read from their own hashes (one pipeline: on a cluster, one batch per
+        node). Equal scores at the cut may leave out one that sorts before an included one."""
+        board = await self.redis.zrevrange(leaderboard_key(variant), 0, limit - 1, withscores=True)
+        # Equal scores in name order (Redis gives reverse order for a reversed range).
+        accounts = [bytes(a).decode() for a, _ in sorted(board, key=lambda row: (-row[1], row[0]))]
         if not accounts:
             return []
         fields = ("name", f"v:{variant}:mu", f"v:{variant}:sigma", f"v:{variant}:rated")
