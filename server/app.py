@@ -26,6 +26,7 @@ from .race.connection import Connection
 from .ops.log import log
 from .race.clock import now_ms
 from .race.service import Service
+from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
@@ -194,6 +195,9 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races/{race}/results", get_results),
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
+        Route("/players/{name}", players_http.get_profile),
+        Route("/players/{name}/races", players_http.get_history),
+        Route("/leaderboard", players_http.get_leaderboard),
         Route("/events", events.create_event, methods=["POST"]),
         Route("/events", events.list_events),
         Route("/events/{event}", events.get_event),

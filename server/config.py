@@ -40,6 +40,8 @@ class Config:
     max_errors: int = 20
     hello_timeout: float = 10.0
     retention: int = 7 * 86_400
+    history_max: int = 1_000
+    """History entries each account keeps (the newest; older ones are dropped as new ones come)."""
     lobby_ttl: int = 3_600
     presence_lease: float = 15.0
     graceful_timeout: float = 5.0
@@ -126,6 +128,7 @@ _HELP = {
     "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",
     "hello_timeout": "seconds a new connection has to send hello",
     "retention": "seconds a finished race's results stay in Redis",
+    "history_max": "races each account's history keeps (the newest)",
     "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
     "presence_lease": "seconds a dead server process's players still count as connected",
     "graceful_timeout": "seconds shutdown waits for connections before closing them",
