@@ -27,27 +27,16 @@ from .ops.log import log
 from .race.clock import now_ms
 from .race.service import Service
 from .store import UNAVAILABLE, RedisClient, redis_client
+from .answers import error_response, json_response, service_of
+from .players.registration import register_player, rotate_key
 
-_json = msgspec.json.Encoder()
 RETRY_POOL_SECONDS = 5
 """Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
 
 
-def json_response(data: Any, status: int = 200) -> Response:
-    return Response(_json.encode(data), status_code=status, media_type="application/json")
-
-
-def error_response(code: p.ErrorCode, status: int, message: str | None = None) -> Response:
-    return json_response({"code": code.value, "message": message or code.explanation}, status)
-
-
-def _service(request: Request | WebSocket) -> Service:
-    return request.app.state.service  # type: ignore[no-any-return]
-
-
 async def health(request: Request) -> Response:
     """200 while Redis answers, 503 when it does not (for load balancers)."""
-    service = _service(request)
+    service = service_of(request)
     try:
         ok = await service.store.ping()
     except UNAVAILABLE:
@@ -60,7 +49,7 @@ async def health(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     """This process's figures in the Prometheus text format (scrape every replica)."""
-    service = _service(request)
+    service = service_of(request)
     try:
         active, up = await service.store.active_count(), 1
         depths = await service.checked.depths()
@@ -88,7 +77,7 @@ async def create_race(request: Request) -> Response:
         return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
     except msgspec.DecodeError as exc:
         return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
-    service = _service(request)
+    service = service_of(request)
     try:
         meta, token = await service.create_race(req, service.client_of(
             request.client.host if request.client else None, request.headers))
@@ -108,13 +97,13 @@ async def create_race(request: Request) -> Response:
 
 async def list_races(request: Request) -> Response:
     """Races in the lobby or running, oldest first."""
-    metas = await _service(request).store.active_races()
+    metas = await service_of(request).store.active_races()
     now = now_ms()
     return json_response({"races": [races.race_info(m, now) for m in metas]})
 
 
 async def _meta_or_404(request: Request) -> Any:
-    service = _service(request)
+    service = service_of(request)
     race = await service.store.resolve(request.path_params["race"])
     meta = await service.store.meta(race) if race else None
     if meta is not None and meta.status == "started" and now_ms() >= meta.ends_at:
@@ -127,7 +116,7 @@ async def get_race(request: Request) -> Response:
     meta = await _meta_or_404(request)
     if meta is None:
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
-    version, lines = await _service(request).store.lines(meta.id)
+    version, lines = await service_of(request).store.lines(meta.id)
     total = get_variant(meta.variant).total_cards
     return json_response({"race": races.race_info(meta, now_ms()),
                           "progress": races.progress_lines(lines, meta.started, total)})
@@ -137,14 +126,14 @@ async def get_results(request: Request) -> Response:
     meta = await _meta_or_404(request)
     if meta is None:
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
-    blob = await _service(request).store.results(meta.id)
+    blob = await service_of(request).store.results(meta.id)
     if blob is None:
         return error_response(p.ErrorCode.RACE_NOT_OVER, 409)
     return json_response(msgspec.msgpack.decode(blob, type=p.Results))
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
-    service = _service(ws)
+    service = service_of(ws)
     if not service.gate.enter():
         await refuse_full(ws, service)
         return
@@ -202,6 +191,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races", list_races),
         Route("/races/{race}", get_race),
         Route("/races/{race}/results", get_results),
+        Route("/players", register_player, methods=["POST"]),
+        Route("/players/{name}/key", rotate_key, methods=["POST"]),
         WebSocketRoute("/ws", websocket_endpoint),
     ]
     return Starlette(routes=routes, lifespan=lifespan,

@@ -74,6 +74,10 @@ class Config:
     """Lobbies (races not yet started) one client address may have open at once (0: no cap)."""
     lobbies_max: int = 10_000
     """Lobbies open at once over every process and client (0: no cap)."""
+    register_burst: int = 5
+    """Accounts one client address may register at once (0: no limit); the bucket is kept in Redis."""
+    register_interval: float = 60.0
+    """Seconds per registration the bucket gives back once the burst is spent."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
@@ -139,6 +143,8 @@ _HELP = {
     "create_interval": "seconds per race creation the per-address bucket gives back once the burst is spent",
     "lobbies_per_address": "lobbies (races not started yet) one client address may have open (0: no cap)",
     "lobbies_max": "lobbies open at once over every process (0: no cap)",
+    "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
+    "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
     "log_level": "debug, info, warning or error",
 }
 

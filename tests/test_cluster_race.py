@@ -109,7 +109,7 @@ async def test_presence_leases_and_heartbeats_work_on_the_cluster(servers: tuple
     await ann.hello(created.race.id, "ann")
     store = a.service.store
     now = a.service.lease_expiry()
-    await store.presence(created.race.id, 0, "dead.1", True, now - 900, now - 1000)  # a dead process's lease
+    await store.presence(created.race.id, 0, 0, "dead.1", True, now - 900, now - 1000)  # a dead process's lease
     state = await store.player(created.race.id, 0)
     assert state is not None and state.line.online == 2
 

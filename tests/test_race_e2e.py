@@ -12,6 +12,7 @@ from typing import Callable
 import msgpack
 from redis_util import Client, LiveServer, create_race, eventually, start_race
 
+from server.race.clock import now_ms
 from shared import protocol as p
 from shared.engine import Game
 from shared.record import GameRecord, replay
@@ -105,6 +106,10 @@ async def test_equal_cards_home_rank_by_who_got_there_first(server: LiveServer) 
     first_home = WIN["moves"][:2]  # "ba", "bF": one card home
     for text in first_home:
         assert isinstance(await bob.move(text), p.Ack)
+    _, lines = await server.service.store.lines(created.race.id)
+    bob_home_at = lines[1].home_at
+    # Moves are stamped in milliseconds: ann's must come in a later one, or the two tie (and seat decides).
+    await eventually(lambda: now_ms() > bob_home_at, "the clock passed bob's millisecond")
     for text in first_home:
         assert isinstance(await ann.move(text), p.Ack)
     assert isinstance(await cy.move("S"), p.Ack)

@@ -217,7 +217,7 @@ async def test_a_dead_process_lease_runs_out_and_the_player_shows_disconnected(r
         # A process that held a second connection of ann's seat and then died: its lease is never renewed.
         # (Its expiry is a few seconds off, so that a busy machine still sees it count before it runs out.)
         expiry = now_ms() + 4000
-        await store.presence(created.race.id, 0, "dead.1", True, expiry, now_ms())
+        await store.presence(created.race.id, 0, 0, "dead.1", True, expiry, now_ms())
 
         async def online(n: int) -> bool:
             state = await store.player(created.race.id, 0)

@@ -22,13 +22,18 @@ from shared.variants import get_variant
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
 from ..ops.websocket import BACKLOG, Backlog
-from ..store import UNAVAILABLE, Committed, Conflict, HintRefused, RaceMeta, StoreError
+from ..players.accounts import BadKey, account_of, check_key
+from ..store import UNAVAILABLE, Committed, Conflict, EventKind, HintRefused, RaceMeta, StoreError
+from ..store.accounts import Account
 from . import rules as races
 from .clock import now_ms
 from .hub import RaceHub
 from .service import Service
 from .session import Pending, Refused, SeatSession
 from .tokens import CREATOR, PLAYER, TokenError
+
+SEAT_LEFT = "seat_left"
+"""The store's word for a seat whose generation moved on: this connection no longer holds it."""
 
 SLOW_READER_GRACE = 10.0
 """Seconds a slow reader has to read up to its close frame before its socket is dropped."""
@@ -65,6 +70,9 @@ class Connection:
         """The player's seat (None for a spectator, or before hello)."""
         self.member = ""
         """This connection's presence lease name (players only)."""
+        self.gen = 0
+        """The generation of the seat this connection holds: when the seat is given back in the
+        lobby it changes, and this connection no longer holds it."""
         self.closing = False
         """This side decided to close: frames still arriving are not handled."""
         self.gone = False
@@ -80,6 +88,7 @@ class Connection:
             p.GiveUp: self.on_give_up,
             p.Ping: self.on_ping,
             p.HintRequest: self.on_hint,
+            p.Leave: self.on_leave,
         }
 
     @property
@@ -205,7 +214,7 @@ class Connection:
             await self.service.leave_hub(self.hub, self)
         if self.race is not None and self.seat is not None:
             try:
-                await self.store.presence(self.race, self.seat, self.member, False, 0, now_ms())
+                await self.store.presence(self.race, self.seat, self.gen, self.member, False, 0, now_ms())
             except StoreError:
                 pass  # the race is gone
             except UNAVAILABLE:
@@ -289,35 +298,76 @@ class Connection:
             last_version=msg.last_version, replayed=replayed)
 
     async def _take_seat(self, msg: p.Hello, meta: RaceMeta) -> tuple[int | None, str]:
+        """The seat a player's hello takes (by token, by account, or a new one) and its renewed token."""
         if msg.role == "spectator":
             return None, ""
-        assert self.service.signer is not None
         now = now_ms()
+        account = await self._account(msg) if msg.key is not None else None
         if msg.token is not None:
-            try:
-                claim = self.service.signer.verify(PLAYER, msg.token, meta.id, now)
-            except TokenError as exc:
-                raise Refused(exc.code, str(exc), close=p.CloseCode.BAD_TOKEN) from None
-            if not 0 <= claim.seat < meta.players:
-                raise Refused(p.ErrorCode.BAD_TOKEN, "no such seat", close=p.CloseCode.BAD_TOKEN)
-            await self.store.presence(meta.id, claim.seat, self.member, True, self.service.lease_expiry(), now)
-            # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
-            return claim.seat, self._player_token(meta.id, claim.seat, now)
-        if msg.name is None or not msg.name.strip():
-            raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name",
+            seat, gen = await self._claim(msg.token, meta, account, now)
+        else:
+            seat, gen = await self._join(msg, meta, account, now)
+        self.gen = gen
+        # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
+        return seat, self._player_token(meta.id, seat, gen, now)
+
+    async def _account(self, msg: p.Hello) -> Account:
+        assert msg.key is not None
+        try:
+            account = await check_key(self.service.accounts, msg.key)
+        except BadKey as exc:
+            raise Refused(p.ErrorCode.BAD_KEY, str(exc), close=p.CloseCode.HELLO_REFUSED) from None
+        if msg.name is not None and account_of(msg.name.strip()) != account.account:
+            raise Refused(p.ErrorCode.BAD_FIELD, f"hello: this key is {account.name!r}'s; leave out the name "
+                          f"or give that one", close=p.CloseCode.HELLO_REFUSED)
+        return account
+
+    async def _claim(self, token: str, meta: RaceMeta, account: Account | None, now: int) -> tuple[int, int]:
+        """Take back the seat a player token names: ``(seat, gen)``."""
+        assert self.service.signer is not None
+        named = self.service.signer.seat_of(token)
+        held = await self.store.seat(meta.id, named[1]) if named and named[0] == meta.id and named[1] >= 0 else None
+        try:
+            claim = self.service.signer.verify(PLAYER, token, meta.id, now, held.gen if held else 0)
+        except TokenError as exc:
+            raise Refused(exc.code, str(exc), close=p.CloseCode.BAD_TOKEN) from None
+        if held is None or held.status == "left":
+            raise Refused(p.ErrorCode.BAD_TOKEN, "no such seat" if held is None else
+                          "the seat was given back in the lobby: join again", close=p.CloseCode.BAD_TOKEN)
+        if account is not None and held.account != account.account:
+            raise Refused(p.ErrorCode.BAD_KEY, "the token's seat belongs to another player than this key",
                           close=p.CloseCode.HELLO_REFUSED)
         try:
+            await self.store.presence(meta.id, claim.seat, held.gen, self.member, True,
+                                      self.service.lease_expiry(), now)
+        except StoreError as exc:  # the seat was given back between the two reads
+            raise Refused(p.ErrorCode.BAD_TOKEN, f"the seat is no longer yours ({exc.code})",
+                          close=p.CloseCode.BAD_TOKEN) from None
+        return claim.seat, held.gen
+
+    async def _join(self, msg: p.Hello, meta: RaceMeta, account: Account | None, now: int) -> tuple[int, int]:
+        """A new seat (or, for an account, the one it holds already): ``(seat, gen)``."""
+        if account is None:
+            if meta.rated:
+                raise Refused(p.ErrorCode.ACCOUNT_REQUIRED, close=p.CloseCode.HELLO_REFUSED)
+            if msg.name is None or not msg.name.strip():
+                raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name (or an account key)",
+                              close=p.CloseCode.HELLO_REFUSED)
+            if await self.service.accounts.exists(account_of(msg.name.strip())):
+                raise Refused(p.ErrorCode.NAME_REGISTERED, close=p.CloseCode.HELLO_REFUSED)
+        name = account.name if account is not None else (msg.name or "").strip()
+        try:
             home0 = races.home_at_start(get_variant(meta.variant))
-            seat, _ = await self.store.join(meta.id, msg.name.strip(), home0, self.member,
-                                            self.service.lease_expiry())
+            seated = await self.store.join(meta.id, name, home0, self.member, self.service.lease_expiry(), now,
+                                           account.account if account is not None else None)
         except StoreError as exc:
             raise Refused(exc.code, close=p.CloseCode.HELLO_REFUSED) from None
-        return seat, self._player_token(meta.id, seat, now)
+        return seated.seat, seated.gen
 
-    def _player_token(self, race: str, seat: int, now: int) -> str:
-        """A player token for the seat, valid ``token_ttl`` seconds from ``now``."""
+    def _player_token(self, race: str, seat: int, gen: int, now: int) -> str:
+        """A player token for the seat (of generation ``gen``), valid ``token_ttl`` seconds from ``now``."""
         assert self.service.signer is not None
-        return self.service.signer.sign(PLAYER, race, seat, now + self.service.config.token_ttl * 1000)
+        return self.service.signer.sign(PLAYER, race, seat, now + self.service.config.token_ttl * 1000, gen)
 
     async def _welcome(self, token: str, last_version: int | None) -> int | None:
         """Send ``welcome``; after a drop, replay what the client missed.
@@ -340,6 +390,8 @@ class Connection:
         missed = None
         if last_version is not None and last_version <= version:
             missed = await self.store.history(self.race, last_version, version)
+            if missed and any(e.kind == EventKind.LEAVE.value for e in missed):
+                missed = None  # a seat left the table: only a full table drops its line
         view = None
         seq = 0
         if self.session is not None:
@@ -381,6 +433,10 @@ class Connection:
         meta = meta or (self.hub.meta if self.hub else None) or await self.store.meta(self.race)
         state = await self.store.player(self.race, self.session.seat)
         assert meta is not None and state is not None
+        if state.gen != self.gen or state.left:
+            # The seat was given back in the lobby (and maybe taken by another player): never act for it.
+            raise Refused(p.ErrorCode.BAD_TOKEN, "this connection's seat was given back in the lobby",
+                          close=p.CloseCode.BAD_TOKEN)
         self.session.load(meta, state)
         return self.session
 
@@ -403,9 +459,31 @@ class Connection:
     async def on_ready(self, msg: p.Ready) -> None:
         race, seat = self._player()
         try:
-            self.version = await self.store.ready(race, seat, msg.ready, now_ms(), self._countdown_ms())
+            self.version = await self.store.ready(race, seat, self.gen, msg.ready, now_ms(), self._countdown_ms())
         except StoreError as exc:
+            if exc.code == SEAT_LEFT:
+                self._seat_gone()
+                return
             raise Refused(exc.code) from None
+
+    async def on_leave(self, msg: p.Leave) -> None:
+        """Give the lobby seat back: ``left``, then the connection closes (the seat's other
+        connections hear of it from the hub)."""
+        race, seat = self._player()
+        try:
+            self.version = await self.store.leave(race, seat, self.gen)
+        except StoreError as exc:
+            if exc.code == p.ErrorCode.RACE_CLOSED.value:
+                raise Refused(exc.code, "the race has started: a racer gives up (give_up) instead of leaving; "
+                                        "the seat stays yours") from None
+            raise Refused(exc.code) from None
+        log("seat_left", race=race, seat=seat, peer=self.peer)
+        self._seat_gone()
+
+    def _seat_gone(self) -> None:
+        """This connection's seat is no longer its own (given back in the lobby): say so and close."""
+        self.send_msg(p.Left(version=self.version))
+        self.close_after_queue(p.CloseCode.NORMAL)
 
     def _countdown_ms(self) -> int:
         return int(self.service.config.countdown * 1000)

@@ -38,6 +38,8 @@ class Listener(Protocol):
     """None for a spectator (who never sees a board)."""
     member: str
     """A player connection's presence lease name (the hub's heartbeat renews it)."""
+    gen: int
+    """The generation of the seat this connection holds (raised when a lobby seat is given back)."""
 
     def send(self, data: bytes) -> None: ...
 
@@ -177,6 +179,8 @@ class RaceHub:
         elif kind is EventKind.ABANDON:
             self._announce_abandoned()
             return
+        elif kind is EventKind.LEAVE:
+            self.spawn(self._release_left_seats())
         self.mark_dirty()
 
     def _announce_abandoned(self) -> None:
@@ -187,6 +191,20 @@ class RaceHub:
         for conn in list(self.conns):
             conn.send(frame)
             conn.close_after_queue(p.CloseCode.NORMAL)
+
+    async def _release_left_seats(self) -> None:
+        """A lobby seat was given back: the connections still holding it (other connections of
+        that player, here or on a process that heard late) are told ``left`` and closed, before a
+        new player can be taken for them."""
+        holders = [conn for conn in self.conns if conn.seat is not None]
+        seats = {conn.seat for conn in holders if conn.seat is not None}
+        claims = {seat: await self.service.store.seat(self.race, seat) for seat in seats}
+        frame = p.encode(p.Left(version=self.version))
+        for conn in holders:
+            claim = claims.get(conn.seat) if conn.seat is not None else None
+            if claim is None or claim.status == "left" or claim.gen != conn.gen:
+                conn.send(frame)
+                conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _announce_start(self) -> None:
         if self._told(EventKind.START):
@@ -267,6 +285,10 @@ class RaceHub:
         total = get_variant(self.meta.variant).total_cards
         table = races.progress_lines(lines, self.meta.started, total)
         changed = [e for e in table if self._last_sent.get(e.seat) != e]
+        if self._last_sent.keys() - {e.seat for e in table}:
+            # A seat given back left the table: a merge by seat cannot drop a line, a full table can.
+            for cursor in self.conns.values():
+                cursor.needs_full, cursor.seen = True, None
         self._last_sent = {e.seat: e for e in table}
         self.version = max(self.version, version)
         status = self.meta.phase(now_ms())

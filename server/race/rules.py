@@ -67,6 +67,8 @@ def check_request(req: p.Create) -> Variant:
         raise CreateError(p.ErrorCode.BAD_DEAL, f"deal_source {req.deal_source!r} takes no deal number")
     if req.deal_source == "number" and req.deal is None:
         raise CreateError(p.ErrorCode.BAD_DEAL, "deal_source 'number' needs a deal number")
+    if req.rated and req.seats < 2:
+        raise CreateError(p.ErrorCode.BAD_FIELD, "a rated race needs at least 2 seats")
     return variant
 
 
@@ -95,17 +97,17 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
         salt=salt, commitment=commitment(variant.key, number, salt), seats=req.seats, players=0,
         time_limit=req.time_limit, undo=req.undo, start_mode=req.start_mode, status="lobby",
         created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,
-        checked=req.deal_source == "pool", hints=req.hints, line=line,
+        checked=req.deal_source == "pool", hints=req.hints, line=line, rated=req.rated,
     )
 
 
 def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
     return p.RaceInfo(
         id=meta.id, code=meta.code, variant=meta.variant, deal_source=meta.deal_source, seats=meta.seats,
-        players=meta.players, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
+        players=meta.taken, time_limit=meta.time_limit, undo=meta.undo, start_mode=meta.start_mode,
         status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,
         starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
-        checked=meta.checked, hints=meta.hints, rules=_rules(meta.variant),
+        checked=meta.checked, hints=meta.hints, rules=_rules(meta.variant), rated=meta.rated,
     )
 
 
@@ -189,8 +191,11 @@ def player_status(game: Game) -> MoveStatus:
 
 
 def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Results:
-    """Final standings, the revealed deal and every player's game, replayed to its end."""
+    """Final standings, the revealed deal and every player's game, replayed to its end
+    (seats given back in the lobby and never taken again are nobody's: left out)."""
     total = get_variant(meta.variant).total_cards
+    players = [pl for pl in players if not pl.left]
+    accounts = {pl.seat: pl.account for pl in players}
     standings = []
     for rank, line in ranked([pl.line for pl in players]):
         status: p.PlayerStatus = "finished" if line.status == "finished" else (
@@ -198,7 +203,7 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
         standings.append(p.Standing(
             rank=rank, seat=line.seat, name=line.name, status=status,
             home=line.home, total=total, moves=line.moves, finished_at=line.finished_at or None,
-            home_at=line.home_at or None, helped=bool(line.helped),
+            home_at=line.home_at or None, helped=bool(line.helped), account=accounts.get(line.seat),
         ))
     records = []
     for pl in players:

@@ -21,6 +21,7 @@ from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
+from ..store.accounts import AccountStore
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from .tokens import Signer
 
@@ -58,6 +59,7 @@ class Service:
         self.hints = HintRunner(config.hint_workers)
         self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
+        self.accounts = AccountStore(redis)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
@@ -147,12 +149,17 @@ class Service:
             except Exception:
                 logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
 
+    @property
+    def lease_ms(self) -> int:
+        return int(self.config.presence_lease * 1000)
+
     async def _heartbeat(self) -> None:
-        """Renew the presence leases of this process's players; expire those of dead processes."""
+        """Renew the presence leases of this process's players; expire those of dead processes;
+        free the lobby seats whose connections have been gone for the lease."""
         expiry, now = self.lease_expiry(), now_ms()
         for race, hub in list(self.hubs.items()):
-            members = [(c.seat, c.member) for c in hub.conns if c.seat is not None and c.member]
-            await self.store.heartbeat(race, members, expiry, now)
+            members = [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None and c.member]
+            await self.store.heartbeat(race, members, expiry, now, self.lease_ms)
 
     async def _catch_up(self) -> None:
         """Find the hubs whose race moved on without them hearing (one read for all) and catch them up."""
@@ -174,6 +181,9 @@ class Service:
             elif meta.status == "lobby" and now >= meta.created_at + self.config.lobby_ttl * 1000:
                 if await self.store.abandon(meta, now, self.config.lobby_ttl * 1000):
                     log("race_abandoned", race=rid, players=meta.players, lobby_ttl=self.config.lobby_ttl)
+            elif meta.status == "lobby" and rid not in self.hubs:  # (a hub's heartbeat frees its own)
+                if freed := await self.store.free_stale(rid, now, self.lease_ms):
+                    log("seats_freed", race=rid, seats=freed, why="lease")
             elif meta.status == "started" and now >= meta.ends_at:
                 await self.end_race(rid)
         # Lobbies still young enough to stay; the open-lobby set may keep only those (and new ones).

@@ -4,6 +4,11 @@ A token is ``<race>.<seat>.<expiry>.<signature>``: plain fields a client
 can read, and an HMAC-SHA256 over them and the token's kind, so a player
 token never passes for a creator token. Nothing is stored per token; any
 server process holding the same secret checks it.
+
+A player token is also signed with its seat's generation (kept in Redis,
+raised each time the seat is given back in the lobby), which the token does
+not show: once a seat changes hands, its old tokens no longer verify. The
+generation of a seat never given back is 0, signed as tokens always were.
 """
 
 from __future__ import annotations
@@ -37,21 +42,33 @@ class Signer:
             raise ValueError("the token secret must be at least 16 bytes")
         self._secret = secret
 
-    def _mac(self, kind: str, body: str) -> str:
-        digest = hmac.new(self._secret, f"{kind}:{body}".encode(), hashlib.sha256).digest()
+    def _mac(self, kind: str, body: str, gen: int) -> str:
+        signed = f"{kind}:{body}" if gen == 0 else f"{kind}#{gen}:{body}"
+        digest = hmac.new(self._secret, signed.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
-    def sign(self, kind: str, race: str, seat: int, expires_ms: int) -> str:
+    def sign(self, kind: str, race: str, seat: int, expires_ms: int, gen: int = 0) -> str:
         body = f"{race}.{seat}.{expires_ms}"
-        return f"{body}.{self._mac(kind, body)}"
+        return f"{body}.{self._mac(kind, body, gen)}"
 
-    def verify(self, kind: str, token: str, race: str | None, now_ms: int) -> Claim:
-        """The claim in ``token`` (for ``race`` unless None); raises :class:`TokenError`."""
+    @staticmethod
+    def seat_of(token: str) -> tuple[str, int] | None:
+        """The race and seat a token names, unchecked (to look up the generation it must be signed with)."""
         parts = token.split(".")
-        if len(parts) != 4:
+        if len(parts) != 4 or not parts[1].lstrip("-").isdigit():
+            return None
+        return parts[0], int(parts[1])
+
+    def verify(self, kind: str, token: str, race: str | None, now_ms: int, gen: int = 0) -> Claim:
+        """The claim in ``token`` (for ``race`` unless None, signed with ``gen``); raises :class:`TokenError`."""
+        parts = token.split(".")
+        if len(parts) != 4 or not parts[1].lstrip("-").isdigit() or not parts[2].isdigit():
             raise TokenError(ErrorCode.BAD_TOKEN, "malformed token")
         body, mac = ".".join(parts[:3]), parts[3]
-        if not hmac.compare_digest(mac, self._mac(kind, body)):
+        if not hmac.compare_digest(mac, self._mac(kind, body, gen)):
+            if any(hmac.compare_digest(mac, self._mac(kind, body, old)) for old in range(max(0, gen - 20), gen)):
+                raise TokenError(ErrorCode.BAD_TOKEN, "the seat was given back in the lobby: this token "
+                                                      "no longer holds it (join again)")
             raise TokenError(ErrorCode.BAD_TOKEN, f"the token's signature is not this server's ({kind} token)")
         claim = Claim(parts[0], int(parts[1]), int(parts[2]))
         if race is not None and claim.race != race:

@@ -15,7 +15,12 @@ races)::
     race:{ID}:names        hash   lower-cased player name -> seat
     race:{ID}:p:SEAT       hash   a player: name, status, seq, n (log length),
                                   home, moves, home_at, finished_at, online,
-                                  helped (1 after a hint), hint_at (ms)
+                                  helped (1 after a hint), hint_at (ms),
+                                  name_key, account (lower-case name or ""),
+                                  gen (raised when the seat is given back;
+                                  tokens are signed with it), offline_at (ms
+                                  the last connection went, 0 while online);
+                                  status "left": a lobby seat given back
     race:{ID}:log:SEAT     list   the player's moves in notation, "U" = undo
     race:{ID}:hint:SEAT    string the player's last hint (shared.hints.Hint
                                   JSON, with the line it follows: the next
@@ -27,7 +32,10 @@ races)::
                                   k=kind s=seat d=data o=the seat's progress
                                   line before the event (capped at about
                                   EVENTS_MAX entries; replayed on reconnect)
-    race:{ID}:presence     zset   "<seat>|<connection id>" -> lease expiry (ms)
+    race:{ID}:presence     zset   "<seat>|<gen>.<connection id>" -> lease expiry
+                                  (ms); gen: the seat's generation
+    race:{ID}:free         zset   seats given back in the lobby, not yet taken
+                                  again (the next join takes the lowest)
     race:{ID}:results      string msgpack Results once the race is over
     race:{ID}:tick         string exists for 1/progress_hz s after a move was
                                   announced (throttles pub/sub for moves)
@@ -89,12 +97,12 @@ from .keys import ACTIVE, EVENTS_MAX, OPEN_LOBBIES, SECRET, Keys, checked_key, c
 from .limits import CreationLimits, CreationSettings, Limited, retry_after
 from .races import Store
 from .records import (LINE_FIELDS, CommitResult, Committed, Conflict, Duplicate, Event, EventKind, HintRefused, Line,
-                      Note, PlayerState, RaceMeta, StoreError, decode_line)
+                      Note, PlayerState, RaceMeta, SeatClaim, Seated, StoreError, decode_line)
 
 __all__ = [
     "UNAVAILABLE", "RedisClient", "redis_client", "redis_retry",
     "ACTIVE", "EVENTS_MAX", "OPEN_LOBBIES", "SECRET", "Keys", "checked_key", "code_key", "creator_keys",
     "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS",
     "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "Note",
-    "PlayerState", "RaceMeta", "StoreError", "decode_line",
+    "PlayerState", "RaceMeta", "SeatClaim", "Seated", "StoreError", "decode_line",
 ]

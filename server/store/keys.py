@@ -22,7 +22,7 @@ _CHANNEL_END = "}:chan"
 class Keys:
     """Key names of one race (every one under the race's hash tag)."""
 
-    __slots__ = ("race", "meta", "names", "progress", "history", "presence", "results", "chan", "tick")
+    __slots__ = ("race", "meta", "names", "progress", "history", "presence", "results", "chan", "tick", "free")
 
     def __init__(self, race: str) -> None:
         self.race = race
@@ -35,6 +35,7 @@ class Keys:
         self.results = f"{base}:results"
         self.chan = f"{base}:chan"
         self.tick = f"{base}:tick"
+        self.free = f"{base}:free"
 
     def player(self, seat: int) -> str:
         return f"{self.meta}:p:{seat}"
@@ -45,9 +46,14 @@ class Keys:
     def hint(self, seat: int) -> str:
         return f"{self.meta}:hint:{seat}"
 
+    def seats(self) -> list[str]:
+        """The keys a seat-changing script (join, leave, the lobby sweep) takes, in its KEYS order."""
+        return [self.meta, self.names, self.progress, self.history, self.presence, self.free]
+
     def every(self, players: int) -> list[str]:
         """Every key the race may have, the race hash first (for EXPIRE and DEL)."""
-        out = [self.meta, self.names, self.progress, self.history, self.presence, self.results, self.tick]
+        out = [self.meta, self.names, self.progress, self.history, self.presence, self.results, self.tick,
+               self.free]
         seats = range(players)
         return out + [self.player(s) for s in seats] + [self.log(s) for s in seats] + [self.hint(s) for s in seats]
 
@@ -75,9 +81,10 @@ def creator_keys(client: str) -> tuple[str, str]:
     return f"creator:{{{client}}}:bucket", f"creator:{{{client}}}:lobbies"
 
 
-def presence_member(seat: int, connection: str) -> str:
-    """A presence zset member: the seat first, so a sweep knows whose count to lower."""
-    return f"{seat}|{connection}"
+def presence_member(seat: int, gen: int, connection: str) -> str:
+    """A presence zset member: the seat first, so a sweep knows whose count to lower, then the seat's
+    generation (a lease of a seat given back in the lobby never counts for its next player)."""
+    return f"{seat}|{gen}.{connection}"
 
 
 RESULTS_PENDING = "results:pending"

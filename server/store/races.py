@@ -13,8 +13,8 @@ from .batcher import MoveBatcher
 from .keys import ACTIVE, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import NoteHandler, Subscriber
-from .records import (CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, StoreError, decode_line,
-                      reply)
+from .records import (CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated, StoreError,
+                      decode_line, reply, text)
 from .scripts import register
 
 
@@ -49,6 +49,8 @@ class Store:
         self._read_lines = register(redis, "read_lines")
         self._read_player = register(redis, "read_player")
         self._checked_push = register(redis, "checked_push")
+        self._leave = register(redis, "leave")
+        self._free_stale = register(redis, "free_stale")
         self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer)
 
     # ------------------------------------------------------------ setup
@@ -186,26 +188,46 @@ class Store:
         return out
 
     # ------------------------------------------------------- the scripts
-    async def join(self, race: str, name: str, home0: int, member: str, expiry: int) -> tuple[int, int]:
-        """Take the next free seat, holding a presence lease: ``(seat, version)``; raises :class:`StoreError`."""
-        k = Keys(race)
-        for _ in range(100):
-            players = int(await self.redis.hget(k.meta, "players") or 0)
-            kind, rest = reply(await self._join(
-                keys=[k.meta, k.names, k.player(players), k.progress, k.history, k.presence],
-                args=[players, name, name.casefold(), home0, k.chan, presence_member(players, member), expiry],
-            ))
-            if kind == "ok":
-                return players, int(rest[0])
-            if kind == "err":
-                raise StoreError(rest[0])
-        raise StoreError("race_full")  # pragma: no cover - a hundred joins raced this one
+    async def join(self, race: str, name: str, home0: int, connection: str, expiry: int, now: int,
+                   account: str | None = None) -> Seated:
+        """Take a seat holding a presence lease for ``connection``; raises :class:`StoreError`.
 
-    async def ready(self, race: str, seat: int, ready: bool, now: int, countdown_ms: int) -> int:
+        The seat is the lowest one given back in the lobby, else the next; or, for an ``account``
+        that holds a seat in the race already, that seat (in the lobby or later: ``again``).
+        """
+        k = Keys(race)
+        kind, rest = reply(await self._join(
+            keys=k.seats(), args=[name, name.casefold(), home0, k.chan, connection, expiry, account or "", now]))
+        if kind != "ok":
+            raise StoreError(rest[0])
+        return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
+
+    async def seat(self, race: str, seat: int) -> SeatClaim | None:
+        """Who holds a seat now (its generation, status and account), None for no such seat."""
+        gen, status, account = await self.redis.hmget(Keys(race).player(seat), "gen", "status", "account")
+        if status is None:
+            return None
+        return SeatClaim(int(gen or 0), text(status), text(account) if account else None)
+
+    async def leave(self, race: str, seat: int, gen: int) -> int:
+        """Give a lobby seat back (its line, name, tokens and leases go); the race version."""
+        k = Keys(race)
+        kind, rest = reply(await self._leave(keys=k.seats(), args=[seat, gen, k.chan]))
+        if kind != "ok":
+            raise StoreError(rest[0])
+        return int(rest[0])
+
+    async def free_stale(self, race: str, now: int, lease_ms: int) -> int:
+        """Free the lobby seats whose every connection has been gone for ``lease_ms``; how many."""
+        k = Keys(race)
+        return int(await self._free_stale(keys=k.seats(), args=[now, lease_ms, k.chan]))
+
+    async def ready(self, race: str, seat: int, gen: int, ready: bool, now: int, countdown_ms: int) -> int:
+        """Mark the seat (of generation ``gen``: ``seat_left`` otherwise) ready or not; the race version."""
         k = Keys(race)
         kind, rest = reply(await self._ready(
             keys=[k.meta, k.player(seat), k.progress, k.history],
-            args=[seat, int(ready), now, countdown_ms, k.chan],
+            args=[seat, int(ready), now, countdown_ms, k.chan, gen],
         ))
         if kind != "ok":
             raise StoreError(rest[0])
@@ -262,22 +284,25 @@ class Store:
             raise StoreError(rest[0])
         return int(rest[0])
 
-    async def presence(self, race: str, seat: int, member: str, online: bool, expiry: int, now: int) -> int:
+    async def presence(self, race: str, seat: int, gen: int, member: str, online: bool, expiry: int,
+                       now: int) -> int:
         """Take (``online``) or drop one connection's presence lease on a seat; the race version."""
         k = Keys(race)
         kind, rest = reply(await self._presence(
             keys=[k.meta, k.progress, k.history, k.presence],
-            args=["+" if online else "-", seat, presence_member(seat, member), expiry, now, k.chan],
+            args=["+" if online else "-", seat, presence_member(seat, gen, member), expiry, now, k.chan],
         ))
         if kind != "ok":
             raise StoreError(rest[0])
         return int(rest[0])
 
-    async def heartbeat(self, race: str, members: list[tuple[int, str]], expiry: int, now: int) -> None:
-        """Renew this process's leases on a race and expire those nobody renews."""
+    async def heartbeat(self, race: str, members: list[tuple[int, int, str]], expiry: int, now: int,
+                        lease_ms: int) -> None:
+        """Renew this process's leases (seat, generation, connection) on a race, expire those nobody
+        renews, and free the lobby seats whose connections have been gone for ``lease_ms``."""
         k = Keys(race)
-        await self._heartbeat(keys=[k.meta, k.progress, k.history, k.presence],
-                              args=[expiry, now, k.chan, *(presence_member(s, m) for s, m in members)])
+        await self._heartbeat(keys=k.seats(),
+                              args=[expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
 
     async def end(self, meta: RaceMeta, now: int, results: bytes, retention: int) -> tuple[bool, int]:
         """Close the race and store its results once; ``(ended_now, version)``."""

@@ -22,8 +22,9 @@ from shared import protocol as p
 StoredStatus = Literal["lobby", "started", "finished"]
 """A race's stored status (countdown and running are read off the clock: :meth:`RaceMeta.phase`)."""
 
-SeatStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up"]
-"""A player's stored status (``disconnected`` is derived from presence when a line is shown)."""
+SeatStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up", "left"]
+"""A player's stored status (``disconnected`` is derived from presence when a line is shown;
+``left``: a lobby seat given back, with no line in the table until a new player takes it)."""
 
 
 class EventKind(str, enum.Enum):
@@ -38,6 +39,8 @@ class EventKind(str, enum.Enum):
     HELP = "help"
     END = "end"
     ABANDON = "abandon"
+    LEAVE = "leave"
+    """A lobby seat was given back (``leave``, or its connections were gone for the lease)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,15 @@ class RaceMeta:
     hints: bool = False
     line: str = ""
     """A checked race's winning line from the start (moves separated by spaces), secret until the end."""
+    rated: bool = False
+    """The standings update the players' ratings (only accounts may join; two players to start)."""
+    free: int = 0
+    """Seats given back in the lobby and not taken again (holes among ``players`` seat numbers)."""
+
+    @property
+    def taken(self) -> int:
+        """Seats held by a player: ``players`` counts the seat numbers handed out, holes included."""
+        return self.players - self.free
 
     def phase(self, now_ms: int) -> p.RaceStatus:
         """lobby, countdown, running or finished, as the protocol names them."""
@@ -174,11 +186,41 @@ class PlayerState:
     """The move log's length (the undo marker counts)."""
     moves: list[str]
     line: Line
+    gen: int = 0
+    """The seat's generation: raised each time the seat is given back in the lobby (its tokens change)."""
+    account: str | None = None
+    """The player's account (lower-case name), None for a player without one."""
+
+    @property
+    def left(self) -> bool:
+        """A seat given back in the lobby and not taken again: nobody's seat."""
+        return self.status == "left"
 
     @classmethod
     def from_reply(cls, seat: int, player: dict[str, str], log: list[bytes]) -> "PlayerState":
         return cls(seat, player["name"], player["status"], int(player["seq"]), int(player["n"]),
-                   [m.decode() for m in log], line_of_player(seat, player))
+                   [m.decode() for m in log], line_of_player(seat, player), int(player.get("gen") or 0),
+                   player.get("account") or None)
+
+
+@dataclass(frozen=True)
+class Seated:
+    """A join's answer: the seat, the race version, the seat's generation, and whether the seat
+    was this account's (or this very call's, retried) already."""
+
+    seat: int
+    version: int
+    gen: int
+    again: bool
+
+
+@dataclass(frozen=True)
+class SeatClaim:
+    """Who holds a seat now: what a token or a connection of the seat is checked against."""
+
+    gen: int
+    status: str
+    account: str | None
 
 
 @dataclass(frozen=True)

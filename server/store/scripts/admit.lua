@@ -1,4 +1,4 @@
--- uses: now
+-- uses: now bucket
 -- KEYS: bucket, lobbies. ARGV: race id, burst, interval_ms, cap, ttl_ms, grace_ms, then members to
 -- check: "c <id>" (the race is no longer a lobby) or "m <id>" (no such race, maybe not written yet).
 -- Replies {'ok'}, {'err', code, wait_ms}. Writes nothing unless it admits.
@@ -6,8 +6,7 @@ local burst, interval, cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV
 local ttl, grace = tonumber(ARGV[5]), tonumber(ARGV[6])
 local tokens = burst
 if burst > 0 then
-  local b = redis.call('HMGET', KEYS[1], 'tokens', 'stamp')
-  if b[1] then tokens = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) / interval) end
+  tokens = bucket_tokens(KEYS[1], burst, interval)
   if tokens < 1 then return {'err', 'create_rate_limited', math.ceil((1 - tokens) * interval)} end
 end
 local drop = {}
@@ -28,8 +27,7 @@ if cap > 0 then
   end
 end
 if burst > 0 then
-  redis.call('HSET', KEYS[1], 'tokens', tokens - 1, 'stamp', now)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(burst * interval) + 1000)
+  bucket_take(KEYS[1], tokens, burst, interval)
 end
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - ttl))

@@ -1,20 +1,46 @@
--- uses: events
--- KEYS: meta, names, pkey, progress, history, presence.
--- ARGV: seat, name, name_key, home0, chan, presence member, lease expiry
--- A presence member already there is this very join sent again (a retried call): its seat is taken.
-if redis.call('ZSCORE', KEYS[6], ARGV[6]) then
-  return {'ok', tonumber(redis.call('HGET', KEYS[1], 'version'))}
-end
-local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats')
+-- uses: events presence
+-- KEYS: meta, names, progress, history, presence, free.
+-- ARGV: name, name_key, home0, chan, connection id, lease expiry, account ('' for none), now
+-- Replies {'ok', seat, version, gen, 'new'|'again'}: a new seat (the lowest given back, else the next),
+-- or the seat this account (or this very call, retried) holds already.
+local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats', 'free', 'version')
 if not m[1] then return {'err', 'race_not_found'} end
+local now = tonumber(ARGV[8])
+local held = redis.call('HGET', KEYS[2], ARGV[2])
+if held then
+  local pkey = KEYS[1] .. ':p:' .. held
+  local p = redis.call('HMGET', pkey, 'gen', 'account')
+  local gen = tonumber(p[1] or 0)
+  local member = held .. '|' .. gen .. '.' .. ARGV[5]
+  if redis.call('ZSCORE', KEYS[5], member) then return {'ok', tonumber(held), tonumber(m[5]), gen, 'again'} end
+  if ARGV[7] ~= '' and p[2] == ARGV[7] then
+    local v = tonumber(m[5])
+    if m[1] ~= 'finished' and redis.call('ZADD', KEYS[5], ARGV[6], member) == 1 then
+      v = presence_delta(KEYS[1], KEYS[4], KEYS[3], ARGV[4], held, 1, now)
+    end
+    return {'ok', tonumber(held), v, gen, 'again'}
+  end
+  if m[1] ~= 'lobby' then return {'err', 'race_closed'} end
+  return {'err', 'name_taken'}
+end
 if m[1] ~= 'lobby' then return {'err', 'race_closed'} end
-local players, seats = tonumber(m[2]), tonumber(m[3])
-if players >= seats then return {'err', 'race_full'} end
-if players ~= tonumber(ARGV[1]) then return {'retry', players} end
-if redis.call('HSETNX', KEYS[2], ARGV[3], ARGV[1]) == 0 then return {'err', 'name_taken'} end
-redis.call('HSET', KEYS[3], 'name', ARGV[2], 'status', 'waiting', 'seq', 0, 'n', 0, 'home', ARGV[4],
-  'moves', 0, 'home_at', 0, 'finished_at', 0, 'online', 1)
-redis.call('ZADD', KEYS[6], ARGV[7], ARGV[6])
-redis.call('HINCRBY', KEYS[1], 'players', 1)
-local old = write_progress(KEYS[4], KEYS[3], ARGV[1])
-return {'ok', emit(KEYS[1], KEYS[5], ARGV[5], 'join', ARGV[1], ARGV[2], old)}
+local players, seats, free = tonumber(m[2]), tonumber(m[3]), tonumber(m[4] or 0)
+if players - free >= seats then return {'err', 'race_full'} end
+local seat, gen = players, 0
+if free > 0 then
+  seat = tonumber(redis.call('ZRANGE', KEYS[6], 0, 0)[1])
+  redis.call('ZREM', KEYS[6], seat)
+  redis.call('HINCRBY', KEYS[1], 'free', -1)
+  gen = tonumber(redis.call('HGET', KEYS[1] .. ':p:' .. seat, 'gen') or 0)
+else
+  redis.call('HINCRBY', KEYS[1], 'players', 1)
+end
+local pkey = KEYS[1] .. ':p:' .. seat
+redis.call('HSET', KEYS[2], ARGV[2], seat)
+redis.call('DEL', pkey, KEYS[1] .. ':log:' .. seat, KEYS[1] .. ':hint:' .. seat)
+redis.call('HSET', pkey, 'name', ARGV[1], 'name_key', ARGV[2], 'account', ARGV[7], 'gen', gen,
+  'status', 'waiting', 'seq', 0, 'n', 0, 'home', ARGV[3], 'moves', 0, 'home_at', 0, 'finished_at', 0,
+  'online', 1, 'offline_at', 0)
+redis.call('ZADD', KEYS[5], ARGV[6], seat .. '|' .. gen .. '.' .. ARGV[5])
+local old = write_progress(KEYS[3], pkey, seat)
+return {'ok', seat, emit(KEYS[1], KEYS[4], ARGV[4], 'join', seat, ARGV[1], old), gen, 'new'}

@@ -27,5 +27,7 @@ local function start_race(meta, hist, chan, now, countdown)
   local tl = tonumber(redis.call('HGET', meta, 'time_limit'))
   local starts = now + countdown
   redis.call('HSET', meta, 'status', 'started', 'starts_at', starts, 'ends_at', starts + tl * 1000)
+  -- Seats given back in the lobby and not taken again stay empty: they count as done from the start.
+  redis.call('HINCRBY', meta, 'done', tonumber(redis.call('HGET', meta, 'free') or 0))
   return emit(meta, hist, chan, 'start', -1, starts, false)
 end

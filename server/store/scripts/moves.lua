@@ -13,7 +13,7 @@ local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, 
   local bad = running_error(KEYS[1], now)
   if bad then return {'err', bad} end
   local p = redis.call('HMGET', pkey, 'status', 'seq', 'n', 'home')
-  if p[1] == 'finished' or p[1] == 'gave_up' then return {'err', 'player_finished'} end
+  if p[1] == 'finished' or p[1] == 'gave_up' or p[1] == 'left' then return {'err', 'player_finished'} end
   local last = tonumber(p[2])
   if seq <= last then
     if seq == last and redis.call('LINDEX', log, -1) == move then

@@ -1,0 +1,30 @@
+"""What every HTTP handler shares: JSON answers in the wire's own types, typed errors, the service."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket
+
+from shared import protocol as p
+
+if TYPE_CHECKING:
+    from .race.service import Service
+
+_json = msgspec.json.Encoder()
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return Response(_json.encode(data), status_code=status, media_type="application/json")
+
+
+def error_response(code: p.ErrorCode, status: int, message: str | None = None) -> Response:
+    return json_response({"code": code.value, "message": message or code.explanation}, status)
+
+
+def service_of(request: Request | WebSocket) -> "Service":
+    """The process's service (set on the app by its lifespan)."""
+    return request.app.state.service  # type: ignore[no-any-return]

@@ -1,0 +1,70 @@
+"""HTTP: ``POST /players`` (an account and its key) and ``POST /players/{name}/key`` (a new key).
+
+The key is answered once and never stored in clear; both answers are the same typed body
+(``AccountKeyAnswer``). Registration counts against the client address's bucket, like race
+creation, so one address cannot fill the name space.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from shared import protocol as p
+
+from ..store.accounts import RegisterRefused
+from .accounts import BadKey, account_of, check_key, hash_secret, new_key, split_key
+from ..answers import error_response, json_response, service_of
+
+
+async def register_player(request: Request) -> Response:
+    """Create an account: 201 with its key; 400 bad name, 409 taken, 429 limited (nothing stored)."""
+    try:
+        body = msgspec.json.decode(await request.body() or b"{}", type=p.Register)
+    except msgspec.ValidationError as exc:
+        code = p.ErrorCode.BAD_NAME if "$.name" in str(exc) and "regex" in str(exc) else p.ErrorCode.BAD_FIELD
+        return error_response(code, 400, f"{code.explanation} ({exc})" if code is p.ErrorCode.BAD_FIELD else None)
+    except msgspec.DecodeError as exc:
+        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    service = service_of(request)
+    cfg = service.config
+    key, key_hash = new_key(body.name)
+    client = service.client_of(request.client.host if request.client else None, request.headers)
+    try:
+        await service.accounts.create(body.name, key_hash, client, cfg.register_burst,
+                                      int(cfg.register_interval * 1000))
+    except RegisterRefused as exc:
+        if exc.code == p.ErrorCode.REGISTER_RATE_LIMITED.value:
+            wait = max(1, -(-exc.wait_ms // 1000))
+            response = error_response(p.ErrorCode.REGISTER_RATE_LIMITED, 429,
+                                      f"an address may register {cfg.register_burst} accounts at once, then one "
+                                      f"every {cfg.register_interval:g} s: the next in {exc.wait_ms / 1000:.1f} s")
+            response.headers["Retry-After"] = str(wait)
+            return response
+        return error_response(p.ErrorCode.ACCOUNT_NAME_TAKEN, 409,
+                              f"{body.name!r}: {p.ErrorCode.ACCOUNT_NAME_TAKEN.explanation}")
+    return json_response(p.AccountKeyAnswer(name=body.name, key=key), 201)
+
+
+async def rotate_key(request: Request) -> Response:
+    """A new key for the account whose current key is the bearer token; the old one stops working."""
+    service = service_of(request)
+    account = account_of(request.path_params["name"])
+    if not await service.accounts.exists(account):
+        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404)
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        return error_response(p.ErrorCode.BAD_KEY, 401, "send the current key as 'Authorization: Bearer <key>'")
+    try:
+        found = await check_key(service.accounts, given.strip())
+    except BadKey as exc:
+        return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
+    if found.account != account:
+        return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
+    key, key_hash = new_key(found.name)
+    try:
+        await service.accounts.rotate(account, hash_secret(split_key(given.strip())[1]), key_hash)
+    except RegisterRefused as exc:
+        return error_response(p.ErrorCode(exc.code), 401 if exc.code == "bad_key" else 404)
+    return json_response(p.AccountKeyAnswer(name=found.name, key=key))
