@@ -61,17 +61,21 @@ class LiveServer:
     def service(self) -> Any:
         return self.app.state.service
 
-    async def http(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    async def http(self, method: str, path: str, body: Any = None,
+                   headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """A plain HTTP request in a thread (urllib: no extra client library in the way)."""
         data = json.dumps(body).encode() if body is not None else None
+        self.last_headers: dict[str, str] = {}
 
         def call() -> tuple[int, Any]:
             req = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"content-type": "application/json"})
+                                         headers={"content-type": "application/json", **(headers or {})})
             try:
                 with urllib.request.urlopen(req, timeout=10) as resp:
+                    self.last_headers = dict(resp.headers)
                     return resp.status, json.loads(resp.read())
             except urllib.error.HTTPError as err:
+                self.last_headers = dict(err.headers)
                 return err.code, json.loads(err.read())
 
         return await asyncio.to_thread(call)
@@ -258,6 +262,13 @@ async def create_race(server: Any, **fields: Any) -> p.Created:
     status, body = await answer if inspect.isawaitable(answer) else answer
     assert status == 201, body
     return msgspec.convert(body, p.Created)
+
+
+async def register(server: Any, name: str) -> str:
+    """``POST /players``: a new account's key."""
+    status, body = await server.http("POST", "/players", {"name": name})
+    assert status == 201, body
+    return str(body["key"])
 
 
 async def start_race(server: Any, creator_token: str, players: list[Client]) -> list[p.Countdown]:

@@ -34,7 +34,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 async def servers(cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    """Two servers, each given a different node of the cluster to start from."""
+    """Two servers, each given a different node of the cluster to start from, on an empty cluster
+    (a test's creation limits or accounts must not reach into the next)."""
+    flusher = aioredis.RedisCluster.from_url(cluster.url)
+    try:
+        await flusher.flushall(target_nodes=aioredis.RedisCluster.PRIMARIES)
+    finally:
+        await flusher.aclose()
     async with live_server(cluster.urls[0], redis_cluster=True, presence_lease=1.0) as a:
         async with live_server(cluster.urls[1], redis_cluster=True, presence_lease=1.0) as b:
             yield a, b
@@ -163,3 +169,30 @@ async def test_creation_limits_work_on_the_cluster(cluster: LocalCluster) -> Non
         finally:
             await rc.aclose()
         await ann.close()
+
+
+async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
+    """An account registered through one server is known to the other; a seat given back through one
+    is freed for the other's connections (the leave's scripts each touch one hash tag)."""
+    a, b = servers
+    status, body = await a.http("POST", "/players", {"name": "Ann"})
+    assert status == 201
+    key = body["key"]
+    status, body = await b.http("POST", "/players", {"name": "ANN"})
+    assert (status, body["code"]) == (409, "account_name_taken")
+    status, body = await b.http("POST", "/players/ann/key", headers={"authorization": f"Bearer {key}"})
+    assert status == 200
+    key = body["key"]
+    created = await create_race(a, seats=2, rated=True)
+    ann = await Client.connect(b)
+    first = await ann.hello(created.race.id, key=key)
+    twin = await Client.connect(a)
+    assert (await twin.hello(created.race.id, token=first.token)).seat == first.seat
+    await ann.send(p.Leave())
+    await ann.expect(p.Left)
+    await twin.expect(p.Left)  # told by the other process's hub
+    status, body = await a.http("GET", f"/races/{created.race.id}")
+    assert body["race"]["players"] == 0
+    again = await Client.connect(a)
+    assert (await again.hello(created.race.id, key=key)).seat == first.seat
+    await again.close()
