@@ -26,7 +26,7 @@ import pytest
 
 from client_cli.local_store import Account, LocalStore
 from process_util import ServerProcess, http_json
-from redis_util import DEADLINE, PROCESS_ARGS
+from redis_util import DEADLINE, PROCESS_ARGS, LiveServer
 
 THIEVES = Path(sys.executable).with_name("thieves")
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -362,3 +362,32 @@ def test_me_and_player_show_the_rated_race(srv: ServerProcess, tmp_path: Path) -
 
     nobody = thieves("player", "nobody", "--server", srv.url)
     assert nobody.returncode == 1 and "no account has that name" in nobody.stderr
+
+
+async def test_a_kept_seat_that_was_freed_is_replaced_by_a_new_one(server: LiveServer) -> None:
+    """The lobby seat this machine kept was given back (here by another connection holding it): its
+    token is refused (``bad_token``), and ``thieves play`` asks for a seat afresh instead of failing."""
+    from client_cli.identity import SeatKeeper, resolve
+    from client_cli.play_app import PlayApp
+    from redis_util import Client
+    from shared import protocol as p
+    from test_tui_race import SIZE, create, until
+
+    made = await create(server.url, seats=2, time_limit=120)
+    code = made.race.code
+    holder = await Client.connect(server)
+    welcome = await holder.hello(code, "ann")
+    store = LocalStore()
+    store.save_seat(server.url, made.race.id, welcome.token, code, "ann", None)
+    await holder.send(p.Leave())
+    await holder.expect(p.Left)
+
+    joining = resolve(store, server.url, code, None, anonymous=False)
+    assert (joining.name, joining.token) == ("ann", welcome.token)
+    keeper = SeatKeeper(store, server.url, joining)
+    app = PlayApp(server.url, code, joining.name, key=None, token=joining.token, keeper=keeper)
+    async with app.run_test(size=SIZE):
+        await until(lambda: app.link.online, what="a new seat")
+        assert app.state.fatal is None and app.state.seat is not None
+    kept = store.seats(server.url, code)
+    assert [s.name for s in kept] == ["ann"] and kept[0].token != welcome.token
