@@ -215,6 +215,7 @@ class PlayApp(TableApp):
             lines.append("You created this race: press b to start it.")
         else:
             lines.append("Waiting for the race's creator to start it.")
+        lines.append("q gives your seat back or keeps it for later.")
         return "\n".join(lines)
 
     # ---------------------------------------------------- link events
