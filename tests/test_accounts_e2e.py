@@ -233,6 +233,23 @@ def test_a_bot_plays_as_the_stored_account_and_the_race_replays_from_the_server(
     assert early.returncode == 2 and "has not ended yet" in early.stderr
 
 
+def test_a_key_copied_to_another_machine_is_the_same_account_there(srv: ServerProcess, tmp_path: Path) -> None:
+    registered(srv, "Bob")
+    shown = thieves("account", "show", "--key", "--server", srv.url)
+    key = re.search(r"^key: (\S+)$", shown.stdout, re.M).group(1)  # type: ignore[union-attr]
+    other = {"XDG_CONFIG_HOME": str(tmp_path / "other-machine")}
+    out = thieves("account", "import", key, "--server", srv.url, env=other)
+    assert out.returncode == 0, out.stderr
+    assert f"account Bob kept for {srv.url}" in out.stdout
+    rotated = thieves("account", "rotate", "--server", srv.url, env=other)
+    assert rotated.returncode == 0, rotated.stderr
+    stale = thieves("account", "rotate", "--server", srv.url)  # this machine's copy was replaced
+    assert stale.returncode == 1 and "account key is not valid" in stale.stderr
+    forgot = thieves("account", "forget", "--server", srv.url)
+    assert forgot.returncode == 0 and "forgot the account Bob" in forgot.stdout
+    assert LocalStore().account(srv.url) is None
+
+
 # ---------------------------------------------------------------- seats
 @needs_tmux
 def test_a_killed_play_takes_the_same_seat_and_game_back(srv: ServerProcess, terms: list[Term]) -> None:
