@@ -140,8 +140,9 @@ class RaceLink:
         self._closing = False
         self._welcomed = False
         self.ever_online = False
-        self._asked_afresh = False
         """A ``welcome`` arrived at least once: later drops are retried, a first failure is not."""
+        self._asked_afresh = False
+        """A refused saved seat was followed by one immediate hello without its token."""
         self._outbox: asyncio.Queue[msgspec.Struct] = asyncio.Queue()
 
     # ---------------------------------------------------------------- sending

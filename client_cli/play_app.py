@@ -21,12 +21,12 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
+from .identity import SeatKeeper
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
 from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
-from .identity import SeatKeeper
 from .shadow import shadow_game
 from .table import TableApp, table_layout, with_reasons
 from .wording import error_words, reject_words
@@ -63,7 +63,6 @@ class PlayApp(TableApp):
                                token=token, saved_token=token is not None)
         self.keeper = keeper
         self.link: RaceLink = make_link(self, server, self.state, keeper)
-        self._leaving = False
         self._confirm_give_up = False
         self._shown_results = False
         self._shown_failure = False
@@ -109,7 +108,6 @@ class PlayApp(TableApp):
             if self.state.phase() is not Phase.LOBBY:
                 self.flash("the race has started: a seat cannot be left now (g gives up)")
             elif self.link.leave():
-                self._leaving = True
                 self.flash("leaving the race…", error=False)
             else:
                 self.flash("offline: try again once reconnected (or q, k to keep the seat)")
@@ -215,7 +213,7 @@ class PlayApp(TableApp):
             lines.append("You created this race: press b to start it.")
         else:
             lines.append("Waiting for the race's creator to start it.")
-        lines.append("q gives your seat back or keeps it for later.")
+        lines.append("q: give your seat back, or quit and come back soon to the same seat.")
         return "\n".join(lines)
 
     # ---------------------------------------------------- link events
@@ -234,7 +232,6 @@ class PlayApp(TableApp):
         elif message.kind == "error":
             err = state.last_error
             if err is not None and err.ref == "leave":
-                self._leaving = False
                 self.flash(f"cannot leave: {error_words(err.code, err.message)}")
             if state.seat_gone and self.keeper is not None:
                 self.keeper.forget()

@@ -216,12 +216,15 @@ class ConfirmQuitScreen(ModalScreen[bool]):
 
 
 class LeaveLobbyScreen(ModalScreen[str | None]):
-    """Asked when ``q`` is pressed in the lobby: give the seat back, or keep it and quit.
+    """Asked when ``q`` is pressed in the lobby: give the seat back, or quit and keep it a while.
 
     A seat left behind in the lobby used to stay taken (``race_full`` for the
     next player, ``name_taken`` for the same player) until the lobby timed
-    out. ``l`` sends ``leave``; ``q`` or ``k`` keeps the seat (its token is
-    saved: ``thieves play CODE`` takes it back); any other key goes back.
+    out. ``l`` sends ``leave``: the seat is free at once. ``q`` or ``k``
+    quits with the seat's token saved; the server holds an empty lobby seat
+    only for its presence lease (15 s by default) before freeing it, so
+    ``thieves play CODE`` soon after takes the same seat back, and later
+    joins afresh. Any other key goes back to the lobby.
     """
 
     def __init__(self, code: str = "CODE") -> None:
@@ -232,8 +235,10 @@ class LeaveLobbyScreen(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Static("Quit the lobby?\n\n"
                          "l  leave the race: your seat goes to the next player who joins\n"
-                         f"k  keep your seat and quit: `thieves play {self.code}` takes it back", id="result")
-            yield Static("l leave · k or q keep the seat and quit · any other key goes back", id="result-keys")
+                         f"k  quit for now: `thieves play {self.code}` soon after (within about 15 s) takes "
+                         "the same seat back; later the server frees it and that command joins afresh",
+                         id="result")
+            yield Static("l leave · k or q quit for now · any other key goes back", id="result-keys")
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

@@ -302,30 +302,43 @@ def test_an_account_takes_its_lobby_seat_back_with_the_key_alone(srv: ServerProc
 
 
 @needs_tmux
-def test_q_in_the_lobby_leaves_the_seat_or_keeps_it(srv: ServerProcess, terms: list[Term]) -> None:
-    race, code = created(srv, "--seats", "2")
-    leaver = Term(play_then_report(code, "--name", "bob", "--anonymous", "--server", srv.url))
-    terms.append(leaver)
-    leaver.wait_for("press b to start it")
-    assert seated(srv, race) == [(0, "bob")]
-    leaver.keys("q")
-    leaver.wait_for("Quit the lobby?")
-    leaver.keys("l")
-    screen = leaver.wait_for("exit status 0")
-    assert f"you left race {code}: the seat is free" in screen
-    assert seated(srv, race) == []
-    assert LocalStore().seats(srv.url, race) == []  # nothing left to take back
+def test_q_in_the_lobby_leaves_the_seat_or_quits_for_now(redis_url: str, tmp_path: Path, terms: list[Term]) -> None:
+    """``l`` frees the seat at once; ``k`` quits with the token kept, and the same command takes the
+    seat back. A long presence lease here: the server frees an empty lobby seat once it runs out."""
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--presence-lease", "600"],
+                       log_path=tmp_path / "server.ops.log") as srv:
+        race, code = created(srv, "--seats", "2")
+        leaver = Term(play_then_report(code, "--name", "bob", "--anonymous", "--server", srv.url))
+        terms.append(leaver)
+        leaver.wait_for("press b to start it")
+        assert seated(srv, race) == [(0, "bob")]
+        leaver.keys("q")
+        leaver.wait_for("Quit the lobby?")
+        leaver.keys("l")
+        screen = leaver.wait_for("exit status 0")
+        assert f"you left race {code}: the seat is free" in screen
+        assert seated(srv, race) == []
+        assert LocalStore().seats(srv.url, race) == []  # nothing left to take back
 
-    keeper = Term(play_then_report(code, "--name", "cy", "--server", srv.url))
-    terms.append(keeper)
-    keeper.wait_for("press b to start it")
-    keeper.keys("q")
-    keeper.wait_for("Quit the lobby?")
-    keeper.keys("k")
-    screen = keeper.wait_for("exit status 0")
-    assert f"your seat in race {code} is kept: `thieves play {code}` takes it back" in " ".join(screen.split())
-    assert [name for _, name in seated(srv, race)] == ["cy"]
-    assert [s.name for s in LocalStore().seats(srv.url, race)] == ["cy"]
+        quitter = Term(play_then_report(code, "--name", "cy", "--server", srv.url))
+        terms.append(quitter)
+        quitter.wait_for("press b to start it")
+        quitter.keys("s")  # ready: the seat's state comes back with it
+        wait_until(lambda: race_json(srv, race)["progress"][0]["status"] == "ready", "cy ready")
+        quitter.keys("q")
+        quitter.wait_for("Quit the lobby?")
+        quitter.keys("k")
+        screen = " ".join(quitter.wait_for("exit status 0").split())
+        assert f"your seat in race {code} is held" in screen and f"`thieves play {code}` takes it back" in screen
+        assert seated(srv, race) == [(0, "cy")]
+        token = LocalStore().seats(srv.url, race)[0].token
+
+        back = Term(play_shell(code, "--server", srv.url))  # no --name: the seat kept here
+        terms.append(back)
+        back.wait_for("press b to start it")
+        assert seated(srv, race) == [(0, "cy")]
+        assert race_json(srv, race)["progress"][0]["status"] == "ready"
+        wait_until(lambda: LocalStore().seats(srv.url, race)[0].token != token, "the renewed token kept")
 
 
 # ---------------------------------------------------------------- history and ratings

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the race (its creator only). A dropped connection is retried by itself; your seat and game wait. "
         "With an account kept for the server (`thieves register NAME`) you join as that account and need "
         "no --name. Your seat is saved: after q, a crash or a closed terminal, the same command takes the "
-        "same seat and game back. q in the lobby offers to give the seat back (l) or keep it (k).",
+        "same seat and game back (an empty lobby seat is held only for the server's presence lease, 15 s by "
+        "default). q in the lobby offers to give the seat back (l) or to quit for now (k).",
     )
     p.add_argument("race", metavar="RACE_OR_CODE", help="race id or join code (see `thieves list`)")
     p.add_argument("--name", "-n", default=None,
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from client_cli.identity import IdentityProblem, SeatKeeper, resolve
     from client_cli.local_store import LocalStore, StoreError
     from client_cli.play_app import PlayApp
+    from client_cli.race_state import Phase
 
     if refused("play", *([(proto.Hello, "name", args.name, "--name")] if args.name is not None else []),
                (proto.Hello, "race", args.race, "RACE_OR_CODE")):
@@ -63,5 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if status == 0 and state.left:
         print(f"you left race {code}: the seat is free")
     elif status == 0 and state.results is None and state.seat is not None:
-        print(f"your seat in race {code} is kept: `thieves play {code}` takes it back")
+        if state.phase() is Phase.LOBBY:
+            print(f"your seat in race {code} is held while the server's presence lease lasts (15 s by default): "
+                  f"`thieves play {code}` takes it back, or later joins afresh")
+        else:
+            print(f"your game in race {code} waits: `thieves play {code}` takes your seat back")
     return status
