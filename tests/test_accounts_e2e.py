@@ -365,7 +365,8 @@ def test_a_rated_race_shows_on_the_leaderboard_at_80_columns(srv: ServerProcess,
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[0] == "Leaderboard · Forty Thieves (forty-thieves)"
     ranks = [line.split() for line in lines[2:4]]
-    assert sorted(r[1] for r in ranks) == ["Bob", "ann"] and [r[0] for r in ranks] == ["1", "2"]
+    assert sorted(r[1] for r in ranks) == ["Bob", "ann"]
+    assert [r[0] for r in ranks] in (["1", "2"], ["1", "1"])  # two bots on one deal may tie
     assert all(r[2].endswith("?") and r[3] == "1" for r in ranks)  # one rated race: provisional
     assert lines[-1].startswith("? provisional")
     sixty = thieves("leaderboard", "--variant", "sixty-thieves", "--server", srv.url)
