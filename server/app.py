@@ -29,7 +29,7 @@ from .race.service import Service
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
-from .events import http as events
+from .events import daily, http as events
 
 RETRY_POOL_SECONDS = 5
 """Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
@@ -130,7 +130,7 @@ async def get_results(request: Request) -> Response:
     blob = await service_of(request).store.results(meta.id)
     if blob is None:
         return error_response(p.ErrorCode.RACE_NOT_OVER, 409)
-    return json_response(msgspec.msgpack.decode(blob, type=p.Results))
+    return json_response(races.shown_results(meta, blob, now_ms()))
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
@@ -201,6 +201,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/events/{event}/start", events.start_event, methods=["POST"]),
         Route("/events/{event}/entrants", events.enter_event, methods=["POST"]),
         Route("/events/{event}/entrants/{name}", events.withdraw_from_event, methods=["DELETE"]),
+        Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
+        Route("/daily/{variant}", daily.daily_board),
         WebSocketRoute("/ws", websocket_endpoint),
     ]
     return Starlette(routes=routes, lifespan=lifespan,

@@ -78,6 +78,8 @@ class Config:
     """Accounts one client address may register at once (0: no limit); the bucket is kept in Redis."""
     register_interval: float = 60.0
     """Seconds per registration the bucket gives back once the burst is spent."""
+    daily_time_limit: int = 900
+    """Seconds each account's play of the daily deal lasts, from its own start."""
     organiser_token: str | None = field(default=None, repr=False)
     """The secret that creates and runs events (None: this server runs no events)."""
     log_level: str = "info"
@@ -148,6 +150,7 @@ _HELP = {
     "lobbies_max": "lobbies open at once over every process (0: no cap)",
     "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
     "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
+    "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
     "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
     "default: none, and the server runs no events",
     "log_level": "debug, info, warning or error",

@@ -603,8 +603,9 @@ class Leaderboard(msgspec.Struct, kw_only=True):
 
 
 # -------------------------------------------------------- HTTP bodies: events
-EventFormat = Literal["duplicate"]
-"""How an event is played (docs/events.md); ``duplicate``: every entrant plays each round's deal."""
+EventFormat = Literal["duplicate", "arena"]
+"""How an event is played (docs/events.md): ``duplicate``, every entrant plays each round's deal, in
+heats; ``arena``, for ``duration`` seconds entrants are paired again as soon as a race ends."""
 EventStatus = Literal["registration", "running", "finished"]
 RoundState = Literal["waiting", "opening", "open", "running", "done"]
 """``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
@@ -630,10 +631,15 @@ class EventCreate(msgspec.Struct, kw_only=True):
     deal_source: Literal["pool", "random"] = "pool"
     """Each round's deal: a checked deal from the private pool, or a secret random deal."""
     deals: Union[list[DealNumber], None] = None
-    """The organiser's own deals, one per round (instead of ``deal_source``); secret until the end."""
+    """The organiser's own deals (instead of ``deal_source``), secret until the end: a duplicate event's
+    one per round; an arena's used in turn, race after race."""
     rated: bool = False
     late_entry: bool = True
     """Accounts may still enter once the event runs (they play from the next round)."""
+    duration: Annotated[int, msgspec.Meta(ge=10, le=7 * 86_400)] = 1800
+    """Arenas: seconds from the start during which entrants are paired (races under way then count)."""
+    group_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
+    """Arenas: racers per pairing (2: head-to-head)."""
 
 
 class EventHeat(msgspec.Struct, kw_only=True):
@@ -677,6 +683,10 @@ class EventInfo(msgspec.Struct, kw_only=True):
     """The rounds drawn so far, oldest first."""
     next_at: Union[Millis, None] = None
     """When the next round's heats are drawn (while the event runs and a round is done)."""
+    duration: int = 0
+    group_size: int = 0
+    ends_at: Union[Millis, None] = None
+    """Arenas: when pairing stops (set at the start)."""
 
 
 class EventEntry(msgspec.Struct, kw_only=True):
@@ -715,6 +725,16 @@ class EventStandingLine(msgspec.Struct, kw_only=True):
     """Time over every round (the second tie-break): a win's time, else the round's whole time limit."""
     withdrawn: bool = False
     rounds: list[EventRoundScore] = []
+    points: Union[int, None] = None
+    """Arenas: points by place (a win 2, a tie for first or a place in the top half 1, doubled on fire)."""
+    wins: int = 0
+    races: int = 0
+    streak: int = 0
+    """Arenas: wins in a row; from 2 the entrant is on fire (its points count double)."""
+    status: str = ""
+    """Arenas: ``waiting`` (to be paired), ``playing``, ``paused`` (missed a race: enter again to come back)."""
+    race: Union[str, None] = None
+    """Arenas: the race the entrant is paired into now (join it with the account key)."""
 
 
 class EventStandings(msgspec.Struct, kw_only=True):
@@ -726,6 +746,43 @@ class EventStandings(msgspec.Struct, kw_only=True):
     round_state: RoundState
     version: Version
     lines: list[EventStandingLine]
+
+
+class DailyPlay(msgspec.Struct, kw_only=True):
+    """``POST /daily/{variant}``: the account's race on today's deal (the same race if asked again)."""
+
+    variant: str
+    date: str
+    """The UTC day, ``YYYY-MM-DD``."""
+    race: str
+    code: str
+    time_limit: int
+    reveal_at: Millis
+    """When the deal and everyone's games are revealed (the day's end, UTC)."""
+
+
+class DailyLine(msgspec.Struct, kw_only=True):
+    rank: int
+    account: str
+    name: str
+    status: str
+    """``finished``, ``racing`` (stopped by the clock), ``gave_up`` or ``playing`` (under way now)."""
+    home: int
+    time_ms: Union[int, None] = None
+    """From the account's own start to its win."""
+    race: str
+    moves: Union[list[str], None] = None
+    """The account's game, once the day is over."""
+
+
+class DailyBoard(msgspec.Struct, kw_only=True):
+    """``GET /daily/{variant}?date=``: by finish time, then cards home; the deal once the day is over."""
+
+    variant: str
+    date: str
+    revealed: bool
+    lines: list[DailyLine]
+    deal: Union[int, None] = None
 
 
 # ------------------------------------------------------------------- codes
@@ -1065,6 +1122,9 @@ __all__ = [
     "EventRoundScore",
     "EventStandingLine",
     "EventStandings",
+    "DailyPlay",
+    "DailyLine",
+    "DailyBoard",
     "Hello",
     "Create",
     "Ready",

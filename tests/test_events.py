@@ -247,3 +247,66 @@ async def test_a_server_killed_mid_round_leaves_a_round_the_other_finishes_exact
             assert [line.home for line in msgspec.convert(answer, p.EventStandings).lines][0] == 2
     finally:
         await asyncio.to_thread(doomed.close)
+
+
+async def _arena_bot(server: LiveServer, event: str, name: str, key: str, moves: int) -> list[str]:
+    """An arena entrant: waits to be paired, plays its race (``moves`` of the line, then gives up), again
+    until the arena is over. Returns the races it played, in order."""
+    played: list[str] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while loop.time() < deadline:
+        status, answer = await server.http("GET", f"/events/{event}/standings")
+        standings = msgspec.convert(answer, p.EventStandings)
+        if standings.status == "finished":
+            return played
+        mine = next(line for line in standings.lines if line.account == name)
+        if mine.status == "playing" and mine.race and mine.race not in played:
+            played.append(mine.race)
+            c = await Client.connect(server)
+            await c.hello(mine.race, key=key)
+            await c.expect(p.Countdown, timeout=30)
+            for text in WIN["moves"][:moves]:
+                assert isinstance(await c.move(text), p.Ack)
+            await c.give_up()
+            await c.close()
+        else:
+            await asyncio.sleep(0.05)  # a bot's polling pace, not a wait before an assertion
+    raise AssertionError(f"{name}: the arena did not finish")
+
+
+async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_server: LiveServer) -> None:
+    server = events_server
+    names = [f"a{i}" for i in range(8)]
+    keys = {n: await register(server, n) for n in names}
+    event = await _create(server, format="arena", duration=10, group_size=2, deals=[WIN["deal"]], join_seconds=1,
+                          time_limit=60)
+    for n in names:
+        await _enter(server, event.id, keys[n])
+    status, answer = await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    assert status == 200 and answer["ends_at"] is not None
+    # Bots of different strength: a0 draws only (never a card home), a7 plays far.
+    played = await asyncio.gather(*(_arena_bot(server, event.id, n, keys[n], [0, 2, 2, 2, 20, 20, 20, 40][i])
+                                    for i, n in enumerate(names)))
+    assert all(len(p_) >= 2 for p_ in played), "everyone was paired again after a race"
+    info = await _info(server, event.id)
+    assert info.status == "finished" and info.schedule
+    # Points recomputed here from the races' results alone, race by race in pairing order.
+    points = {n: 0 for n in names}
+    streak = {n: 0 for n in names}
+    for rnd in info.schedule:
+        race = rnd.heats[0]
+        assert len(race.entrants) == 2
+        status, res = await server.http("GET", f"/races/{race.race}/results")
+        results = msgspec.convert(res, p.Results)
+        a, b = results.standings
+        verdict = _beats(a, b, results.starts_at or 0, results.starts_at or 0)
+        for s, other in ((a, b), (b, a)):
+            base = 2 if (s is a and verdict == 1) or (s is b and verdict == -1) else 1 if verdict == 0 else 0
+            points[s.name] += base * (2 if streak[s.name] >= 2 else 1)
+            streak[s.name] = streak[s.name] + 1 if base == 2 else 0
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    standings = msgspec.convert(answer, p.EventStandings)
+    assert {line.name: line.points for line in standings.lines} == points
+    assert [line.points for line in standings.lines] == sorted(points.values(), reverse=True)
+    assert standings.lines[0].name == "a7" and standings.lines[-1].name == "a0"

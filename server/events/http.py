@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from typing import Any
 
 import msgspec
 from starlette.requests import Request
@@ -24,7 +25,7 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.accounts import Account
 from ..store.events import EventMeta
-from .standings import event_info, standings
+from .standings import arena_standings, event_info, standings
 
 
 def _bearer(request: Request) -> str | None:
@@ -46,7 +47,8 @@ def _organiser_refusal(request: Request) -> Response | None:
     return None
 
 
-async def _entrant(request: Request) -> Account | Response:
+async def bearer_account(request: Request) -> Account | Response:
+    """The account whose key the request carries as its bearer token, or the 401 that says why not."""
     given = _bearer(request)
     if given is None:
         return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
@@ -75,7 +77,7 @@ async def create_event(request: Request) -> Response:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
-    if req.deals is not None and len(req.deals) != req.rounds:
+    if req.deals is not None and req.format == "duplicate" and len(req.deals) != req.rounds:
         return error_response(p.ErrorCode.BAD_DEAL, 400, f"deals: one per round ({req.rounds}), not {len(req.deals)}")
     service = service_of(request)
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
@@ -85,7 +87,8 @@ async def create_event(request: Request) -> Response:
         heat_size=req.heat_size, time_limit=req.time_limit, join_seconds=req.join_seconds,
         break_seconds=req.break_seconds, deal_source=req.deal_source,
         deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
-        status="registration", round=0, round_state="waiting", created_at=now_ms())
+        status="registration", round=0, round_state="waiting", created_at=now_ms(), duration=req.duration,
+        group_size=req.group_size)
     await service.events.create(meta)
     return json_response(event_info(meta), 201)
 
@@ -93,12 +96,19 @@ async def create_event(request: Request) -> Response:
 async def list_events(request: Request) -> Response:
     events = service_of(request).events
     metas = [await events.meta(e) for e in await events.recent_ids()]
-    return json_response({"events": [event_info(m) for m in metas if m is not None]})
+    return json_response({"events": [await _info(request, m) for m in metas if m is not None]})
 
 
 async def get_event(request: Request) -> Response:
     meta = await _event_or_404(request)
-    return meta if isinstance(meta, Response) else json_response(event_info(meta))
+    if isinstance(meta, Response):
+        return meta
+    return json_response(await _info(request, meta))
+
+
+async def _info(request: Request, meta: EventMeta) -> p.EventInfo:
+    races_ = await service_of(request).events.arena_races(meta.id) if meta.format == "arena" else None
+    return event_info(meta, races_)
 
 
 async def get_standings(request: Request) -> Response:
@@ -106,6 +116,8 @@ async def get_standings(request: Request) -> Response:
     if isinstance(meta, Response):
         return meta
     events = service_of(request).events
+    if meta.format == "arena":
+        return json_response(arena_standings(meta, await events.entrants(meta.id), await events.arena_states(meta.id)))
     return json_response(standings(meta, await events.entrants(meta.id), await events.results(meta.id)))
 
 
@@ -118,12 +130,13 @@ async def start_event(request: Request) -> Response:
         return meta
     service = service_of(request)
     now = now_ms()
-    if meta.status != "registration" or not await service.events.step(meta, now, status="running",
-                                                                       round_state="done", next_at=now):
+    changes: dict[str, Any] = ({"round_state": "running", "ends_at": now + meta.duration * 1000}
+                                  if meta.format == "arena" else {"round_state": "done", "next_at": now})
+    if meta.status != "registration" or not await service.events.step(meta, now, status="running", **changes):
         return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
     fresh = await service.events.meta(meta.id)
     assert fresh is not None
-    return json_response(event_info(fresh))
+    return json_response(await _info(request, fresh))
 
 
 async def enter_event(request: Request) -> Response:
@@ -137,7 +150,7 @@ async def withdraw_from_event(request: Request) -> Response:
 
 
 async def _entry(request: Request, withdraw: bool) -> Response:
-    account = await _entrant(request)
+    account = await bearer_account(request)
     if isinstance(account, Response):
         return account
     named = request.path_params.get("name")

@@ -26,9 +26,10 @@ from ..ops.log import log
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..store import UNAVAILABLE, StoreError
-from ..store.events import EventMeta, EventStore
+from ..store import RaceMeta
+from ..store.events import ArenaRace, ArenaState, EventMeta, EventStore
 from shared.variants import get_variant
-from . import scoring
+from . import arena, scoring
 from .standings import event_totals
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class EventRunner:
             await self.events.finish(meta.id)
         elif meta.status != "running":
             return
+        elif meta.format == "arena":
+            await self._arena(meta, now)
         elif meta.round_state == "done" and meta.round < meta.rounds and now >= meta.next_at:
             if await self.events.step(meta, now, round_state="opening", claim_until=now + CLAIM_MS):
                 await self._open_round(await self._reread(meta))
@@ -80,6 +83,73 @@ class EventRunner:
         fresh = await self.events.meta(meta.id)
         assert fresh is not None
         return fresh
+
+    # ------------------------------------------------------------ arenas
+    async def _arena(self, meta: EventMeta, now: int) -> None:
+        """Pair the waiting (until the end), start what is due, score what has ended, and close the
+        arena once its time is up and its last races are scored."""
+        if now < meta.ends_at:
+            await self._pair(meta, now)
+        races_ = await self.events.arena_races(meta.id)
+        for race in races_:
+            if not race.started and now >= race.starts_at:
+                await self._start([race.race], now)
+                await self.events.arena_update(meta.id, race.race, "started", {})
+            elif race.started and not race.scored:
+                await self._score_arena_race(meta, race)
+        if now >= meta.ends_at and all(r.scored for r in await self.events.arena_races(meta.id)):
+            if await self.events.step(meta, now, status="finished", round_state="done"):
+                log("event_finished", tournament=meta.id, races=len(races_))
+                await self.events.finish(meta.id)
+
+    async def _pair(self, meta: EventMeta, now: int) -> None:
+        entrants = {e.account: e for e in await self.events.entrants(meta.id) if not e.withdrawn}
+        states = await self.events.arena_states(meta.id)
+        waiting = [(a, states.get(a, ArenaState())) for a in entrants if states.get(a, ArenaState()).status == "waiting"]
+        groups = arena.pair(waiting, meta.group_size)
+        if not groups or not await self.events.step(meta, now, round=meta.round + 1, round_state="running"):
+            return  # nobody to pair, or another process pairs this very moment
+        starts = now + meta.join_seconds * 1000
+        for group in groups:
+            # A fresh deal each race (or the organiser's own, in turn).
+            race = await self.service.create_heat(meta, group, await self._deal(meta, meta.round % max(1, len(meta.deal_list)) + 1))
+            if await self.events.arena_assign(meta.id, race.id, race.code, group, starts):
+                log("arena_paired", tournament=meta.id, race=race.id, entrants=",".join(group))
+
+    async def _score_arena_race(self, meta: EventMeta, race: ArenaRace) -> None:
+        stored = await self.service.store.meta(race.race)
+        if stored is not None and stored.status == "started":
+            await self.service.end_race(race.race)  # (only once its time is up or all are done)
+            return
+        blob = await self.service.store.results(race.race) if stored is not None else None
+        results = msgspec.msgpack.decode(blob, type=p.Results) if blob else None
+        came = await self._came(stored) if stored is not None and stored.status == "lobby" else set()
+        home0 = races.home_at_start(get_variant(meta.variant))
+        field = [scoring.heat_result(a, race.race, 0, results, came=a in came, home0=home0) for a in race.entrants]
+        states = await self.events.arena_states(meta.id)
+        before = {a: states.get(a, ArenaState()) for a in race.entrants}
+        after = {o.account: arena.after_race(before[o.account], o, r.home if o.showed else 0,
+                                             [x for x in race.entrants if x != o.account])
+                 for o, r in zip(arena.race_points(field, before), field)}
+        if await self.events.arena_update(meta.id, race.race, "scored", after):
+            log("arena_scored", tournament=meta.id, race=race.race,
+                points=",".join(f"{a}:{after[a].points - before[a].points}" for a in race.entrants))
+
+    async def _came(self, race: RaceMeta) -> set[str]:
+        """The accounts that joined a race that never started."""
+        players = [await self.service.store.player(race.id, s) for s in range(race.players)]
+        return {pl.account for pl in players if pl and pl.account and not pl.left}
+
+    async def _start(self, ids: list[str], now: int) -> None:
+        """Start these races at once; one nobody joined stays an empty lobby (all no-shows)."""
+        countdown = int(self.service.config.countdown * 1000)
+        for race in ids:
+            try:
+                await self.service.store.start(race, now, countdown)
+            except StoreError as exc:
+                # started already / nobody came / a rated race only one entrant came to
+                if exc.code not in ("race_closed", "forbidden", "not_enough_players"):
+                    raise
 
     # ------------------------------------------------------------ rounds
     async def _open_round(self, meta: EventMeta) -> None:
@@ -117,14 +187,7 @@ class EventRunner:
 
     async def _start_heats(self, meta: EventMeta, now: int) -> None:
         """Start every heat of the round at once; a heat nobody joined stays an empty lobby (all no-shows)."""
-        countdown = int(self.service.config.countdown * 1000)
-        for heat in meta.schedule[-1].heats:
-            try:
-                await self.service.store.start(heat.race, now, countdown)
-            except StoreError as exc:
-                # started already / nobody came / a rated heat only one entrant came to
-                if exc.code not in ("race_closed", "forbidden", "not_enough_players"):
-                    raise
+        await self._start([heat.race for heat in meta.schedule[-1].heats], now)
         if await self.events.step(meta, now, round_state="running"):
             log("event_round_started", tournament=meta.id, round=meta.round)
 
@@ -141,8 +204,7 @@ class EventRunner:
             blob = await self.service.store.results(heat.race) if race is not None else None
             results[heat.race] = msgspec.msgpack.decode(blob, type=p.Results) if blob else None
             if race is not None and race.status == "lobby":  # never started: who came to it did not race
-                players = [await self.service.store.player(race.id, s) for s in range(race.players)]
-                came[heat.race] = {pl.account for pl in players if pl and pl.account and not pl.left}
+                came[heat.race] = await self._came(race)
         home0 = races.home_at_start(get_variant(meta.variant))
         field = [scoring.heat_result(account, heat.race, heat.heat, results[heat.race],
                                      came=account in came.get(heat.race, ()), home0=home0)

@@ -11,7 +11,8 @@ from typing import Any
 
 from shared import protocol as p
 
-from ..store.events import Entrant, EventMeta
+from ..store.events import ArenaRace, ArenaState, Entrant, EventMeta
+from .arena import ranked as ranked_arena
 from .scoring import ABSENT, Total, ranked
 
 
@@ -49,10 +50,16 @@ def standings(meta: EventMeta, entrants: list[Entrant], results: dict[tuple[int,
                             version=meta.version, lines=lines)
 
 
-def event_info(meta: EventMeta) -> p.EventInfo:
-    """What anyone may know of an event: its rounds' deals only once it has finished."""
-    schedule = meta.schedule if meta.status == "finished" else [
-        p.EventRound(round=r.round, starts_at=r.starts_at, heats=r.heats) for r in meta.schedule]
+def event_info(meta: EventMeta, arena_races: list[ArenaRace] | None = None) -> p.EventInfo:
+    """What anyone may know of an event: its rounds' deals only once it has finished. An arena's
+    schedule lists its races, one a "round" of one heat, in the order they were paired."""
+    if meta.format == "arena":
+        schedule = [p.EventRound(round=i, starts_at=r.starts_at,
+                                 heats=[p.EventHeat(heat=1, race=r.race, code=r.code, entrants=r.entrants)])
+                    for i, r in enumerate(arena_races or [], start=1)]
+    else:
+        schedule = meta.schedule if meta.status == "finished" else [
+            p.EventRound(round=r.round, starts_at=r.starts_at, heats=r.heats) for r in meta.schedule]
     return p.EventInfo(
         id=meta.id, name=meta.name, format=meta.format, variant=meta.variant, rounds=meta.rounds,
         heat_size=meta.heat_size, time_limit=meta.time_limit, join_seconds=meta.join_seconds,
@@ -60,4 +67,19 @@ def event_info(meta: EventMeta) -> p.EventInfo:
         status=meta.status, round=meta.round, round_state=meta.round_state,
         created_at=meta.created_at, entrants=meta.entrants, version=meta.version, schedule=schedule,
         next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
+        duration=meta.duration if meta.format == "arena" else 0,
+        group_size=meta.group_size if meta.format == "arena" else 0, ends_at=meta.ends_at or None,
     )
+
+
+def arena_standings(meta: EventMeta, entrants: list[Entrant], states: dict[str, ArenaState]) -> p.EventStandings:
+    """An arena's standings: points, then wins, then cards home (docs/events.md, "Arenas")."""
+    every = {e.account: states.get(e.account, ArenaState()) for e in entrants}
+    names = {e.account: e for e in entrants}
+    lines = [p.EventStandingLine(rank=rank, account=a, name=names[a].name, matchpoints=0.0, home=every[a].home,
+                                 time_ms=0, withdrawn=names[a].withdrawn, points=every[a].points,
+                                 wins=every[a].wins, races=every[a].races, streak=every[a].streak,
+                                 status=every[a].status, race=every[a].race or None)
+             for rank, a in ranked_arena(every)]
+    return p.EventStandings(event=meta.id, status=meta.status, round=meta.round, round_state=meta.round_state,
+                            version=meta.version, lines=lines)

@@ -23,6 +23,7 @@ from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
 from ..events.runner import TICK_SECONDS, EventRunner
 from ..store.accounts import AccountStore
+from ..store.daily import DailyStore
 from ..store.events import EventMeta, EventStore
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from .tokens import Signer
@@ -63,6 +64,7 @@ class Service:
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
         self.events = EventStore(redis)
+        self.daily = DailyStore(redis)
         self.runner = EventRunner(self, self.events)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
@@ -258,18 +260,24 @@ class Service:
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
     async def create_heat(self, event: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
-        """A race of an event's round for ``entrants`` (the only accounts that may join) on the round's
+        """A race of an event for ``entrants`` (the only accounts that may join) on a secret deal, started
+        by the event's runner."""
+        return await self.create_for(entrants, deal, event.time_limit, "creator", event.id,
+                                     rated=event.rated and len(entrants) >= 2)
+
+    async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
+                         event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta:
+        """A race the server makes (an event's heat, a daily deal's play) for ``entrants`` only, on a
         secret deal: a checked deal keeps its mark and line, another is a secret number. Not counted
-        against any address's creation limits: the server makes it, not a client."""
-        req = p.Create(variant=event.variant, deal_source="pool" if deal.line else "number",
-                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=event.time_limit,
-                       start_mode="creator", rated=event.rated and len(entrants) >= 2)
+        against any address's creation limits: no client asked for it."""
+        req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
+                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
+                       start_mode=start_mode, rated=rated)
         for _ in range(10):
             meta = races.new_race(req, now_ms(), deal if deal.line else None)
-            meta.event, meta.entrants = event.id, ",".join(entrants)
+            meta.event, meta.entrants, meta.reveal_at = event, ",".join(entrants), reveal_at
             if await self.store.create_race(meta):
-                log("heat_created", race=meta.id, code=meta.code, tournament=event.id, round=event.round + 1,
-                    entrants=len(entrants))
+                log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
                 return meta
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 

@@ -6,7 +6,7 @@ the heats' races live in their own slots and are read through the race :class:`~
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import msgspec
@@ -53,6 +53,11 @@ class EventMeta:
     deal: int = 0
     line: str = ""
     schedule: list[p.EventRound] = field(default_factory=list)
+    duration: int = 0
+    """Arenas: seconds of pairing from the start."""
+    group_size: int = 2
+    ends_at: int = 0
+    """Arenas: when pairing stops (set at the start)."""
 
     def hash_fields(self) -> list[Any]:
         out: list[Any] = []
@@ -78,10 +83,14 @@ class EventMeta:
                 kwargs[f.name] = value
         return cls(**kwargs)
 
+    @property
+    def deal_list(self) -> list[int]:
+        return [int(d) for d in self.deals.split(",") if d]
+
     def organiser_deal(self, round_no: int) -> int | None:
         """The organiser's deal for ``round_no`` (1-based), if it named its deals."""
-        deals = [int(d) for d in self.deals.split(",") if d]
-        return deals[round_no - 1] if len(deals) >= round_no else None
+        deals = self.deal_list
+        return deals[round_no - 1] if 1 <= round_no <= len(deals) else None
 
 
 def encode_field(value: Any) -> Any:
@@ -107,6 +116,47 @@ class Entrant:
         return cls(account, d["name"], int(d["joined_at"]), int(d["from_round"]), bool(d["withdrawn"]))
 
 
+@dataclass
+class ArenaState:
+    """An entrant's arena so far (stored as JSON in the event's arena hash)."""
+
+    status: str = "waiting"
+    """waiting (to be paired), playing (in ``race``), paused (missed a race; entering again resumes)."""
+    race: str = ""
+    points: int = 0
+    streak: int = 0
+    wins: int = 0
+    races: int = 0
+    home: int = 0
+    last: list[str] = field(default_factory=list)
+    """The entrants of its last race (not paired with exactly them again at once)."""
+
+    def dumps(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def loads(cls, raw: str | bytes) -> "ArenaState":
+        d = json.loads(raw)
+        d["last"] = list(d.get("last") or [])  # (Lua's cjson writes an empty list as {})
+        return cls(**d)
+
+    @property
+    def on_fire(self) -> bool:
+        return self.streak >= 2
+
+
+@dataclass(frozen=True)
+class ArenaRace:
+    """One race an arena paired: its entrants, when it starts, and how far it got."""
+
+    race: str
+    code: str
+    entrants: list[str]
+    starts_at: int
+    started: bool
+    scored: bool
+
+
 class EventStore:
     """Events, shared by every server process."""
 
@@ -116,6 +166,8 @@ class EventStore:
         self._enter = register(redis, "event_enter")
         self._step = register(redis, "event_step")
         self._score = register(redis, "event_score")
+        self._arena_assign = register(redis, "arena_assign")
+        self._arena_update = register(redis, "arena_update")
 
     async def create(self, meta: EventMeta) -> None:
         k = EventKeys(meta.id)
@@ -143,7 +195,7 @@ class EventStore:
         """Enter (or withdraw) ``account``; raises :class:`StoreError` (event_not_found, event_closed,
         not_an_entrant)."""
         k = EventKeys(event)
-        kind, rest = reply(await self._enter(keys=[k.meta, k.entrants],
+        kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
                                              args=[account, name, now, "withdraw" if withdraw else "enter", k.chan]))
         if kind != "ok":
             raise StoreError(rest[0])
@@ -191,3 +243,35 @@ class EventStore:
         """Doubled matchpoints per account (the sorted set: best first when read in reverse)."""
         return {text(a): int(s) for a, s in await self.redis.zrevrange(EventKeys(event).scores, 0, -1,
                                                                         withscores=True)}
+
+    # ------------------------------------------------------------ arenas
+    async def arena_states(self, event: str) -> dict[str, ArenaState]:
+        raw = await self.redis.hgetall(EventKeys(event).arena)
+        return {text(a): ArenaState.loads(v) for a, v in raw.items()}
+
+    async def arena_races(self, event: str) -> list[ArenaRace]:
+        raw = await self.redis.hgetall(EventKeys(event).races)
+        out = []
+        for race, value in raw.items():
+            d = json.loads(value)
+            out.append(ArenaRace(text(race), d["code"], list(d["entrants"] or []), int(d["starts_at"]),
+                                 bool(d["started"]), bool(d["scored"])))
+        return sorted(out, key=lambda r: (r.starts_at, r.race))
+
+    async def arena_assign(self, event: str, race: str, code: str, group: list[str], starts_at: int) -> bool:
+        """Put a group in its new race if every member still waits; False when one does not any more."""
+        k = EventKeys(event)
+        kind, _ = reply(await self._arena_assign(keys=[k.meta, k.arena, k.races, k.entrants],
+                                                 args=[race, starts_at, k.chan, code, *group]))
+        return kind == "ok"
+
+    async def arena_update(self, event: str, race: str, what: str, states: dict[str, ArenaState]) -> bool:
+        """Mark a race ``started``, or ``scored`` with its entrants' new states; once (False after)."""
+        k = EventKeys(event)
+        args: list[Any] = [race, what, k.chan]
+        for account, state in states.items():
+            args += [account, state.dumps()]
+        kind, rest = reply(await self._arena_update(keys=[k.meta, k.arena, k.races], args=args))
+        if kind == "err":
+            raise StoreError(rest[0])
+        return kind == "ok"

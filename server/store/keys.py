@@ -141,7 +141,7 @@ class EventKeys:
     doubled matchpoints over the rounds scored; ``:chan`` the pub/sub channel of its changes.
     """
 
-    __slots__ = ("event", "meta", "entrants", "results", "scores", "chan")
+    __slots__ = ("event", "meta", "entrants", "results", "scores", "chan", "arena", "races")
 
     def __init__(self, event: str) -> None:
         self.event = event
@@ -150,3 +150,21 @@ class EventKeys:
         self.results = f"{self.meta}:results"
         self.scores = f"{self.meta}:scores"
         self.chan = f"{self.meta}:chan"
+        self.arena = f"{self.meta}:arena"
+        """Arenas: hash account -> JSON state {status, race, points, streak, wins, races, home, last}."""
+        self.races = f"{self.meta}:races"
+        """Arenas: hash race id -> JSON {entrants, starts_at, started, scored}."""
+
+
+class DailyKeys:
+    """The daily deal of one variant on one UTC day (one hash tag: ``{<variant>:<date>}``).
+
+    ``daily:{forty-thieves:2026-12-01}`` hash: deal, line (a checked deal's winning line), created_at;
+    ``:plays`` hash account -> the race id of its one play of the day.
+    """
+
+    __slots__ = ("day", "plays")
+
+    def __init__(self, variant: str, date: str) -> None:
+        self.day = f"daily:{{{variant}:{date}}}"
+        self.plays = f"{self.day}:plays"

@@ -1,7 +1,9 @@
--- KEYS: event, entrants. ARGV: account, name, now, 'enter' or 'withdraw', chan
+-- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter' or 'withdraw', chan
 -- Entering: in registration from round 1; once running (late entry) from the next round, while one is
--- left. A second entry answers the first; entering again after a withdrawal re-enters from then on.
-local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry')
+-- left (an arena: until its end). A second entry answers the first, and brings an arena entrant who
+-- was paused (it missed a race) back to the waiting; entering again after a withdrawal re-enters.
+local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry', 'format', 'ends_at')
+local arena = m[5] == 'arena'
 if not m[1] then return {'err', 'event_not_found'} end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 local entry = raw and cjson.decode(raw) or nil
@@ -16,13 +18,26 @@ if ARGV[4] == 'withdraw' then
   end
   return {'ok', cjson.encode(entry)}
 end
-if entry and not entry.withdrawn then return {'ok', raw} end
+if entry and not entry.withdrawn then
+  local st = arena and redis.call('HGET', KEYS[3], ARGV[1])
+  if st and cjson.decode(st).status == 'paused' then
+    local s = cjson.decode(st)
+    s.status = 'waiting'
+    redis.call('HSET', KEYS[3], ARGV[1], cjson.encode(s))
+    redis.call('HINCRBY', KEYS[1], 'version', 1)
+  end
+  return {'ok', raw}
+end
 local from = 1
 if m[1] == 'finished' then return {'err', 'event_closed'} end
 if m[1] == 'running' then
   if m[4] ~= '1' then return {'err', 'event_closed'} end
-  from = tonumber(m[2]) + 1
-  if from > tonumber(m[3]) then return {'err', 'event_closed'} end
+  if arena then
+    if tonumber(ARGV[3]) >= tonumber(m[6] or 0) then return {'err', 'event_closed'} end
+  else
+    from = tonumber(m[2]) + 1
+    if from > tonumber(m[3]) then return {'err', 'event_closed'} end
+  end
 end
 if entry then from = math.max(from, tonumber(entry.from_round)) end
 entry = {name = ARGV[2], joined_at = tonumber(ARGV[3]), from_round = from, withdrawn = false}
