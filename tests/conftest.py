@@ -12,6 +12,7 @@ from typing import AsyncIterator, Iterator
 import pytest
 import redis
 
+from cluster_util import LocalCluster
 from redis_util import LiveServer, live_server, seed_checked
 from server.ops.embedded import EmbeddedRedis, free_port
 
@@ -51,3 +52,31 @@ async def server(redis_url: str) -> AsyncIterator[LiveServer]:
     async with live_server(redis_url) as live:
         await seed_checked(live)
         yield live
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A real local 3-master Redis Cluster (tests/cluster_util.py), one per test module."""
+    with LocalCluster(base_dir=tmp_path_factory.mktemp("cluster")) as running:
+        yield running
+
+
+@pytest.fixture
+async def empty_cluster(cluster: LocalCluster) -> LocalCluster:
+    """The module's cluster, emptied (a test's creation limits or accounts must not reach into the next)."""
+    import redis.asyncio as aioredis
+
+    flusher = aioredis.RedisCluster.from_url(cluster.url)
+    try:
+        await flusher.flushall(target_nodes=aioredis.RedisCluster.PRIMARIES)
+    finally:
+        await flusher.aclose()
+    return cluster
+
+
+@pytest.fixture
+async def servers(empty_cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
+    """Two servers on the emptied cluster, each given a different node to start from."""
+    async with live_server(empty_cluster.urls[0], redis_cluster=True, presence_lease=1.0) as a:
+        async with live_server(empty_cluster.urls[1], redis_cluster=True, presence_lease=1.0) as b:
+            yield a, b

@@ -26,26 +26,6 @@ from shared.record import GameRecord, replay
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    with LocalCluster(base_dir=tmp_path_factory.mktemp("cluster")) as running:
-        yield running
-
-
-@pytest.fixture
-async def servers(cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    """Two servers, each given a different node of the cluster to start from, on an empty cluster
-    (a test's creation limits or accounts must not reach into the next)."""
-    flusher = aioredis.RedisCluster.from_url(cluster.url)
-    try:
-        await flusher.flushall(target_nodes=aioredis.RedisCluster.PRIMARIES)
-    finally:
-        await flusher.aclose()
-    async with live_server(cluster.urls[0], redis_cluster=True, presence_lease=1.0) as a:
-        async with live_server(cluster.urls[1], redis_cluster=True, presence_lease=1.0) as b:
-            yield a, b
-
-
 async def test_a_whole_race_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer], cluster: LocalCluster) -> None:
     a, b = servers
     assert a.service.store.cluster and b.service.store.cluster
@@ -198,11 +178,12 @@ async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveSe
     await again.close()
 
 
-async def test_a_duplicate_event_an_arena_race_and_the_daily_deal_on_a_cluster(cluster: LocalCluster) -> None:
+async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: LocalCluster) -> None:
     """Events' scripts each touch one event's hash tag, the daily deal's one day's: two servers on the
     cluster run a one-round event (entries and heats through both) and a play of the daily deal."""
     token = "cluster-organiser"
     auth = {"authorization": f"Bearer {token}"}
+    cluster = empty_cluster
     async with live_server(cluster.urls[0], redis_cluster=True, organiser_token=token) as a:
         async with live_server(cluster.urls[1], redis_cluster=True, organiser_token=token) as b:
             keys = {}

@@ -20,19 +20,6 @@ from shared import protocol as p
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    with LocalCluster(base_dir=tmp_path_factory.mktemp("cluster")) as running:
-        yield running
-
-
-@pytest.fixture
-async def servers(cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer, LiveServer]]:
-    async with live_server(cluster.urls[0], redis_cluster=True) as a:
-        async with live_server(cluster.urls[1], redis_cluster=True) as b:
-            yield a, b
-
-
 def _slots(cluster: LocalCluster, keys: list[str]) -> set[int]:
     with redis.RedisCluster.from_url(cluster.url) as client:
         return {client.keyslot(key) for key in keys}

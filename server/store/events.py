@@ -6,7 +6,7 @@ the heats' races live in their own slots and are read through the race :class:`~
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import msgspec
@@ -14,7 +14,7 @@ import msgspec
 from shared import protocol as p
 
 from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys
-from .records import StoreError, reply, text
+from .records import StoreError, hash_fields, hash_kwargs, reply, text
 from .scripts import register
 
 _schedule = msgspec.json.Decoder(list[p.EventRound])
@@ -60,28 +60,11 @@ class EventMeta:
     """Arenas: when pairing stops (set at the start)."""
 
     def hash_fields(self) -> list[Any]:
-        out: list[Any] = []
-        for k, v in vars(self).items():
-            out += [k, encode_field(v)]
-        return out
+        return hash_fields(self, encode_field)
 
     @classmethod
     def from_hash(cls, raw: dict[bytes, bytes]) -> "EventMeta":
-        d = {k.decode(): v.decode() for k, v in raw.items()}
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            value = d.get(f.name)
-            if value is None:
-                continue
-            if f.type == "bool":
-                kwargs[f.name] = value == "1"
-            elif f.type == "int":
-                kwargs[f.name] = int(value or 0)
-            elif f.name == "schedule":
-                kwargs[f.name] = _schedule.decode(value) if value else []
-            else:
-                kwargs[f.name] = value
-        return cls(**kwargs)
+        return cls(**hash_kwargs(cls, raw, {"schedule": _schedule.decode}))
 
     @property
     def deal_list(self) -> list[int]:

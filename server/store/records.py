@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, fields
-from typing import Any, Literal, cast
+from typing import Any, Callable, Literal, cast
 
 import msgspec
 
@@ -93,6 +93,34 @@ def decode_line(seat: int, blob: bytes) -> Line:
         return Line(seat, *_old_line_decoder.decode(blob))
 
 
+def hash_fields(record: Any, encode: Callable[[Any], Any] = lambda v: v) -> list[Any]:
+    """A dataclass record as ``field, value, ...`` for HSET: booleans as 1/0, others through ``encode``."""
+    out: list[Any] = []
+    for k, v in vars(record).items():
+        out += [k, int(v) if isinstance(v, bool) else encode(v)]
+    return out
+
+
+def hash_kwargs(cls: type, raw: dict[bytes, bytes],
+                decoders: dict[str, Callable[[str], Any]] | None = None) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` from its Redis hash: ``bool`` from 1/0, ``int`` (absent: 0), text,
+    and the fields named in ``decoders`` through them; fields the hash lacks keep their defaults."""
+    d = {k.decode(): v.decode() for k, v in raw.items()}
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        text = d.get(f.name)
+        if decoders and f.name in decoders:
+            if text:
+                kwargs[f.name] = decoders[f.name](text)
+        elif f.type == "bool":
+            kwargs[f.name] = text == "1"
+        elif f.type == "int":
+            kwargs[f.name] = int(text or 0)
+        elif text is not None:
+            kwargs[f.name] = text
+    return kwargs
+
+
 def line_of_player(seat: int, player: dict[str, str]) -> Line:
     """The line of a player hash (the same fields the scripts copy)."""
     name, status, *numbers = (player.get(f, "") for f in LINE_FIELDS)
@@ -165,24 +193,11 @@ class RaceMeta:
 
     def hash_fields(self) -> list[Any]:
         """``field, value, ...`` for HSET (booleans as 1/0)."""
-        out: list[Any] = []
-        for k, v in vars(self).items():
-            out += [k, int(v) if isinstance(v, bool) else v]
-        return out
+        return hash_fields(self)
 
     @classmethod
     def from_hash(cls, raw: dict[bytes, bytes]) -> "RaceMeta":
-        d = {k.decode(): v.decode() for k, v in raw.items()}
-        kwargs: dict[str, Any] = {}
-        for f in fields(cls):
-            text = d.get(f.name)
-            if f.type == "bool":
-                kwargs[f.name] = text == "1"
-            elif f.type == "int":
-                kwargs[f.name] = int(text or 0)
-            elif text is not None:
-                kwargs[f.name] = text
-        return cls(**kwargs)
+        return cls(**hash_kwargs(cls, raw))
 
 
 @dataclass
