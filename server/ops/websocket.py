@@ -24,6 +24,13 @@ Measured with uvicorn 0.54 (read ``uvicorn/protocols/websockets/websockets_sansi
   mark): a server frame is a two- to ten-byte header and the payload
   (unmasked, no extension here: per-message deflate is off). Only when it
   cannot does the application fall back to the ASGI send.
+- **Smaller connections.** uvicorn gives each connection an ``asyncio.Queue``
+  of received events and an ``asyncio.Event`` for "writable": five deques
+  of about 760 bytes each, most of an idle spectator's memory after the
+  coroutine frames. :class:`_Inbox` and :class:`_Writable` do the same for the
+  one reader and the one writer a connection has, in a few dozen bytes; the
+  handshake's request and response (their headers) are dropped once the
+  handshake is answered (the scope keeps the headers the application reads).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import asyncio
 import fcntl
 import struct
 import termios
+from typing import Any
 
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -129,8 +137,102 @@ class Backlog:
         self._loop.call_later(seconds, self._transport.abort)
 
 
+class _Inbox:
+    """What uvicorn needs of its receive queue (``put_nowait``, ``get``, ``empty``), for one reader.
+
+    A list read from a moving head (a burst of frames read at once is taken in order without
+    shifting the list), one future while the reader waits.
+    """
+
+    __slots__ = ("_items", "_head", "_waiter", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._items: list[Any] = []
+        self._head = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop = loop
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return self._head >= len(self._items)
+
+    def qsize(self) -> int:
+        return len(self._items) - self._head
+
+    async def get(self) -> Any:
+        while self._head >= len(self._items):
+            waiter = self._waiter
+            if waiter is None or waiter.done():
+                waiter = self._waiter = self._loop.create_future()
+            await waiter
+        item = self._items[self._head]
+        self._head += 1
+        if self._head >= len(self._items):
+            self._items.clear()
+            self._head = 0
+        elif self._head > 64 and self._head * 2 > len(self._items):
+            del self._items[:self._head]
+            self._head = 0
+        return item
+
+
+class _Writable:
+    """``asyncio.Event``'s ``set``, ``clear``, ``is_set`` and ``wait``, with its waiters made only when waited for."""
+
+    __slots__ = ("_flag", "_waiters", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._flag = True
+        self._waiters: list[asyncio.Future[None]] | None = None
+        self._loop = loop
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def set(self) -> None:
+        self._flag = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._flag = False
+
+    async def wait(self) -> bool:
+        if self._flag:
+            return True
+        waiter = self._loop.create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        await waiter
+        return True
+
+
 class Protocol(WebSocketsSansIOProtocol):
-    """``websockets-sansio`` with a lingering close after a protocol failure and a :class:`Backlog`."""
+    """``websockets-sansio`` with a lingering close after a protocol failure, a :class:`Backlog` and a
+    direct send, in less memory."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = _Inbox(self.loop)  # type: ignore[assignment]
+        was_set = self.writable.is_set()
+        self.writable = _Writable(self.loop)  # type: ignore[assignment]
+        if not was_set:
+            self.writable.clear()
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # Answered: uvicorn reads neither again (the scope has the headers).
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
 
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]

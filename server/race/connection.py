@@ -51,8 +51,9 @@ class Connection:
         self.ws = ws
         self.service = service
         self.store = service.store
-        self.queue: deque[bytes | int] = deque()
-        """Frames (and at last a close code) waiting for the writer task; empty while frames go out directly."""
+        self.queue: deque[bytes | int] | None = None
+        """Frames (and at last a close code) waiting for the writer task; None while frames go out directly
+        (an idle connection holds no deque: they are some 760 bytes each)."""
         self.queued_bytes = 0
         self._writer: asyncio.Task[None] | None = None
         """The task draining :attr:`queue`, while it has something to drain (None: sends go out directly)."""
@@ -125,9 +126,10 @@ class Connection:
             # Measured only when the bound says it may be too much: one system call per send_bytes
             # written to a client that reads, not one per frame.
             waiting = self.queued_bytes + backlog.unacknowledged()
-        if waiting > limit or len(self.queue) >= self.service.config.send_queue:
+        frames = len(self.queue) if self.queue is not None else 0
+        if waiting > limit or frames >= self.service.config.send_queue:
             log("slow_reader", logging.WARNING, peer=self.peer, race=self.race, seat=self.seat,
-                frames=len(self.queue), bytes=waiting)
+                frames=frames, bytes=waiting)
             self.abort(p.CloseCode.SLOW_READER)
             if backlog is not None:
                 backlog.drop_after(SLOW_READER_GRACE)
@@ -139,9 +141,8 @@ class Connection:
             except OSError:  # the client is gone, as in _writer
                 self.gone = True
                 return
-        self.queue.append(data)
         self.queued_bytes += len(data)
-        self._start_writer()
+        self._enqueue(data)
 
     def send_msg(self, msg: msgspec.Struct) -> None:
         self.send(p.encode(msg))
@@ -151,30 +152,35 @@ class Connection:
         """Close once the frames already queued (the error saying why) are out."""
         if self.closing:
             return
-        if len(self.queue) >= self.service.config.send_queue:
+        if self.queue is not None and len(self.queue) >= self.service.config.send_queue:
             self.abort(code)
             return
-        self.queue.append(int(code))
         self.closing = True
-        self._start_writer()
+        self._enqueue(int(code))
 
     def abort(self, code: p.CloseCode) -> None:
         """Close now, dropping what is queued."""
         self.closing = True
-        self.queue.clear()
+        if self.queue is not None:
+            self.queue.clear()
         self.queued_bytes = 0
-        self.queue.append(int(code))
-        self._start_writer()
+        self._enqueue(int(code))
 
-    def _start_writer(self) -> None:
+    def _enqueue(self, item: bytes | int) -> None:
+        """Queue behind what is waiting, and start the writer task if it is not running."""
+        if self.queue is None:
+            self.queue = deque()
+        self.queue.append(item)
         if self._writer is None:
             self._writer = asyncio.ensure_future(self._write_queued())
 
     async def _write_queued(self) -> None:
         """Send what is queued, in order, waiting for the transport; done when the queue is empty."""
+        queue = self.queue
+        assert queue is not None
         try:
-            while self.queue:
-                item = self.queue.popleft()
+            while queue:
+                item = queue.popleft()
                 if isinstance(item, int):
                     await self.ws.close(item)
                     return
@@ -186,10 +192,10 @@ class Connection:
             # The client is gone: nothing more can reach it, but the frames it sent before it went
             # are still read and applied (a move sent just before a drop is not lost).
             self.gone = True
-            self.queue.clear()
             self.queued_bytes = 0
         finally:
             self._writer = None
+            self.queue = None
 
     # ---------------------------------------------------------- reading
     async def run(self) -> None:
