@@ -68,6 +68,26 @@ def binary_frame(data: bytes) -> bytes:
     return _long(0x82, 127, n) + data
 
 
+class _LastFrame:
+    """The frame of the last payload framed: a fan-out hands the same bytes object to every connection,
+    so it is framed once, not once per connection (a progress frame to 1,000 spectators)."""
+
+    __slots__ = ("data", "frame")
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+        self.frame = b""
+
+    def of(self, data: bytes) -> bytes:
+        if data is not self.data:
+            self.frame = binary_frame(data)
+            self.data = data
+        return self.frame
+
+
+_last = _LastFrame()
+
+
 class Backlog:
     """Bytes a connection wrote that its client has not taken yet, a way to drop it, and a direct send."""
 
@@ -106,7 +126,7 @@ class Backlog:
             raise ClientDisconnected()
         if not proto.writable.is_set():
             return False
-        self._transport.write(binary_frame(data))
+        self._transport.write(_last.of(data))
         self._since += len(data)
         return True
 
