@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 import msgspec
-from redis.exceptions import NoScriptError, ResponseError
 
 from ..ops.metrics import Timer
 from .keys import Keys
@@ -28,13 +27,6 @@ class MoveBatcher:
     is blocked"), so there the per-race calls go out concurrently, each to
     its race's node. Each move is still checked and applied atomically, in
     arrival order.
-
-    The pipeline sends plain EVALSHA commands rather than the script object's
-    calls: given a script, redis-py's pipeline first asks SCRIPT EXISTS in a
-    round trip of its own, every time, which doubled the round trips of a
-    flush. A script Redis does not know (it restarted, or was flushed) answers
-    NOSCRIPT without running: it is loaded and those calls go again. One race
-    waiting is one plain script call (no pipeline object).
     """
 
     def __init__(self, redis: Any, script: Any, tick_ms: int, cluster: bool = False,
@@ -69,25 +61,9 @@ class MoveBatcher:
         if self.cluster:
             return list(await asyncio.gather(*(self.script(keys=k, args=a) for k, a in calls),
                                              return_exceptions=True))
-        if len(calls) == 1:
-            keys, args = calls[0]
-            try:
-                return [await self.script(keys=keys, args=args)]  # loads the script itself on NOSCRIPT
-            except ResponseError as exc:  # as the pipeline answers it: the caller's result
-                return [exc]
-        results = await self._pipeline(calls)
-        missing = [i for i, result in enumerate(results) if isinstance(result, NoScriptError)]
-        if missing:
-            self.script.sha = await self.redis.script_load(self.script.script)
-            for i, result in zip(missing, await self._pipeline([calls[i] for i in missing])):
-                results[i] = result
-        return results
-
-    async def _pipeline(self, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
-        sha = self.script.sha
         async with self.redis.pipeline(transaction=False) as pipe:
             for keys, args in calls:
-                pipe.evalsha(sha, len(keys), *keys, *args)
+                await self.script(keys=keys, args=args, client=pipe)
             return list(await pipe.execute(raise_on_error=False))
 
     async def _flush(self) -> None:
