@@ -15,6 +15,7 @@ import pytest
 import websockets
 from redis_util import TEST_SECRET, Client, LiveServer, create_race, eventually, live_server, start_race
 
+from server.race.connection import Connection
 from server.race.tokens import CREATOR, PLAYER, Signer
 from shared import protocol as p
 from shared.engine import Game
@@ -626,6 +627,40 @@ async def _spectator_that_reads_slowly(server: LiveServer) -> websockets.ClientC
     return ws
 
 
+class _SocketThatStalls:
+    """The ASGI side of a WebSocket whose sends never complete (a transport that stays paused)."""
+
+    def __init__(self) -> None:
+        self.scope: dict[str, object] = {"extensions": {}}
+        self.client = None
+        self.headers: dict[str, str] = {}
+        self.sends = 0
+        self.closed: int | None = None
+
+    async def send_bytes(self, data: bytes) -> None:
+        self.sends += 1
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000) -> None:
+        self.closed = code
+
+
+async def test_frames_queued_behind_a_stalled_send_cut_the_reader_at_send_queue(
+        redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The frame bound: what waits behind a send the transport does not take counts, one frame too many cuts."""
+    async with live_server(redis_url, send_queue=4) as server:
+        ws = _SocketThatStalls()
+        conn = Connection(ws, server.service)  # type: ignore[arg-type]
+        conn.send(p.encode(p.Pong(nonce=0, server_time=0)))
+        await eventually(lambda: ws.sends == 1, "the first frame's send to start")
+        for nonce in range(1, 5):  # four queued behind it
+            conn.send(p.encode(p.Pong(nonce=nonce, server_time=0)))
+        assert not conn.closing and "event=slow_reader" not in caplog.text
+        conn.send(p.encode(p.Pong(nonce=5, server_time=0)))
+        assert conn.closing and "event=slow_reader" in caplog.text
+        assert list(conn.queue) == [p.CloseCode.SLOW_READER], "the queued frames are dropped for the close"
+
+
 async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(
         redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
     """The frame queue never fills (its frames go to the kernel at once): the bytes not acknowledged do."""
@@ -653,7 +688,9 @@ async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(
 
 
 async def test_a_slow_reader_is_cut_loose(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
-    async with live_server(redis_url, send_queue=4) as server:
+    # No rate limit: the pongs go straight to the kernel until it holds the bound, which takes more
+    # frames than the flood allowance would let through.
+    async with live_server(redis_url, send_queue=4, rate=1e9, burst=10**9) as server:
         ws = await _spectator_that_reads_slowly(server)
         code = None
         for nonce in range(200_000):  # never read: the pongs pile up until the server gives up

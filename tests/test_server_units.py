@@ -287,3 +287,14 @@ def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
     assert "`bad_frame`" in post, "the route answers a body that is not JSON with bad_frame"
     assert "**renewed token**" in doc and "**Several connections of one seat.**" in doc
     assert "an earlier one\n`reject` with `stale_sequence`" in doc
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
+def test_a_direct_frame_is_the_binary_frame_websockets_itself_would_send(size: int) -> None:
+    """The direct send builds its frames by hand: byte for byte what websockets serialises for a server."""
+    from websockets.frames import Frame, Opcode
+
+    from server.ops.websocket import binary_frame
+
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    assert binary_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False)

@@ -16,6 +16,21 @@ Measured with uvicorn 0.54 (read ``uvicorn/protocols/websockets/websockets_sansi
   :class:`Backlog` (in the scope's extensions under :data:`BACKLOG`) tells the
   application how many bytes are written but not yet acknowledged by the
   client's TCP: the transport's buffer plus the kernel's (``SIOCOUTQ``).
+- **Direct send.** ``await websocket.send()`` goes through Starlette's and
+  uvicorn's ASGI send layers (five calls, an await) and websockets' frame
+  object for every frame, and the application needs a task to await it.
+  :meth:`Backlog.send_now` writes a binary frame to the transport at once
+  when nothing stops it (open, not paused by the transport's high-water
+  mark): a server frame is a two- to ten-byte header and the payload
+  (unmasked, no extension here: per-message deflate is off). Only when it
+  cannot does the application fall back to the ASGI send.
+- **Smaller connections.** uvicorn gives each connection an ``asyncio.Queue``
+  of received events and an ``asyncio.Event`` for "writable": five deques
+  of about 760 bytes each, most of an idle spectator's memory after the
+  coroutine frames. :class:`_Inbox` and :class:`_Writable` do the same for the
+  one reader and the one writer a connection has, in a few dozen bytes; the
+  handshake's request and response (their headers) are dropped once the
+  handshake is answered (the scope keeps the headers the application reads).
 """
 
 from __future__ import annotations
@@ -23,10 +38,14 @@ from __future__ import annotations
 import array
 import asyncio
 import fcntl
+import struct
 import termios
+from typing import Any
 
+from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Close
+from websockets.protocol import State
 
 BACKLOG = "thieves.backlog"
 """Key of the connection's :class:`Backlog` in ``scope["extensions"]``."""
@@ -34,12 +53,51 @@ LINGER_SECONDS = 5.0
 """How long a failed connection keeps reading (and discarding) for its close frame to be read."""
 
 
-class Backlog:
-    """Bytes a connection wrote that its client has not taken yet, and a way to drop it."""
+_OPEN = State.OPEN
+_short = struct.Struct("!BBH").pack
+_long = struct.Struct("!BBQ").pack
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+
+def binary_frame(data: bytes) -> bytes:
+    """``data`` as one unmasked, final binary WebSocket frame (RFC 6455 section 5.2), as a server sends it."""
+    n = len(data)
+    if n < 126:
+        return bytes((0x82, n)) + data
+    if n < 65536:
+        return _short(0x82, 126, n) + data
+    return _long(0x82, 127, n) + data
+
+
+class _LastFrame:
+    """The frame of the last payload framed: a fan-out hands the same bytes object to every connection,
+    so it is framed once, not once per connection (a progress frame to 1,000 spectators)."""
+
+    __slots__ = ("data", "frame")
+
+    def __init__(self) -> None:
+        self.data: bytes | None = None
+        self.frame = b""
+
+    def of(self, data: bytes) -> bytes:
+        if data is not self.data:
+            self.frame = binary_frame(data)
+            self.data = data
+        return self.frame
+
+
+_last = _LastFrame()
+
+
+class Backlog:
+    """Bytes a connection wrote that its client has not taken yet, a way to drop it, and a direct send."""
+
+    __slots__ = ("_protocol", "_transport", "_loop", "_fd", "_measured", "_since")
+
+    def __init__(self, protocol: "Protocol") -> None:
+        self._protocol = protocol
+        transport = protocol.transport
         self._transport = transport
-        self._loop = loop
+        self._loop = protocol.loop
         sock = transport.get_extra_info("socket")
         self._fd = sock.fileno() if sock is not None else -1
         self._measured = 0
@@ -50,6 +108,27 @@ class Backlog:
     def wrote(self, n: int) -> None:
         """``n`` bytes were handed to the transport."""
         self._since += n
+
+    def send_now(self, data: bytes) -> bool:
+        """Write ``data`` as a binary frame to the transport without waiting, if the connection can take it.
+
+        False: not now (the handshake is not complete, or the transport paused writing above its
+        high-water mark): the caller sends it through the ASGI ``send``, which waits. Raises
+        :class:`ClientDisconnected` (an ``OSError``, as the ASGI send does) when the connection is
+        closing or gone, so nothing may be sent on it any more. Counts the bytes (:meth:`wrote`).
+        """
+        proto = self._protocol
+        if proto.disconnected or proto.close_sent or self._transport.is_closing():
+            raise ClientDisconnected()
+        if not proto.handshake_complete:
+            return False
+        if proto.conn.state is not _OPEN:  # the client's close arrived, or the keepalive failed
+            raise ClientDisconnected()
+        if not proto.writable.is_set():
+            return False
+        self._transport.write(_last.of(data))
+        self._since += len(data)
+        return True
 
     def at_most(self) -> int:
         """An upper bound of :meth:`unacknowledged` without a system call: the last measurement plus
@@ -78,13 +157,107 @@ class Backlog:
         self._loop.call_later(seconds, self._transport.abort)
 
 
+class _Inbox:
+    """What uvicorn needs of its receive queue (``put_nowait``, ``get``, ``empty``), for one reader.
+
+    A list read from a moving head (a burst of frames read at once is taken in order without
+    shifting the list), one future while the reader waits.
+    """
+
+    __slots__ = ("_items", "_head", "_waiter", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._items: list[Any] = []
+        self._head = 0
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop = loop
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return self._head >= len(self._items)
+
+    def qsize(self) -> int:
+        return len(self._items) - self._head
+
+    async def get(self) -> Any:
+        while self._head >= len(self._items):
+            waiter = self._waiter
+            if waiter is None or waiter.done():
+                waiter = self._waiter = self._loop.create_future()
+            await waiter
+        item = self._items[self._head]
+        self._head += 1
+        if self._head >= len(self._items):
+            self._items.clear()
+            self._head = 0
+        elif self._head > 64 and self._head * 2 > len(self._items):
+            del self._items[:self._head]
+            self._head = 0
+        return item
+
+
+class _Writable:
+    """``asyncio.Event``'s ``set``, ``clear``, ``is_set`` and ``wait``, with its waiters made only when waited for."""
+
+    __slots__ = ("_flag", "_waiters", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._flag = True
+        self._waiters: list[asyncio.Future[None]] | None = None
+        self._loop = loop
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def set(self) -> None:
+        self._flag = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._flag = False
+
+    async def wait(self) -> bool:
+        if self._flag:
+            return True
+        waiter = self._loop.create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        await waiter
+        return True
+
+
 class Protocol(WebSocketsSansIOProtocol):
-    """``websockets-sansio`` with a lingering close after a protocol failure and a :class:`Backlog`."""
+    """``websockets-sansio`` with a lingering close after a protocol failure, a :class:`Backlog` and a
+    direct send, in less memory."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = _Inbox(self.loop)  # type: ignore[assignment]
+        was_set = self.writable.is_set()
+        self.writable = _Writable(self.loop)  # type: ignore[assignment]
+        if not was_set:
+            self.writable.clear()
+
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # Answered: uvicorn reads neither again (the scope has the headers).
+            self.request = None  # type: ignore[assignment]
+            self.response = None  # type: ignore[assignment]
 
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]
         if getattr(self, "scope", None) is not None:  # the app runs from the next loop iteration on
-            self.scope["extensions"][BACKLOG] = Backlog(self.transport, self.loop)  # type: ignore[index,assignment]
+            self.scope["extensions"][BACKLOG] = Backlog(self)  # type: ignore[index,assignment]
 
     def handle_parser_exception(self) -> None:
         if self.close_sent:  # already lingering: later data went to the discarding parser
