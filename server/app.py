@@ -29,6 +29,7 @@ from .race.service import Service
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
+from .web.routes import web_routes
 
 RETRY_POOL_SECONDS = 5
 """Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
@@ -194,6 +195,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
         WebSocketRoute("/ws", websocket_endpoint),
+        *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={error: _unavailable for error in UNAVAILABLE})
