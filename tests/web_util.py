@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from redis_util import DEADLINE, Client, LiveServer, create_race, start_race
+from redis_util import DEADLINE, Client, LiveServer, create_race, eventually, start_race
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -143,6 +143,8 @@ class Race:
     welcomes: list[p.Welcome]
     played: list[int]
     """How many moves of the winning line each player has played."""
+    out: set[int] = field(default_factory=set)
+    """Seats that gave up."""
 
     @property
     def id(self) -> str:
@@ -156,10 +158,20 @@ class Race:
             assert isinstance(answer, p.Ack), answer
             self.played[seat] += 1
 
-    async def end(self) -> None:
-        """Everyone gives up: the race ends at once."""
-        for player in self.players:
-            await player.give_up()
+    async def give_up(self, seat: int) -> None:
+        await self.players[seat].give_up()
+        self.out.add(seat)
+
+    async def end(self, server: LiveServer) -> None:
+        """Everyone still racing gives up, and the race is over (its results stored)."""
+        for seat in range(len(self.players)):
+            if seat not in self.out:
+                await self.give_up(seat)
+
+        async def over() -> bool:
+            return await server.service.store.results(self.id) is not None
+
+        await eventually(over, "the race to end once everyone gave up")
 
     async def close(self) -> None:
         for player in self.players:

@@ -23,6 +23,10 @@ export function showFinal(section, results, dealText, variantName, replay, repla
     ? el("p", {}, `A winning line of ${results.winning_line.length} moves was proved before the race.`) : null;
   deal.replaceChildren(el("p", {}, "The deal was ", el("strong", {}, `${variantName} deal ${dealText}`),
     " (salt ", el("code", {}, results.salt), "; its SHA-256 commitment ",
-    el("code", { class: "hash" }, results.commitment), " was published when the race was created)."), line);
+    el("code", { class: "hash" }, results.commitment), " was published when the race was created)."));
+  if (line) deal.append(line);
   section.hidden = false;
+  // The live table stops at the last progress before the end: the standings replace it.
+  const racers = document.getElementById("racers");
+  if (racers) racers.hidden = true;
 }

@@ -74,7 +74,7 @@ function tick() {
     return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
   };
   if (race.status === "lobby") clock.textContent = "waiting for the start";
-  else if (race.status === "finished") clock.textContent = "over";
+  else if (race.status === "finished") clock.textContent = "";
   else if (race.starts_at && now < race.starts_at) clock.textContent = `starts in ${left(race.starts_at - now)}`;
   else if (race.ends_at) {
     if (race.status === "countdown") setStatus("running");
@@ -103,6 +103,7 @@ function connect() {
     setStatus(msg.race.status);
     if (!msg.resumed) apply(msg.progress, true);
     table.dataset.resumed = String(msg.resumed);
+    if (msg.resumed) table.dataset.resumedFrom = String(msg.version);
     setConn("live", msg.resumed ? "● live (caught up)" : "● live");
   });
   source.addEventListener("progress", (event) => {
@@ -142,7 +143,7 @@ function connect() {
   });
 }
 
-drawTable(table, lines, version);
+if (table) drawTable(table, lines, version);
 if (state.results) {
   setConn("over", "race over");
   showFinal(final, state.results, state.deal_text, variantName, replay, state.replay);
