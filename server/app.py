@@ -29,6 +29,7 @@ from .race.service import Service
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
+from .events import http as events
 from .web.routes import web_routes
 
 RETRY_POOL_SECONDS = 5
@@ -194,6 +195,13 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races/{race}/results", get_results),
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
+        Route("/events", events.create_event, methods=["POST"]),
+        Route("/events", events.list_events),
+        Route("/events/{event}", events.get_event),
+        Route("/events/{event}/standings", events.get_standings),
+        Route("/events/{event}/start", events.start_event, methods=["POST"]),
+        Route("/events/{event}/entrants", events.enter_event, methods=["POST"]),
+        Route("/events/{event}/entrants/{name}", events.withdraw_from_event, methods=["DELETE"]),
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]

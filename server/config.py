@@ -78,12 +78,15 @@ class Config:
     """Accounts one client address may register at once (0: no limit); the bucket is kept in Redis."""
     register_interval: float = 60.0
     """Seconds per registration the bucket gives back once the burst is spent."""
+    organiser_token: str | None = field(default=None, repr=False)
+    """The secret that creates and runs events (None: this server runs no events)."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
         """What the server prints at start (never the secret)."""
         d = asdict(self)
         d["token_secret"] = "set" if self.token_secret else "generated, kept in Redis"
+        d["organiser_token"] = "set" if self.organiser_token else "none (no events)"
         d["redis_url"] = self.redis_url or f"embedded (data in {Path(self.data_dir).resolve()})"
         d["checked_variants"] = ", ".join(self.checked_targets()) or "none (pool races solve on demand)"
         return d
@@ -145,6 +148,8 @@ _HELP = {
     "lobbies_max": "lobbies open at once over every process (0: no cap)",
     "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
     "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
+    "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
+    "default: none, and the server runs no events",
     "log_level": "debug, info, warning or error",
 }
 

@@ -602,6 +602,152 @@ class Leaderboard(msgspec.Struct, kw_only=True):
     players: list[LeaderboardLine]
 
 
+# -------------------------------------------------------- HTTP bodies: events
+EventFormat = Literal["duplicate", "arena"]
+"""How an event is played (docs/events.md): ``duplicate``, every entrant plays each round's deal, in
+heats; ``arena``, for ``duration`` seconds entrants are paired again as soon as a race ends."""
+EventStatus = Literal["registration", "running", "finished"]
+RoundState = Literal["waiting", "opening", "open", "running", "done"]
+"""``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
+race; ``done``: the round is scored (the next opens after the break)."""
+EventName = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
+class EventCreate(msgspec.Struct, kw_only=True):
+    """``POST /events`` (organiser token): a new event, open for entries."""
+
+    name: EventName
+    format: EventFormat = "duplicate"
+    variant: str = "forty-thieves"
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=50)] = 3
+    heat_size: Annotated[int, msgspec.Meta(ge=2, le=500)] = 8
+    """Most racers in one race of a round; a larger field races in several heats on the same deal."""
+    time_limit: TimeLimit = 600
+    """Seconds each round's races last."""
+    join_seconds: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 60
+    """Seconds between a round's heats being drawn and their start: entrants join their heat then."""
+    break_seconds: Annotated[int, msgspec.Meta(ge=0, le=86_400)] = 30
+    """Seconds between a round's scoring and the next round's heats."""
+    deal_source: Literal["pool", "random"] = "pool"
+    """Each round's deal: a checked deal from the private pool, or a secret random deal."""
+    deals: Union[list[DealNumber], None] = None
+    """The organiser's own deals (instead of ``deal_source``), secret until the end: a duplicate event's
+    one per round; an arena's used in turn, race after race."""
+    rated: bool = False
+    late_entry: bool = True
+    """Accounts may still enter once the event runs (they play from the next round)."""
+    duration: Annotated[int, msgspec.Meta(ge=10, le=7 * 86_400)] = 1800
+    """Arenas: seconds from the start during which entrants are paired (races under way then count)."""
+    group_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
+    """Arenas: racers per pairing (2: head-to-head)."""
+
+
+class EventHeat(msgspec.Struct, kw_only=True):
+    heat: int
+    race: str
+    code: str
+    entrants: list[str]
+    """The accounts drawn into this heat (lower-case names)."""
+
+
+class EventRound(msgspec.Struct, kw_only=True):
+    round: int
+    starts_at: Millis
+    heats: list[EventHeat]
+    deal: Union[int, None] = None
+    """Revealed once the event has finished (each race's results reveal it too)."""
+
+
+class EventInfo(msgspec.Struct, kw_only=True):
+    """``GET /events/{id}`` (and the answer of ``POST /events``)."""
+
+    id: str
+    name: str
+    format: EventFormat
+    variant: str
+    rounds: int
+    heat_size: int
+    time_limit: int
+    join_seconds: int
+    break_seconds: int
+    rated: bool
+    late_entry: bool
+    status: EventStatus
+    round: int
+    """The round under way or last played (0 before the first)."""
+    round_state: RoundState
+    created_at: Millis
+    entrants: int
+    version: Version = 0
+    schedule: list[EventRound] = []
+    """The rounds drawn so far, oldest first."""
+    next_at: Union[Millis, None] = None
+    """When the next round's heats are drawn (while the event runs and a round is done)."""
+    duration: int = 0
+    group_size: int = 0
+    ends_at: Union[Millis, None] = None
+    """Arenas: when pairing stops (set at the start)."""
+
+
+class EventEntry(msgspec.Struct, kw_only=True):
+    """The answer of entering or withdrawing."""
+
+    event: str
+    account: str
+    name: str
+    from_round: int
+    """The first round the entrant plays."""
+    withdrawn: bool = False
+
+
+class EventRoundScore(msgspec.Struct, kw_only=True):
+    """One entrant's round: its race result and the matchpoints it earned there."""
+
+    round: int
+    race: Union[str, None]
+    heat: Union[int, None]
+    status: str
+    """``finished``, ``racing`` (stopped by the clock), ``gave_up``, ``no_show`` or ``absent`` (not in the round)."""
+    home: int
+    time_ms: Union[int, None]
+    """From the race's start to the win (None: no win)."""
+    matchpoints: float
+
+
+class EventStandingLine(msgspec.Struct, kw_only=True):
+    rank: int
+    account: str
+    name: str
+    matchpoints: float
+    home: int
+    """Cards home over every round (the first tie-break)."""
+    time_ms: int
+    """Time over every round (the second tie-break): a win's time, else the round's whole time limit."""
+    withdrawn: bool = False
+    rounds: list[EventRoundScore] = []
+    points: Union[int, None] = None
+    """Arenas: points by place (a win 2, a tie for first or a place in the top half 1, doubled on fire)."""
+    wins: int = 0
+    races: int = 0
+    streak: int = 0
+    """Arenas: wins in a row; from 2 the entrant is on fire (its points count double)."""
+    status: str = ""
+    """Arenas: ``waiting`` (to be paired), ``playing``, ``paused`` (missed a race: enter again to come back)."""
+    race: Union[str, None] = None
+    """Arenas: the race the entrant is paired into now (join it with the account key)."""
+
+
+class EventStandings(msgspec.Struct, kw_only=True):
+    """``GET /events/{id}/standings``: best first; ties share a rank."""
+
+    event: str
+    status: EventStatus
+    round: int
+    round_state: RoundState
+    version: Version
+    lines: list[EventStandingLine]
+
+
 # ------------------------------------------------------------------- codes
 class ErrorCode(str, enum.Enum):
     """Protocol error codes (``error.code`` / ``reject.reason``).
@@ -653,6 +799,10 @@ class ErrorCode(str, enum.Enum):
     PLAYER_NOT_FOUND = "player_not_found"
     NOT_ENOUGH_PLAYERS = "not_enough_players"
     REGISTER_RATE_LIMITED = "register_rate_limited"
+    ORGANISER_REQUIRED = "organiser_required"
+    EVENT_NOT_FOUND = "event_not_found"
+    EVENT_CLOSED = "event_closed"
+    NOT_AN_ENTRANT = "not_an_entrant"
 
     @property
     def explanation(self) -> str:
@@ -708,6 +858,12 @@ _EXPLANATIONS = {
     ErrorCode.NOT_ENOUGH_PLAYERS: "a rated race needs at least two players to start",
     ErrorCode.REGISTER_RATE_LIMITED: "this address registered accounts faster than the server allows: "
     "the message says when the next is allowed (HTTP 429 with Retry-After); nothing was stored",
+    ErrorCode.ORGANISER_REQUIRED: "only the server's organiser token may do that (never a player's key); "
+    "a server without --organiser-token runs no events",
+    ErrorCode.EVENT_NOT_FOUND: "no event has that id",
+    ErrorCode.EVENT_CLOSED: "the event takes no more entries (it started without late entry, its last round "
+    "has begun, or it is over)",
+    ErrorCode.NOT_AN_ENTRANT: "this race is a heat of an event: only the entrants drawn into it may play",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -921,6 +1077,14 @@ __all__ = [
     "HistoryPage",
     "LeaderboardLine",
     "Leaderboard",
+    "EventCreate",
+    "EventHeat",
+    "EventRound",
+    "EventInfo",
+    "EventEntry",
+    "EventRoundScore",
+    "EventStandingLine",
+    "EventStandings",
     "Hello",
     "Create",
     "Ready",

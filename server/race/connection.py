@@ -355,6 +355,8 @@ class Connection:
                               close=p.CloseCode.HELLO_REFUSED)
             if await self.service.accounts.exists(account_of(msg.name.strip())):
                 raise Refused(p.ErrorCode.NAME_REGISTERED, close=p.CloseCode.HELLO_REFUSED)
+        if meta.entrants and (account is None or account.account not in meta.entrant_set):
+            raise Refused(p.ErrorCode.NOT_AN_ENTRANT, close=p.CloseCode.HELLO_REFUSED)
         name = account.name if account is not None else (msg.name or "").strip()
         try:
             home0 = races.home_at_start(get_variant(meta.variant))

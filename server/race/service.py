@@ -19,9 +19,11 @@ from ..config import Config
 from ..deals.hinting import HintRunner
 from ..ops.log import log
 from ..ops.metrics import Metrics
-from ..deals.checked import CheckedPool, PoolUnavailable
+from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
+from ..events.runner import TICK_SECONDS, EventRunner
 from ..store.accounts import AccountStore
+from ..store.events import EventMeta, EventStore
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from .tokens import Signer
 
@@ -60,6 +62,8 @@ class Service:
         self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
+        self.events = EventStore(redis)
+        self.runner = EventRunner(self, self.events)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
@@ -79,7 +83,8 @@ class Service:
         self._tasks = [asyncio.create_task(self.subscriber.run()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
-                       asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up))]
+                       asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up)),
+                       asyncio.create_task(self._every(TICK_SECONDS, self.runner.tick))]
 
     @property
     def janitor_interval(self) -> float:
@@ -250,6 +255,22 @@ class Service:
                     deal_source=meta.deal_source, checked=meta.checked, hints=meta.hints,
                     time_limit=meta.time_limit, start_mode=meta.start_mode)
                 return meta, token
+        raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
+
+    async def create_heat(self, event: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
+        """A race of an event's round for ``entrants`` (the only accounts that may join) on the round's
+        secret deal: a checked deal keeps its mark and line, another is a secret number. Not counted
+        against any address's creation limits: the server makes it, not a client."""
+        req = p.Create(variant=event.variant, deal_source="pool" if deal.line else "number",
+                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=event.time_limit,
+                       start_mode="creator", rated=event.rated and len(entrants) >= 2)
+        for _ in range(10):
+            meta = races.new_race(req, now_ms(), deal if deal.line else None)
+            meta.event, meta.entrants = event.id, ",".join(entrants)
+            if await self.store.create_race(meta):
+                log("heat_created", race=meta.id, code=meta.code, tournament=event.id, round=event.round + 1,
+                    entrants=len(entrants))
+                return meta
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
     async def end_race(self, race: str) -> bool:

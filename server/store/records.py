@@ -132,6 +132,14 @@ class RaceMeta:
     """The standings update the players' ratings (only accounts may join; two players to start)."""
     free: int = 0
     """Seats given back in the lobby and not taken again (holes among ``players`` seat numbers)."""
+    event: str = ""
+    """The tournament event this race is a heat of ("" for none)."""
+    entrants: str = ""
+    """A heat's entrants, the only accounts that may join it (comma-separated; "" for anyone)."""
+
+    @property
+    def entrant_set(self) -> frozenset[str]:
+        return frozenset(a for a in self.entrants.split(",") if a)
 
     @property
     def taken(self) -> int:

@@ -1,0 +1,165 @@
+"""HTTP endpoints of events: the organiser's (create, start) and the entrants' (enter, withdraw), and
+what anyone may read (the list, one event, its standings).
+
+An organiser's power comes only from the server's ``--organiser-token``, sent as
+``Authorization: Bearer``; an entrant's only from its account key. Neither passes for the other.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from shared import protocol as p
+from shared.variants import UnknownVariant, get_variant
+
+from ..answers import error_response, json_response, service_of
+from ..deals.checked import solver_can_check
+from ..players.accounts import BadKey, check_key
+from ..race.clock import now_ms
+from ..store import StoreError
+from ..store.accounts import Account
+from ..store.events import EventMeta
+from .standings import arena_standings, event_info, standings
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def _organiser_refusal(request: Request) -> Response | None:
+    """None when the request carries the organiser token; else the answer that says why not."""
+    expected = service_of(request).config.organiser_token
+    if not expected:
+        return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
+                              "this server runs no events: it was started without --organiser-token")
+    given = _bearer(request)
+    if given is None or not hmac.compare_digest(given.encode(), expected.encode()):
+        return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
+                              "send the server's organiser token as 'Authorization: Bearer <token>' "
+                              "(a player's key is not one)")
+    return None
+
+
+async def _entrant(request: Request) -> Account | Response:
+    given = _bearer(request)
+    if given is None:
+        return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
+    try:
+        return await check_key(service_of(request).accounts, given)
+    except BadKey as exc:
+        return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
+
+
+async def _event_or_404(request: Request) -> EventMeta | Response:
+    meta = await service_of(request).events.meta(request.path_params["event"])
+    return meta if meta is not None else error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
+
+
+async def create_event(request: Request) -> Response:
+    """201 with the new event (registration open); 403 without the organiser token; 400 bad fields."""
+    if (refusal := _organiser_refusal(request)) is not None:
+        return refusal
+    try:
+        req = msgspec.json.decode(await request.body() or b"{}", type=p.EventCreate)
+    except msgspec.ValidationError as exc:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
+    except msgspec.DecodeError as exc:
+        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    try:
+        variant = get_variant(req.variant)
+    except UnknownVariant as exc:
+        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+    if req.deals is not None and req.format == "duplicate" and len(req.deals) != req.rounds:
+        return error_response(p.ErrorCode.BAD_DEAL, 400, f"deals: one per round ({req.rounds}), not {len(req.deals)}")
+    service = service_of(request)
+    if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
+        return error_response(p.ErrorCode.NO_POOL, 400)
+    meta = EventMeta(
+        id=secrets.token_hex(6), name=req.name, format=req.format, variant=variant.key, rounds=req.rounds,
+        heat_size=req.heat_size, time_limit=req.time_limit, join_seconds=req.join_seconds,
+        break_seconds=req.break_seconds, deal_source=req.deal_source,
+        deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
+        status="registration", round=0, round_state="waiting", created_at=now_ms(), duration=req.duration,
+        group_size=req.group_size)
+    await service.events.create(meta)
+    return json_response(event_info(meta), 201)
+
+
+async def list_events(request: Request) -> Response:
+    events = service_of(request).events
+    metas = [await events.meta(e) for e in await events.recent_ids()]
+    return json_response({"events": [await _info(request, m) for m in metas if m is not None]})
+
+
+async def get_event(request: Request) -> Response:
+    meta = await _event_or_404(request)
+    if isinstance(meta, Response):
+        return meta
+    return json_response(await _info(request, meta))
+
+
+async def _info(request: Request, meta: EventMeta) -> p.EventInfo:
+    races_ = await service_of(request).events.arena_races(meta.id) if meta.format == "arena" else None
+    return event_info(meta, races_)
+
+
+async def get_standings(request: Request) -> Response:
+    meta = await _event_or_404(request)
+    if isinstance(meta, Response):
+        return meta
+    events = service_of(request).events
+    if meta.format == "arena":
+        return json_response(arena_standings(meta, await events.entrants(meta.id), await events.arena_states(meta.id)))
+    return json_response(standings(meta, await events.entrants(meta.id), await events.results(meta.id)))
+
+
+async def start_event(request: Request) -> Response:
+    """The organiser closes registration and the first round is drawn at once."""
+    if (refusal := _organiser_refusal(request)) is not None:
+        return refusal
+    meta = await _event_or_404(request)
+    if isinstance(meta, Response):
+        return meta
+    service = service_of(request)
+    now = now_ms()
+    changes: dict[str, Any] = ({"round_state": "running", "ends_at": now + meta.duration * 1000}
+                                  if meta.format == "arena" else {"round_state": "done", "next_at": now})
+    if meta.status != "registration" or not await service.events.step(meta, now, status="running", **changes):
+        return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
+    fresh = await service.events.meta(meta.id)
+    assert fresh is not None
+    return json_response(await _info(request, fresh))
+
+
+async def enter_event(request: Request) -> Response:
+    """The account of the bearer key enters (late entry: from the next round)."""
+    return await _entry(request, withdraw=False)
+
+
+async def withdraw_from_event(request: Request) -> Response:
+    """The account of the bearer key withdraws: no further rounds; its scores so far stay."""
+    return await _entry(request, withdraw=True)
+
+
+async def _entry(request: Request, withdraw: bool) -> Response:
+    account = await _entrant(request)
+    if isinstance(account, Response):
+        return account
+    named = request.path_params.get("name")
+    if named is not None and named.casefold() != account.account:
+        return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
+    try:
+        entry = await service_of(request).events.entry(request.path_params["event"], account.account, account.name,
+                                                       now_ms(), withdraw=withdraw)
+    except StoreError as exc:
+        code = p.ErrorCode(exc.code)
+        return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409)
+    return json_response(p.EventEntry(event=request.path_params["event"], account=entry.account, name=entry.name,
+                                      from_round=entry.from_round, withdrawn=entry.withdrawn))

@@ -1,0 +1,277 @@
+"""Tournament events in Redis (the layout: keys.EventKeys): every read and script call of the runner
+and the event endpoints. Each script touches one event's keys only (one hash tag, one cluster slot);
+the heats' races live in their own slots and are read through the race :class:`~.races.Store`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import msgspec
+
+from shared import protocol as p
+
+from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys
+from .records import StoreError, reply, text
+from .scripts import register
+
+_schedule = msgspec.json.Decoder(list[p.EventRound])
+_encoder = msgspec.json.Encoder()
+
+
+@dataclass
+class EventMeta:
+    """An event's hash, typed. ``deal`` and ``line``: the current round's secret deal (its winning
+    line for a checked deal), kept so that any process drawing the heats uses the same one."""
+
+    id: str
+    name: str
+    format: p.EventFormat
+    variant: str
+    rounds: int
+    heat_size: int
+    time_limit: int
+    join_seconds: int
+    break_seconds: int
+    deal_source: str
+    deals: str
+    """The organiser's deals, one per round, separated by commas ("": drawn by ``deal_source``)."""
+    rated: bool
+    late_entry: bool
+    status: p.EventStatus
+    round: int
+    round_state: p.RoundState
+    created_at: int
+    version: int = 0
+    entrants: int = 0
+    next_at: int = 0
+    claim_until: int = 0
+    starts_at: int = 0
+    """When the current round's heats start (state open)."""
+    deal: int = 0
+    line: str = ""
+    schedule: list[p.EventRound] = field(default_factory=list)
+    duration: int = 0
+    """Arenas: seconds of pairing from the start."""
+    group_size: int = 2
+    ends_at: int = 0
+    """Arenas: when pairing stops (set at the start)."""
+
+    def hash_fields(self) -> list[Any]:
+        out: list[Any] = []
+        for k, v in vars(self).items():
+            out += [k, encode_field(v)]
+        return out
+
+    @classmethod
+    def from_hash(cls, raw: dict[bytes, bytes]) -> "EventMeta":
+        d = {k.decode(): v.decode() for k, v in raw.items()}
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            value = d.get(f.name)
+            if value is None:
+                continue
+            if f.type == "bool":
+                kwargs[f.name] = value == "1"
+            elif f.type == "int":
+                kwargs[f.name] = int(value or 0)
+            elif f.name == "schedule":
+                kwargs[f.name] = _schedule.decode(value) if value else []
+            else:
+                kwargs[f.name] = value
+        return cls(**kwargs)
+
+    @property
+    def deal_list(self) -> list[int]:
+        return [int(d) for d in self.deals.split(",") if d]
+
+    def organiser_deal(self, round_no: int) -> int | None:
+        """The organiser's deal for ``round_no`` (1-based), if it named its deals."""
+        deals = self.deal_list
+        return deals[round_no - 1] if 1 <= round_no <= len(deals) else None
+
+
+def encode_field(value: Any) -> Any:
+    """A hash field's value: booleans as 1/0, the schedule as JSON, the rest as they are."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, list):
+        return _encoder.encode(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Entrant:
+    account: str
+    name: str
+    joined_at: int
+    from_round: int
+    withdrawn: bool
+
+    @classmethod
+    def loads(cls, account: str, raw: str | bytes) -> "Entrant":
+        d = json.loads(raw)
+        return cls(account, d["name"], int(d["joined_at"]), int(d["from_round"]), bool(d["withdrawn"]))
+
+
+@dataclass
+class ArenaState:
+    """An entrant's arena so far (stored as JSON in the event's arena hash)."""
+
+    status: str = "waiting"
+    """waiting (to be paired), playing (in ``race``), paused (missed a race; entering again resumes)."""
+    race: str = ""
+    points: int = 0
+    streak: int = 0
+    wins: int = 0
+    races: int = 0
+    home: int = 0
+    last: list[str] = field(default_factory=list)
+    """The entrants of its last race (not paired with exactly them again at once)."""
+
+    def dumps(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def loads(cls, raw: str | bytes) -> "ArenaState":
+        d = json.loads(raw)
+        d["last"] = list(d.get("last") or [])  # (Lua's cjson writes an empty list as {})
+        return cls(**d)
+
+    @property
+    def on_fire(self) -> bool:
+        return self.streak >= 2
+
+
+@dataclass(frozen=True)
+class ArenaRace:
+    """One race an arena paired: its entrants, when it starts, and how far it got."""
+
+    race: str
+    code: str
+    entrants: list[str]
+    starts_at: int
+    started: bool
+    scored: bool
+
+
+class EventStore:
+    """Events, shared by every server process."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+        self._create = register(redis, "event_create")
+        self._enter = register(redis, "event_enter")
+        self._step = register(redis, "event_step")
+        self._score = register(redis, "event_score")
+        self._arena_assign = register(redis, "arena_assign")
+        self._arena_update = register(redis, "arena_update")
+
+    async def create(self, meta: EventMeta) -> None:
+        k = EventKeys(meta.id)
+        await self._create(keys=[k.meta], args=meta.hash_fields())
+        await self.redis.zadd(EVENTS_ALL, {meta.id: meta.created_at})
+        await self.redis.zadd(EVENTS_ACTIVE, {meta.id: meta.created_at})
+
+    async def meta(self, event: str) -> EventMeta | None:
+        if "{" in event or "}" in event:
+            return None
+        raw = await self.redis.hgetall(EventKeys(event).meta)
+        return EventMeta.from_hash(raw) if raw else None
+
+    async def active_ids(self) -> list[str]:
+        return [text(e) for e in await self.redis.zrange(EVENTS_ACTIVE, 0, -1)]
+
+    async def recent_ids(self, limit: int = 100) -> list[str]:
+        return [text(e) for e in await self.redis.zrevrange(EVENTS_ALL, 0, limit - 1)]
+
+    async def finish(self, event: str) -> None:
+        """Off the runner's list (the event is over)."""
+        await self.redis.zrem(EVENTS_ACTIVE, event)
+
+    async def entry(self, event: str, account: str, name: str, now: int, withdraw: bool = False) -> Entrant:
+        """Enter (or withdraw) ``account``; raises :class:`StoreError` (event_not_found, event_closed,
+        not_an_entrant)."""
+        k = EventKeys(event)
+        kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
+                                             args=[account, name, now, "withdraw" if withdraw else "enter", k.chan]))
+        if kind != "ok":
+            raise StoreError(rest[0])
+        return Entrant.loads(account, rest[0])
+
+    async def entrants(self, event: str) -> list[Entrant]:
+        raw = await self.redis.hgetall(EventKeys(event).entrants)
+        return sorted((Entrant.loads(text(a), v) for a, v in raw.items()), key=lambda e: (e.joined_at, e.account))
+
+    async def step(self, meta: EventMeta, now: int, takeover: bool = False, **changes: Any) -> bool:
+        """Move the event on from the round and state ``meta`` shows; False when another process did first."""
+        k = EventKeys(meta.id)
+        args: list[Any] = [meta.round, meta.round_state, now, int(takeover), k.chan]
+        for name, value in changes.items():
+            args += [name, encode_field(value)]
+        kind, rest = reply(await self._step(keys=[k.meta], args=args))
+        if kind == "err":
+            raise StoreError(rest[0])
+        return kind == "ok"
+
+    async def score(self, meta: EventMeta, points: list[tuple[str, int, str]], **changes: Any) -> bool:
+        """Write a round's results (account, doubled matchpoints, result JSON) and move on, once."""
+        k = EventKeys(meta.id)
+        pairs: list[Any] = []
+        for name, value in changes.items():
+            pairs += [name, encode_field(value)]
+        args: list[Any] = [meta.round, k.chan, len(changes), *pairs]
+        for account, points2, result in points:
+            args += [account, points2, result]
+        kind, rest = reply(await self._score(keys=[k.meta, k.results, k.scores], args=args))
+        if kind == "err":
+            raise StoreError(rest[0])
+        return kind == "ok"
+
+    async def results(self, event: str) -> dict[tuple[int, str], dict[str, Any]]:
+        """Every scored round result: (round, account) -> its JSON, read as a dict."""
+        raw = await self.redis.hgetall(EventKeys(event).results)
+        out = {}
+        for key, value in raw.items():
+            round_no, _, account = text(key).partition("|")
+            out[(int(round_no), account)] = json.loads(value)
+        return out
+
+    async def scores(self, event: str) -> dict[str, int]:
+        """Doubled matchpoints per account (the sorted set: best first when read in reverse)."""
+        return {text(a): int(s) for a, s in await self.redis.zrevrange(EventKeys(event).scores, 0, -1,
+                                                                        withscores=True)}
+
+    # ------------------------------------------------------------ arenas
+    async def arena_states(self, event: str) -> dict[str, ArenaState]:
+        raw = await self.redis.hgetall(EventKeys(event).arena)
+        return {text(a): ArenaState.loads(v) for a, v in raw.items()}
+
+    async def arena_races(self, event: str) -> list[ArenaRace]:
+        raw = await self.redis.hgetall(EventKeys(event).races)
+        out = []
+        for race, value in raw.items():
+            d = json.loads(value)
+            out.append(ArenaRace(text(race), d["code"], list(d["entrants"] or []), int(d["starts_at"]),
+                                 bool(d["started"]), bool(d["scored"])))
+        return sorted(out, key=lambda r: (r.starts_at, r.race))
+
+    async def arena_assign(self, event: str, race: str, code: str, group: list[str], starts_at: int) -> bool:
+        """Put a group in its new race if every member still waits; False when one does not any more."""
+        k = EventKeys(event)
+        kind, _ = reply(await self._arena_assign(keys=[k.meta, k.arena, k.races, k.entrants],
+                                                 args=[race, starts_at, k.chan, code, *group]))
+        return kind == "ok"
+
+    async def arena_update(self, event: str, race: str, what: str, states: dict[str, ArenaState]) -> bool:
+        """Mark a race ``started``, or ``scored`` with its entrants' new states; once (False after)."""
+        k = EventKeys(event)
+        args: list[Any] = [race, what, k.chan]
+        for account, state in states.items():
+            args += [account, state.dumps()]
+        kind, rest = reply(await self._arena_update(keys=[k.meta, k.arena, k.races], args=args))
+        if kind == "err":
+            raise StoreError(rest[0])
+        return kind == "ok"

@@ -1,0 +1,312 @@
+"""Duplicate events on a real server and Redis: entrants, heats, rounds, matchpoints, the organiser's
+token, late entry, no-shows, withdrawal and a server killed mid-round."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from redis_util import Client, LiveServer, eventually, live_server, register
+
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+ORGANISER = "organiser-secret-for-tests"
+AUTH = {"authorization": f"Bearer {ORGANISER}"}
+
+
+@pytest.fixture
+async def events_server(redis_url: str) -> Any:
+    async with live_server(redis_url, organiser_token=ORGANISER) as server:
+        yield server
+
+
+async def _create(server: LiveServer, **fields: Any) -> p.EventInfo:
+    body = {"name": "Cup", "join_seconds": 1, "break_seconds": 0, "time_limit": 120, **fields}
+    status, answer = await server.http("POST", "/events", body, headers=AUTH)
+    assert status == 201, answer
+    return msgspec.convert(answer, p.EventInfo)
+
+
+async def _enter(server: LiveServer, event: str, key: str) -> p.EventEntry:
+    status, answer = await server.http("POST", f"/events/{event}/entrants", headers={"authorization": f"Bearer {key}"})
+    assert status == 200, answer
+    return msgspec.convert(answer, p.EventEntry)
+
+
+async def _info(server: LiveServer, event: str) -> p.EventInfo:
+    status, answer = await server.http("GET", f"/events/{event}")
+    assert status == 200, answer
+    return msgspec.convert(answer, p.EventInfo)
+
+
+async def _round_open(server: LiveServer, event: str, number: int) -> p.EventRound:
+    """Wait until round ``number``'s heats are drawn."""
+    found: list[p.EventRound] = []
+
+    async def drawn() -> bool:
+        info = await _info(server, event)
+        found[:] = [r for r in info.schedule if r.round == number]
+        return bool(found)
+
+    await eventually(drawn, f"round {number} drawn")
+    return found[0]
+
+
+async def _scored(server: LiveServer, event: str, number: int) -> p.EventInfo:
+    infos: list[p.EventInfo] = []
+
+    async def done() -> bool:
+        info = await _info(server, event)
+        infos[:] = [info]
+        return info.round == number and info.round_state == "done"
+
+    await eventually(done, f"round {number} scored")
+    return infos[0]
+
+
+async def _play(server: LiveServer, code: str, key: str, moves: int) -> None:
+    """An entrant's race: join its heat, play ``moves`` moves of the deal's winning line, give up."""
+    c = await Client.connect(server)
+    await c.hello(code, key=key)
+    await c.expect(p.Countdown, timeout=30)
+    for text in WIN["moves"][:moves]:
+        answer = await c.move(text)
+        assert isinstance(answer, p.Ack), answer
+    if moves < len(WIN["moves"]):
+        await c.give_up()
+    await c.close()
+
+
+def _beats(a: p.Standing, b: p.Standing, a_start: int, b_start: int) -> int:
+    """The race standings rule, restated from docs/protocol.md: +1 a ahead, 0 a tie, -1 b ahead."""
+    def key(s: p.Standing, start: int) -> tuple[int, int, int, int]:
+        if s.status == "finished":
+            return (0, (s.finished_at or 0) - start, 0, 0)
+        return (1, -s.home, 1 if s.status == "gave_up" else 0, (s.home_at - start) if s.home_at else 1 << 62)
+    ka, kb = key(a, a_start), key(b, b_start)
+    return (ka < kb) - (ka > kb)
+
+
+async def test_a_three_round_duplicate_event_of_30_in_heats_of_10(events_server: LiveServer) -> None:
+    server = events_server
+    keys = {f"p{i:02d}": await register(server, f"p{i:02d}") for i in range(30)}
+    event = await _create(server, rounds=3, heat_size=10, deals=[WIN["deal"]] * 3)
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    status, answer = await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    assert status == 200 and answer["status"] == "running"
+    expected: dict[str, float] = {name: 0.0 for name in keys}
+    for number in (1, 2, 3):
+        drawn = await _round_open(server, event.id, number)
+        assert [len(h.entrants) for h in drawn.heats] == [10, 10, 10]
+        assert sorted(a for h in drawn.heats for a in h.entrants) == sorted(keys)
+        plays = []
+        for h in drawn.heats:
+            for a in h.entrants:
+                # Varied results, with ties: moves from 0 to 9 of the winning line (cards home 0 to 2).
+                plays.append(_play(server, h.code, keys[a], (int(a[1:]) * (number + 1)) % 10))
+        await asyncio.gather(*plays)
+        await _scored(server, event.id, number)
+        # Matchpoints recomputed here from the heats' results alone.
+        field = []
+        for h in drawn.heats:
+            status, res = await server.http("GET", f"/races/{h.race}/results")
+            assert status == 200
+            results = msgspec.convert(res, p.Results)
+            assert results.deal == WIN["deal"]
+            field += [(s, results.starts_at or 0) for s in results.standings]
+        assert len(field) == 30
+        for s, start in field:
+            expected[s.name] += sum({1: 1.0, 0: 0.5, -1: 0.0}[_beats(s, o, start, ostart)]
+                                    for o, ostart in field if o.name != s.name)
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    standings = msgspec.convert(answer, p.EventStandings)
+    assert standings.status == "finished"
+    assert {line.name: line.matchpoints for line in standings.lines} == expected
+    points = [line.matchpoints for line in standings.lines]
+    assert points == sorted(points, reverse=True)
+    assert all(len(line.rounds) == 3 for line in standings.lines)
+    info = await _info(server, event.id)
+    assert all(r.deal == WIN["deal"] for r in info.schedule), "the deals are revealed once it is over"
+
+
+async def test_the_organiser_token_and_only_it_creates_and_starts_events(events_server: LiveServer, redis_url: str) -> None:
+    server = events_server
+    key = await register(server, "ann")
+    for headers in ({}, {"authorization": f"Bearer {key}"}, {"authorization": "Bearer wrong"}):
+        status, answer = await server.http("POST", "/events", {"name": "x"}, headers=headers)
+        assert (status, answer["code"]) == (403, "organiser_required"), headers
+    event = await _create(server)
+    status, answer = await server.http("POST", f"/events/{event.id}/start", headers={"authorization": f"Bearer {key}"})
+    assert (status, answer["code"]) == (403, "organiser_required")
+    assert (await _info(server, event.id)).status == "registration"
+    async with live_server(redis_url) as plain:
+        status, answer = await plain.http("POST", "/events", {"name": "x"}, headers=AUTH)
+        assert (status, answer["code"]) == (403, "organiser_required") and "--organiser-token" in answer["message"]
+
+
+async def test_bad_event_requests_are_typed_and_change_nothing(events_server: LiveServer) -> None:
+    server = events_server
+    for body, code in [({"name": "x", "rounds": 0}, "bad_field"), ({"name": ""}, "bad_field"),
+                       ({"name": "x", "variant": "nope"}, "bad_variant"),
+                       ({"name": "x", "rounds": 2, "deals": [5]}, "bad_deal")]:
+        status, answer = await server.http("POST", "/events", body, headers=AUTH)
+        assert (status, answer["code"]) == (400, code), body
+    status, answer = await server.http("GET", "/events")
+    assert answer["events"] == []
+    status, answer = await server.http("GET", "/events/nope")
+    assert (status, answer["code"]) == (404, "event_not_found")
+    key = await register(server, "ann")
+    status, answer = await server.http("POST", "/events/nope/entrants", headers={"authorization": f"Bearer {key}"})
+    assert (status, answer["code"]) == (404, "event_not_found")
+
+
+async def test_late_entry_no_show_withdrawal_and_who_may_join_a_heat(events_server: LiveServer) -> None:
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy", "dan")}
+    event = await _create(server, rounds=2, heat_size=4, deals=[WIN["deal"]] * 2, join_seconds=2)
+    for n in ("ann", "bob", "cy"):
+        assert (await _enter(server, event.id, keys[n])).from_round == 1
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    first = await _round_open(server, event.id, 1)
+    assert (await _enter(server, event.id, keys["dan"])).from_round == 2, "late entry plays from the next round"
+    heat = first.heats[0]
+    outsider = await Client.connect(server)
+    await outsider.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=heat.code, key=keys["dan"]))
+    assert (await outsider.error()).code == "not_an_entrant"
+    guest = await Client.connect(server)
+    await guest.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=heat.code, name="guest"))
+    assert (await guest.error()).code == "not_an_entrant"
+    # ann plays 20 moves (2 cards home), bob 2 (1 card), cy never comes (a no-show: last).
+    await asyncio.gather(_play(server, heat.code, keys["ann"], 20), _play(server, heat.code, keys["bob"], 2))
+    await _scored(server, event.id, 1)
+    status, answer = await server.http("DELETE", f"/events/{event.id}/entrants/bob",
+                                       headers={"authorization": f"Bearer {keys['bob']}"})
+    assert status == 200 and answer["withdrawn"]
+    second = await _round_open(server, event.id, 2)
+    assert sorted(a for h in second.heats for a in h.entrants) == ["ann", "cy", "dan"]
+    await asyncio.gather(*(_play(server, second.heats[0].code, keys[n], 1) for n in ("ann", "cy", "dan")))
+    await _scored(server, event.id, 2)
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    lines = {line.name: line for line in msgspec.convert(answer, p.EventStandings).lines}
+    assert lines["cy"].rounds[0].status == "no_show" and lines["cy"].rounds[0].matchpoints == 0
+    assert lines["ann"].rounds[0].matchpoints == 2 and lines["bob"].rounds[0].matchpoints == 1
+    assert lines["dan"].rounds[0].status == "absent" and lines["bob"].withdrawn
+    assert lines["bob"].rounds[1].status == "absent"
+    status, answer = await server.http("POST", f"/events/{event.id}/entrants", headers={"authorization": f"Bearer {keys['bob']}"})
+    assert (status, answer["code"]) == (409, "event_closed")
+
+
+async def test_a_server_killed_mid_round_leaves_a_round_the_other_finishes_exactly(redis_url: str,
+                                                                                    tmp_path: Path) -> None:
+    """Entrants race through a server process that is SIGKILLed mid-round; they come back through the
+    other process, whose runner ends the heats and scores the round from their results alone."""
+    from process_util import ServerProcess
+    from redis_util import PROCESS_ARGS
+
+    doomed = ServerProcess(redis_url, args=[*PROCESS_ARGS, "--organiser-token", ORGANISER, "--presence-lease", "1"],
+                           log_path=tmp_path / "doomed.log")
+    await asyncio.to_thread(doomed.start)
+    try:
+        async with live_server(redis_url, organiser_token=ORGANISER, presence_lease=1.0) as survivor:
+            keys = {n: await register(survivor, n) for n in ("ann", "bob", "cy", "dan")}
+            event = await _create(survivor, rounds=1, heat_size=2, deals=[WIN["deal"]], join_seconds=2)
+            for key in keys.values():
+                await _enter(survivor, event.id, key)
+            await survivor.http("POST", f"/events/{event.id}/start", headers=AUTH)
+            drawn = await _round_open(survivor, event.id, 1)
+            clients: dict[str, Client] = {}
+            for h in drawn.heats:
+                for a in h.entrants:
+                    clients[a] = await Client.connect(doomed)  # type: ignore[arg-type]
+                    await clients[a].hello(h.code, key=keys[a])
+            for c in clients.values():
+                await c.expect(p.Countdown, timeout=30)
+            moves = {"ann": 2, "bob": 20, "cy": 0, "dan": 2}
+            for a, c in clients.items():
+                for text in WIN["moves"][:moves[a]]:
+                    assert isinstance(await c.move(text), p.Ack)
+            await asyncio.to_thread(doomed.kill)
+            for a, h in ((a, h) for h in drawn.heats for a in h.entrants):
+                back = await Client.connect(survivor)
+                welcome = await back.hello(h.code, key=keys[a])
+                assert welcome.seq == moves[a], "the game is where the killed process left it"
+                await back.give_up()
+                await back.close()
+            await _scored(survivor, event.id, 1)
+            status, answer = await survivor.http("GET", f"/events/{event.id}/standings")
+            lines = {line.name: line for line in msgspec.convert(answer, p.EventStandings).lines}
+            # bob (2 cards) beats all; ann and dan (1 card each) beat cy (none); ann v dan by who got there first.
+            assert lines["bob"].matchpoints == 3 and lines["cy"].matchpoints == 0
+            assert lines["ann"].matchpoints + lines["dan"].matchpoints == 3
+            assert [line.home for line in msgspec.convert(answer, p.EventStandings).lines][0] == 2
+    finally:
+        await asyncio.to_thread(doomed.close)
+
+
+async def _arena_bot(server: LiveServer, event: str, name: str, key: str, moves: int) -> list[str]:
+    """An arena entrant: waits to be paired, plays its race (``moves`` of the line, then gives up), again
+    until the arena is over. Returns the races it played, in order."""
+    played: list[str] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while loop.time() < deadline:
+        status, answer = await server.http("GET", f"/events/{event}/standings")
+        standings = msgspec.convert(answer, p.EventStandings)
+        if standings.status == "finished":
+            return played
+        mine = next(line for line in standings.lines if line.account == name)
+        if mine.status == "playing" and mine.race and mine.race not in played:
+            played.append(mine.race)
+            c = await Client.connect(server)
+            await c.hello(mine.race, key=key)
+            await c.expect(p.Countdown, timeout=30)
+            for text in WIN["moves"][:moves]:
+                assert isinstance(await c.move(text), p.Ack)
+            await c.give_up()
+            await c.close()
+        else:
+            await asyncio.sleep(0.05)  # a bot's polling pace, not a wait before an assertion
+    raise AssertionError(f"{name}: the arena did not finish")
+
+
+async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_server: LiveServer) -> None:
+    server = events_server
+    names = [f"a{i}" for i in range(8)]
+    keys = {n: await register(server, n) for n in names}
+    event = await _create(server, format="arena", duration=10, group_size=2, deals=[WIN["deal"]], join_seconds=1,
+                          time_limit=60)
+    for n in names:
+        await _enter(server, event.id, keys[n])
+    status, answer = await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    assert status == 200 and answer["ends_at"] is not None
+    # Bots of different strength: a0 draws only (never a card home), a7 plays far.
+    played = await asyncio.gather(*(_arena_bot(server, event.id, n, keys[n], [0, 2, 2, 2, 20, 20, 20, 40][i])
+                                    for i, n in enumerate(names)))
+    assert all(len(p_) >= 2 for p_ in played), "everyone was paired again after a race"
+    info = await _info(server, event.id)
+    assert info.status == "finished" and info.schedule
+    # Points recomputed here from the races' results alone, race by race in pairing order.
+    points = {n: 0 for n in names}
+    streak = {n: 0 for n in names}
+    for rnd in info.schedule:
+        race = rnd.heats[0]
+        assert len(race.entrants) == 2
+        status, res = await server.http("GET", f"/races/{race.race}/results")
+        results = msgspec.convert(res, p.Results)
+        a, b = results.standings
+        verdict = _beats(a, b, results.starts_at or 0, results.starts_at or 0)
+        for s, other in ((a, b), (b, a)):
+            base = 2 if (s is a and verdict == 1) or (s is b and verdict == -1) else 1 if verdict == 0 else 0
+            points[s.name] += base * (2 if streak[s.name] >= 2 else 1)
+            streak[s.name] = streak[s.name] + 1 if base == 2 else 0
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    standings = msgspec.convert(answer, p.EventStandings)
+    assert {line.name: line.points for line in standings.lines} == points
+    assert [line.points for line in standings.lines] == sorted(points.values(), reverse=True)
+    assert standings.lines[0].name == "a7" and standings.lines[-1].name == "a0"
