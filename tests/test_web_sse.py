@@ -108,7 +108,7 @@ async def test_no_board_and_no_deal_before_the_end_then_the_results_and_the_stre
         await race.move(0, 5)
         await race.move(1, 2)
         raw += [e.raw for e in await stream.until_version(await race_version(server, race.id))]
-        await race.end()
+        await race.end(server)
         while True:
             ev = await stream.next()
             if ev.event == "finished":
@@ -150,3 +150,27 @@ async def test_a_closed_stream_leaves_the_hub(server: LiveServer) -> None:
     await eventually(lambda: not any(isinstance(c, SseSpectator) for c in hub.conns), "the stream to leave the hub")
     await eventually(lambda: server.service.gate.open == 3, "the stream's place in the gate to be given back")
     await race.close()
+
+
+def test_a_stream_too_slow_to_take_its_events_is_cut_loose_to_resume_later() -> None:
+    listener = SseSpectator(limit=3)
+    for n in range(3):
+        listener.push(b"event %d" % n)
+    assert not listener.ended
+    listener.push(b"one too many")
+    assert listener.dropped and listener.ended and not listener.queue, "nothing stale is written after the cut"
+    listener.push(b"later")
+    assert not listener.queue
+
+
+def test_hub_frames_become_events_and_the_end_ends_the_stream() -> None:
+    listener = SseSpectator(limit=10)
+    progress = p.encode(p.Progress(version=9, server_time=1, race_status="running", players=[]))
+    listener.send(progress)
+    listener.send(progress)  # the same bytes object for every listener: converted once
+    listener.send(p.encode(p.Pong(nonce=1, server_time=1)))  # nothing a spectator's browser needs
+    assert [c.split(b"\r\n")[:2] for c in listener.queue] == [[b"id: 9", b"event: progress"]] * 2
+    listener.send(p.encode(p.error(p.ErrorCode.RACE_NOT_FOUND, "removed")))
+    assert listener.ended and listener.queue[-1].split(b"\r\n")[:2] == [b"event: race_error", b'data: {"type":'
+                                                                      b'"error","code":"race_not_found",'
+                                                                      b'"message":"removed","ref":null}']

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 from typing import AsyncIterator
 
 import msgspec
@@ -27,6 +28,7 @@ from sse_starlette.event import ServerSentEvent
 from shared import protocol as p
 from shared.variants import get_variant
 
+from ..ops.log import log
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..race.hub import RaceHub
@@ -99,8 +101,9 @@ class SseSpectator:
     member: str = ""
     gen: int = 0
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, race: str = "") -> None:
         self.limit = limit
+        self.race = race
         self.queue: collections.deque[bytes] = collections.deque()
         self.ended = False
         """No more events: the stream ends once the queue is written."""
@@ -112,6 +115,7 @@ class SseSpectator:
         if self.ended:
             return
         if len(self.queue) >= self.limit:
+            log("slow_reader", logging.WARNING, via="sse", race=self.race, events=len(self.queue))
             self.queue.clear()
             self.dropped = True
             self.close_after_queue(p.CloseCode.SLOW_READER)
@@ -150,7 +154,7 @@ async def open_stream(service: Service, race: str, last_version: int | None) -> 
     the race's history when it reaches back that far, else a snapshot.
     Raises :class:`RaceGone` (having left the hub) for a race that is not there.
     """
-    listener = SseSpectator(service.config.send_queue)
+    listener = SseSpectator(service.config.send_queue, race)
     hub = await service.join_hub(race, listener)
     try:
         await _welcome(service, hub, listener, race, last_version)
@@ -192,6 +196,8 @@ async def _welcome(service: Service, hub: RaceHub, listener: SseSpectator, race:
             listener.push(sse_event(p.Progress(version=version, server_time=now, race_status=meta.phase(now),
                                                players=changed)))
     hub.welcome(listener, version, table if resumed else None, lobby=meta.status == "lobby")
+    log("joined", race=race, role="spectator", via="sse", last_version=last_version,
+        replayed=len(missed) if missed is not None else None)
     if meta.status != "finished":
         if meta.started and now >= meta.ends_at:
             hub.spawn(service.end_race(race))
