@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench bench-solver demo clean venv
+.PHONY: run test bench bench-solver demo demo-event clean venv
 
 venv: $(STAMP)
 
@@ -34,6 +34,9 @@ bench-solver: $(STAMP)
 
 demo: $(STAMP)
 	BIN=$(BIN) sh scripts/demo.sh
+
+demo-event: $(STAMP)
+	$(BIN)/python scripts/demo_event.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -13,11 +13,13 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from shared import protocol as p
+
+T = TypeVar("T")
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 SERVER_ENV = "THIEVES_SERVER"
@@ -25,7 +27,35 @@ TIMEOUT = 10.0
 
 
 class ApiError(Exception):
-    """A request the server refused or could not answer; the message says why."""
+    """A request the server refused or could not answer; the message says why.
+
+    ``status`` is the HTTP status (``None`` when no answer came), ``code`` the
+    server's error code when it sent one, ``retry_after`` its ``Retry-After``
+    seconds: the account commands explain a refusal from these, never from
+    the server's English.
+    """
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None,
+                 retry_after: float | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+        self.reason = reason or message
+        """The refusal in the player's words, without the method and URL."""
+
+    def words(self) -> str:
+        """What to tell the player: the server's reason when it gave a code (with when to try again),
+        else the whole message (which server, what failed)."""
+        if self.code is None:
+            return str(self)
+        from .wording import ADVICE, account_words
+
+        # Account refusals: the protocol's sentence for the code and what to do, whatever the server's wording.
+        text = account_words(self.code, p.explain(self.code)) if self.code in ADVICE else self.reason
+        if self.retry_after is not None and "try again" not in text:
+            text += f"; try again in {self.retry_after:g} s"
+        return text
 
 
 SECURE_SCHEMES = {"https": True, "wss": True, "http": False, "ws": False}
@@ -81,18 +111,22 @@ def server_url(text: str) -> str:
     return f"{'https' if secure else 'http'}://{hostport}{path}"
 
 
-def _request(server: str, method: str, path: str, body: bytes | None = None) -> Any:
+def _request(server: str, method: str, path: str, body: bytes | None = None, key: str | None = None) -> Any:
+    """One request; ``key`` goes in ``Authorization: Bearer`` (the account endpoints)."""
     server = server_url(server)
     url = server + path
     req = urllib.request.Request(url, data=body, method=method)
     req.add_header("Accept", "application/json")
     if body is not None:
         req.add_header("Content-Type", "application/json")
+    if key is not None:
+        req.add_header("Authorization", f"Bearer {key}")
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
             return json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
-        raise ApiError(f"{method} {url}: {exc.code} {_error_text(exc)}") from None
+        code, text = _error_body(exc)
+        raise ApiError(f"{method} {url}: {exc.code} {text}", exc.code, code, _retry_after(exc), text) from None
     except urllib.error.URLError as exc:
         raise ApiError(f"cannot reach the race server at {server}: {exc.reason}") from None
     except (TimeoutError, ConnectionError) as exc:
@@ -101,19 +135,38 @@ def _request(server: str, method: str, path: str, body: bytes | None = None) -> 
         raise ApiError(f"{method} {url}: the answer is not JSON (is this a race server?)") from None
 
 
-def _error_text(exc: urllib.error.HTTPError) -> str:
-    """The server's ``{"code", "message"}`` body when it sent one, else the HTTP reason."""
+def _error_body(exc: urllib.error.HTTPError) -> tuple[str | None, str]:
+    """The server's error code and its text for the player (``{"code", "message"}``), else the HTTP reason."""
     try:
         data = json.loads(exc.read())
     except (ValueError, OSError):
-        return str(exc.reason)
+        return None, str(exc.reason)
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and "message" in err:
             from .wording import error_words
 
-            return error_words(str(err.get("code", "")), str(err["message"]))
-    return str(exc.reason)
+            code = str(err.get("code", ""))
+            return code or None, error_words(code, str(err["message"]))
+    return None, str(exc.reason)
+
+
+def _retry_after(exc: urllib.error.HTTPError) -> float | None:
+    try:
+        return float(exc.headers.get("Retry-After", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+def _typed(data: Any, kind: type[T], what: str) -> T:
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:
+        raise ApiError(f"unexpected answer to {what}: {exc}") from None
+
+
+def _quote(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
 
 
 def create_race(server: str, create: p.Create) -> p.Created:
@@ -132,3 +185,59 @@ def list_races(server: str) -> list[p.RaceInfo]:
         return msgspec.convert(data, list[p.RaceInfo])
     except msgspec.ValidationError as exc:
         raise ApiError(f"unexpected answer to GET /races: {exc}") from None
+
+
+# ------------------------------------------------------------ accounts and history
+def register(server: str, name: str) -> p.AccountKeyAnswer:
+    """``POST /players``: a new account; its key is in the answer and nowhere else."""
+    data = _request(server, "POST", "/players", msgspec.json.encode(p.Register(name=name)))
+    return _typed(data, p.AccountKeyAnswer, "POST /players")
+
+
+def rotate_key(server: str, name: str, key: str) -> p.AccountKeyAnswer:
+    """``POST /players/{name}/key``: a new key; the old one stops working at once."""
+    data = _request(server, "POST", f"/players/{_quote(name)}/key", b"{}", key=key)
+    return _typed(data, p.AccountKeyAnswer, "POST /players/{name}/key")
+
+
+def profile(server: str, name: str) -> p.Profile:
+    """``GET /players/{name}`` (any case of the name)."""
+    return _typed(_request(server, "GET", f"/players/{_quote(name)}"), p.Profile, "GET /players/{name}")
+
+
+def history(server: str, name: str, limit: int = 20, before: str | None = None) -> p.HistoryPage:
+    """One page of ``GET /players/{name}/races``, newest first."""
+    query = {"limit": str(limit)} | ({"before": before} if before else {})
+    data = _request(server, "GET", f"/players/{_quote(name)}/races?{urllib.parse.urlencode(query)}")
+    return _typed(data, p.HistoryPage, "GET /players/{name}/races")
+
+
+def latest_races(server: str, name: str, count: int) -> list[p.HistoryEntry]:
+    """The ``count`` newest races of an account, following ``next`` across pages of at most 100."""
+    out: list[p.HistoryEntry] = []
+    before: str | None = None
+    while len(out) < count:
+        page = history(server, name, min(100, count - len(out)), before)
+        out.extend(page.races)
+        if not page.next or not page.races:
+            break
+        before = page.next
+    return out[:count]
+
+
+def leaderboard(server: str, variant: str | None = None, limit: int = 50) -> p.Leaderboard:
+    """``GET /leaderboard``: the rated players of a variant, best first."""
+    query = {"limit": str(limit)} | ({"variant": variant} if variant else {})
+    data = _request(server, "GET", f"/leaderboard?{urllib.parse.urlencode(query)}")
+    return _typed(data, p.Leaderboard, "GET /leaderboard")
+
+
+def results(server: str, race: str) -> p.Results:
+    """``GET /races/{race}/results``: standings, the revealed deal and every game."""
+    data = _request(server, "GET", f"/races/{_quote(race)}/results")
+    return _typed(data, p.Results, "GET /races/{race}/results")
+
+
+def get_json(server: str, path: str) -> Any:
+    """``GET path`` on the server, its JSON (raises :class:`ApiError` with the server's own words)."""
+    return _request(server, "GET", path)

@@ -125,18 +125,24 @@ class RaceLink:
         state: RaceState,
         on_update: Callable[[str], None],
         on_status: Callable[[LinkStatus], None],
+        on_welcome: Callable[[p.Welcome], None] | None = None,
     ) -> None:
+        """``on_welcome`` sees every welcome before anything else does: the place to keep its token
+        (renewed on each rejoin), so that a client killed right after it can still take the seat back."""
         self.server = server_url(server)
         self.url = websocket_url(server)
         self.state = state
         self.on_update = on_update
         self.on_status = on_status
+        self.on_welcome = on_welcome
         self.status = LinkStatus(LinkState.CONNECTING)
         self._ws: ClientConnection | None = None
         self._closing = False
         self._welcomed = False
         self.ever_online = False
         """A ``welcome`` arrived at least once: later drops are retried, a first failure is not."""
+        self._asked_afresh = False
+        """A refused saved seat was followed by one immediate hello without its token."""
         self._outbox: asyncio.Queue[msgspec.Struct] = asyncio.Queue()
 
     # ---------------------------------------------------------------- sending
@@ -166,6 +172,10 @@ class RaceLink:
             return True
         return False
 
+    def leave(self) -> bool:
+        """Ask to give the seat back (lobby only); the server answers ``left`` and closes."""
+        return self.post(p.Leave())
+
     def start_race(self) -> bool:
         token = self.state.creator_token
         return bool(token) and self.post(p.Start(creator_token=token))
@@ -189,10 +199,14 @@ class RaceLink:
             drop = await self._session()
             if not self.ever_online and not drop.reached and not self._closing and not self.state.fatal:
                 self.state.fatal = f"no race server answers at {self.server} ({drop.reason})"
-            if self._closing or self.state.fatal or self.state.results is not None:
-                detail = self.state.fatal or ("race over" if self.state.results is not None else "closed")
+            if self._closing or self.state.fatal or self.state.results is not None or self.state.left:
+                detail = self.state.fatal or ("race over" if self.state.results is not None
+                                              else "seat left" if self.state.left else "closed")
                 self._set_status(LinkStatus(LinkState.CLOSED, detail))
                 return
+            if self.state.seat_gone and not self._welcomed and not self._asked_afresh:
+                self._asked_afresh = True
+                continue  # the saved seat is gone: ask for a new one at once (state.hello has no token now)
             attempt = 1 if self._welcomed else attempt + 1
             self._welcomed = False
             delay = backoff_delay(attempt)
@@ -252,7 +266,8 @@ class RaceLink:
             known = p.CloseCode(code)
         except ValueError:
             return f"closed ({code}{': ' + reason if reason else ''})"
-        if known in FATAL_CLOSE_CODES and not self.state.fatal:
+        seat_gone = known is p.CloseCode.BAD_TOKEN and self.state.seat_gone
+        if known in FATAL_CLOSE_CODES and not self.state.fatal and not seat_gone:
             self.state.fatal = known.explanation
         return known.explanation
 
@@ -264,6 +279,8 @@ class RaceLink:
             return
         self.state.apply(msg)
         kind = type(msg).__name__.lower()
+        if isinstance(msg, p.Welcome) and self.on_welcome is not None:
+            self.on_welcome(msg)
         if isinstance(msg, p.Welcome):
             self._welcomed = self.ever_online = True
             self._set_status(LinkStatus(LinkState.ONLINE))

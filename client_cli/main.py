@@ -22,6 +22,12 @@ COMMAND_MODULES = [
     "solve",
     "pool",
     "bot",
+    "register",
+    "account",
+    "me",
+    "player",
+    "leaderboard",
+    "verify",
 ]
 
 

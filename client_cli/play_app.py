@@ -21,14 +21,15 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
+from .identity import SeatKeeper
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
-from .race_screens import ConfirmQuitScreen, race_parts, show_failure, show_link_status, status_width
+from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .shadow import shadow_game
 from .table import TableApp, table_layout, with_reasons
-from .wording import reject_words
+from .wording import error_words, reject_words
 
 TICK_SECONDS = 0.25
 
@@ -53,10 +54,15 @@ class PlayApp(TableApp):
         MOVE_ACTIONS | {"ready", "begin"},
     )
 
-    def __init__(self, server: str, race: str, name: str, creator_token: str | None = None) -> None:
+    def __init__(self, server: str, race: str, name: str | None, creator_token: str | None = None, *,
+                 key: str | None = None, token: str | None = None, keeper: SeatKeeper | None = None) -> None:
+        """``key``: join as that account; ``token``: a seat saved by an earlier run to take back;
+        ``keeper``: saves every token a welcome brings (and forgets a seat that is gone)."""
         super().__init__()
-        self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token)
-        self.link: RaceLink = make_link(self, server, self.state)
+        self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token, key=key,
+                               token=token, saved_token=token is not None)
+        self.keeper = keeper
+        self.link: RaceLink = make_link(self, server, self.state, keeper)
         self._confirm_give_up = False
         self._shown_results = False
         self._shown_failure = False
@@ -79,14 +85,34 @@ class PlayApp(TableApp):
         self._update_placeholder()
         self.refresh_bindings()  # the clock alone moves the countdown to the race
 
+    def _code(self) -> str:
+        return self.state.info.code if self.state.info is not None else self.state.race_ref
+
     async def action_quit(self) -> None:
-        """Quit at once in the lobby and once this player's game is over; mid-race, ask first."""
+        """Mid-race, ask first; in the lobby, offer to give the seat back; else quit at once."""
         phase = self.state.phase()
         if phase in (Phase.COUNTDOWN, Phase.RUNNING) and self.state.my_status not in ("finished", "gave_up"):
-            self.push_screen(ConfirmQuitScreen(), self._after_confirm_quit)
+            self.push_screen(ConfirmQuitScreen(self._code()), self._after_confirm_quit)
+            return
+        if phase is Phase.LOBBY and self.state.seat is not None and not self.state.fatal:
+            self.push_screen(LeaveLobbyScreen(self._code()), self._after_lobby_quit)
             return
         self.link.close()
         self.exit()
+
+    def _after_lobby_quit(self, choice: str | None) -> None:
+        if choice == "keep":
+            self.link.close()
+            self.exit()
+        elif choice == "leave":
+            if self.state.phase() is not Phase.LOBBY:
+                self.flash("the race has started: a seat cannot be left now (g gives up)")
+            elif self.link.leave():
+                self.flash("leaving the race…", error=False)
+            else:
+                self.flash("offline: try again once reconnected (or q, k to keep the seat)")
+        else:
+            self.redraw()
 
     def _after_confirm_quit(self, quit_now: bool | None) -> None:
         if quit_now:
@@ -187,6 +213,7 @@ class PlayApp(TableApp):
             lines.append("You created this race: press b to start it.")
         else:
             lines.append("Waiting for the race's creator to start it.")
+        lines.append("q: give your seat back, or quit and come back soon to the same seat.")
         return "\n".join(lines)
 
     # ---------------------------------------------------- link events
@@ -196,8 +223,18 @@ class PlayApp(TableApp):
             self.flash(reject_words(state.last_reject_move, state.last_reject.reason))
         elif message.kind == "hintanswer":
             self._show_hint()
+        elif message.kind == "left":
+            if self.keeper is not None:
+                self.keeper.forget()
+            self.link.close()
+            self.exit()
+            return
         elif message.kind == "error":
-            pass
+            err = state.last_error
+            if err is not None and err.ref == "leave":
+                self.flash(f"cannot leave: {error_words(err.code, err.message)}")
+            if state.seat_gone and self.keeper is not None:
+                self.keeper.forget()
         elif message.kind.startswith("bad frame"):
             self.flash(message.kind)
         self.redraw()

@@ -3,6 +3,8 @@ the race line of the status bar, and the wiring of a :class:`RaceLink`."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.cells import cell_len
 from textual import events
 from textual.app import App, ComposeResult, ScreenStackError
@@ -36,13 +38,19 @@ class LinkStatusChanged(Message):
         self.status = status
 
 
-def make_link(app: App, server: str, state: RaceState) -> RaceLink:
-    """A link whose callbacks become messages to ``app`` (handled in its event loop turn)."""
+def make_link(app: App, server: str, state: RaceState,
+              on_welcome: Callable[[p.Welcome], None] | None = None) -> RaceLink:
+    """A link whose callbacks become messages to ``app`` (handled in its event loop turn).
+
+    ``on_welcome`` runs in the link's own turn, before the app hears of the
+    frame: keeping the token must not wait for a redraw.
+    """
     return RaceLink(
         server,
         state,
         on_update=lambda kind: app.post_message(LinkUpdated(kind)),
         on_status=lambda status: app.post_message(LinkStatusChanged(status)),
+        on_welcome=on_welcome,
     )
 
 
@@ -187,14 +195,51 @@ class ConfirmQuitScreen(ModalScreen[bool]):
     """Asked when ``q`` is pressed mid-race: a second ``q`` (or ``y``) quits, any other key goes back.
 
     One stray ``q`` used to end a race in progress with no way back into it.
+    Quitting no longer loses the game: the seat's token is kept, so
+    ``thieves play CODE`` takes it back while the race runs.
     """
+
+    def __init__(self, code: str = "CODE") -> None:
+        super().__init__()
+        self.code = code
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static("Quit the race?\n\nYour game stops where it is; the cards you have home still count.",
+            yield Static("Quit the race?\n\nYour game waits where it is while the clock runs: "
+                         f"`thieves play {self.code}` takes your seat back. The cards you have home count.",
                          id="result")
             yield Static("q or y quits · any other key goes back to the race", id="result-keys")
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
         self.dismiss(event.key in ("q", "y"))
+
+
+class LeaveLobbyScreen(ModalScreen[str | None]):
+    """Asked when ``q`` is pressed in the lobby: give the seat back, or quit and keep it a while.
+
+    A seat left behind in the lobby used to stay taken (``race_full`` for the
+    next player, ``name_taken`` for the same player) until the lobby timed
+    out. ``l`` sends ``leave``: the seat is free at once. ``q`` or ``k``
+    quits with the seat's token saved; the server holds an empty lobby seat
+    only for its presence lease (15 s by default) before freeing it, so
+    ``thieves play CODE`` soon after takes the same seat back, and later
+    joins afresh. Any other key goes back to the lobby.
+    """
+
+    def __init__(self, code: str = "CODE") -> None:
+        super().__init__()
+        self.code = code
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static("Quit the lobby?\n\n"
+                         "l  leave the race: your seat goes to the next player who joins\n"
+                         f"k  quit for now: `thieves play {self.code}` soon after (within about 15 s) takes "
+                         "the same seat back; later the server frees it and that command joins afresh",
+                         id="result")
+            yield Static("l leave · k or q quit for now · any other key goes back", id="result-keys")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        self.dismiss({"l": "leave", "k": "keep", "q": "keep"}.get(event.key))

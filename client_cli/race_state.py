@@ -36,6 +36,9 @@ class Phase(enum.Enum):
     FINISHED = "finished"
 
 
+SEAT_GONE_CODES = frozenset({p.ErrorCode.BAD_TOKEN.value, p.ErrorCode.TOKEN_EXPIRED.value})
+"""A saved token refused: the seat was freed (a lobby left or timed out) or the token is too old."""
+
 FATAL_CODES = frozenset(
     {
         p.ErrorCode.RACE_NOT_FOUND.value,
@@ -46,6 +49,9 @@ FATAL_CODES = frozenset(
         p.ErrorCode.BAD_TOKEN.value,
         p.ErrorCode.TOKEN_EXPIRED.value,
         p.ErrorCode.BAD_FIELD.value,
+        p.ErrorCode.BAD_KEY.value,
+        p.ErrorCode.NAME_REGISTERED.value,
+        p.ErrorCode.ACCOUNT_REQUIRED.value,
     }
 )
 """Errors after which trying again with the same hello cannot help."""
@@ -93,6 +99,14 @@ class RaceState:
     """The server's last answer to a ``hint`` request."""
     last_error: p.Error | None = None
     """The last ``error`` frame (a refused hint, a rate limit...), fatal or not."""
+    key: str | None = None
+    """The account key sent in every ``hello`` (the player joins as the account)."""
+    saved_token: bool = False
+    """``token`` came from an earlier run (the client's file), not from a welcome of this one."""
+    seat_gone: bool = False
+    """The saved token was refused: the next hello asks for a seat afresh instead of failing."""
+    left: bool = False
+    """The server confirmed ``leave``: the seat is free and the connection closes."""
 
     # ------------------------------------------------------------ frames out
     def hello(self) -> p.Hello:
@@ -101,9 +115,10 @@ class RaceState:
             protocol=p.PROTOCOL_VERSION,
             race=self.race_ref,
             role=self.role,  # type: ignore[arg-type]
-            name=self.name if self.token is None else None,
+            name=self.name if self.token is None and self.key is None else None,
             token=self.token or None,
             last_version=self.version if self.token or self.version else None,
+            key=self.key,
         )
 
     def new_move(self, text: str) -> p.Move:
@@ -133,6 +148,7 @@ class RaceState:
 
     def _on_welcome(self, msg: p.Welcome, at: float) -> None:
         self._clock(msg.server_time, at)
+        self.saved_token = self.seat_gone = False
         self.info = msg.race
         self.race_status = msg.race.status
         self.seat = msg.seat
@@ -189,8 +205,15 @@ class RaceState:
         self.race_status = "finished"
         self.pending = []
 
+    def _on_left(self, msg: p.Left, at: float) -> None:
+        self.left = True
+
     def _on_error(self, msg: p.Error, at: float) -> None:
         self.last_error = msg
+        if msg.code in SEAT_GONE_CODES and self.saved_token and self.info is None:
+            # The seat this machine kept is gone: join afresh (same name, same key) on the next try.
+            self.token, self.saved_token, self.seat_gone, self.version = None, False, True, 0
+            return
         if msg.code in FATAL_CODES and (msg.ref in (None, "hello") or self.info is None):
             self.fatal = error_words(msg.code, msg.message)
 

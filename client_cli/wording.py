@@ -119,7 +119,8 @@ def _annotated(kind: Any) -> Any:
     if isinstance(kind, msgspec.inspect.IntType):
         return Annotated[int, msgspec.Meta(ge=kind.ge, le=kind.le, gt=kind.gt, lt=kind.lt)]
     if isinstance(kind, msgspec.inspect.StrType):
-        return Annotated[str, msgspec.Meta(min_length=kind.min_length, max_length=kind.max_length)]
+        return Annotated[str, msgspec.Meta(min_length=kind.min_length, max_length=kind.max_length,
+                                           pattern=kind.pattern)]
     if isinstance(kind, msgspec.inspect.LiteralType):
         return Literal[kind.values]  # type: ignore[valid-type]
     return Any
@@ -171,11 +172,11 @@ def error_words(code: str, message: str) -> str:
 
     ``bad_field`` messages carry msgspec's text (this server and older ones
     alike); other codes carry a sentence already, else the protocol's
-    explanation of the code.
+    explanation of the code. Account refusals get what to do about them.
     """
     if code == p.ErrorCode.BAD_FIELD.value:
         return validation_words(message)
-    return message or p.explain(code)
+    return account_words(code, message or p.explain(code))
 
 
 def move_text_words(text: str) -> str:
@@ -197,3 +198,30 @@ def reject_words(move_text: str | None, reason: str) -> str:
     """
     why = p.explain(reason)
     return f"{move_text_words(move_text)}: {why}" if move_text else why
+
+
+ADVICE = {
+    p.ErrorCode.BAD_NAME.value: "pick a name of 2 to 24 letters, digits, '_' or '-' (starting with a letter or digit)",
+    p.ErrorCode.ACCOUNT_NAME_TAKEN.value: "names are unique ignoring case: pick another",
+    p.ErrorCode.REGISTER_RATE_LIMITED.value: "this address registered too many accounts lately",
+    p.ErrorCode.BAD_KEY.value: "if `thieves account rotate` ran on another machine, copy its key here; "
+    "else `thieves account forget` and play with --anonymous or register again",
+    p.ErrorCode.NAME_REGISTERED.value: "that name belongs to an account: pick another --name, or play as your "
+    "own account (`thieves register NAME` once, then `thieves play CODE`)",
+    p.ErrorCode.ACCOUNT_REQUIRED.value: "this race is rated, for accounts only: `thieves register NAME` once, "
+    "then `thieves play CODE` without --anonymous",
+    p.ErrorCode.NOT_ENOUGH_PLAYERS.value: "a rated race starts with at least two players",
+}
+"""What a player can do about an account refusal: said after the server's reason."""
+
+
+def account_words(code: str | None, text: str, retry_after: float | None = None) -> str:
+    """An account refusal (``bad_key``, ``account_name_taken``...) with what to do about it.
+
+    ``text`` is what the server said (already worded); the advice comes from
+    the code, so it stays right whatever the server's wording.
+    """
+    advice = ADVICE.get(code or "")
+    if code == p.ErrorCode.REGISTER_RATE_LIMITED.value and retry_after is not None:
+        advice = f"{advice}: try again in {retry_after:g} s"
+    return f"{text}; {advice}" if advice and advice not in text else text

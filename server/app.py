@@ -26,10 +26,11 @@ from .race.connection import Connection
 from .ops.log import log
 from .race.clock import now_ms
 from .race.service import Service
+from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
-from .events import http as events
+from .events import daily, http as events
 from .web.routes import web_routes
 
 RETRY_POOL_SECONDS = 5
@@ -131,7 +132,7 @@ async def get_results(request: Request) -> Response:
     blob = await service_of(request).store.results(meta.id)
     if blob is None:
         return error_response(p.ErrorCode.RACE_NOT_OVER, 409)
-    return json_response(msgspec.msgpack.decode(blob, type=p.Results))
+    return json_response(races.shown_results(meta, blob, now_ms()))
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
@@ -195,6 +196,9 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races/{race}/results", get_results),
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
+        Route("/players/{name}", players_http.get_profile),
+        Route("/players/{name}/races", players_http.get_history),
+        Route("/leaderboard", players_http.get_leaderboard),
         Route("/events", events.create_event, methods=["POST"]),
         Route("/events", events.list_events),
         Route("/events/{event}", events.get_event),
@@ -202,6 +206,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/events/{event}/start", events.start_event, methods=["POST"]),
         Route("/events/{event}/entrants", events.enter_event, methods=["POST"]),
         Route("/events/{event}/entrants/{name}", events.withdraw_from_event, methods=["DELETE"]),
+        Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
+        Route("/daily/{variant}", daily.daily_board),
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]

@@ -40,6 +40,8 @@ class Config:
     max_errors: int = 20
     hello_timeout: float = 10.0
     retention: int = 7 * 86_400
+    history_max: int = 1_000
+    """History entries each account keeps (the newest; older ones are dropped as new ones come)."""
     lobby_ttl: int = 3_600
     presence_lease: float = 15.0
     graceful_timeout: float = 5.0
@@ -78,6 +80,8 @@ class Config:
     """Accounts one client address may register at once (0: no limit); the bucket is kept in Redis."""
     register_interval: float = 60.0
     """Seconds per registration the bucket gives back once the burst is spent."""
+    daily_time_limit: int = 900
+    """Seconds each account's play of the daily deal lasts, from its own start."""
     organiser_token: str | None = field(default=None, repr=False)
     """The secret that creates and runs events (None: this server runs no events)."""
     log_level: str = "info"
@@ -124,6 +128,7 @@ _HELP = {
     "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",
     "hello_timeout": "seconds a new connection has to send hello",
     "retention": "seconds a finished race's results stay in Redis",
+    "history_max": "races each account's history keeps (the newest)",
     "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
     "presence_lease": "seconds a dead server process's players still count as connected",
     "graceful_timeout": "seconds shutdown waits for connections before closing them",
@@ -148,6 +153,7 @@ _HELP = {
     "lobbies_max": "lobbies open at once over every process (0: no cap)",
     "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
     "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
+    "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
     "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
     "default: none, and the server runs no events",
     "log_level": "debug, info, warning or error",

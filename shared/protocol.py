@@ -748,6 +748,43 @@ class EventStandings(msgspec.Struct, kw_only=True):
     lines: list[EventStandingLine]
 
 
+class DailyPlay(msgspec.Struct, kw_only=True):
+    """``POST /daily/{variant}``: the account's race on today's deal (the same race if asked again)."""
+
+    variant: str
+    date: str
+    """The UTC day, ``YYYY-MM-DD``."""
+    race: str
+    code: str
+    time_limit: int
+    reveal_at: Millis
+    """When the deal and everyone's games are revealed (the day's end, UTC)."""
+
+
+class DailyLine(msgspec.Struct, kw_only=True):
+    rank: int
+    account: str
+    name: str
+    status: str
+    """``finished``, ``racing`` (stopped by the clock), ``gave_up`` or ``playing`` (under way now)."""
+    home: int
+    time_ms: Union[int, None] = None
+    """From the account's own start to its win."""
+    race: str
+    moves: Union[list[str], None] = None
+    """The account's game, once the day is over."""
+
+
+class DailyBoard(msgspec.Struct, kw_only=True):
+    """``GET /daily/{variant}?date=``: by finish time, then cards home; the deal once the day is over."""
+
+    variant: str
+    date: str
+    revealed: bool
+    lines: list[DailyLine]
+    deal: Union[int, None] = None
+
+
 # ------------------------------------------------------------------- codes
 class ErrorCode(str, enum.Enum):
     """Protocol error codes (``error.code`` / ``reject.reason``).
@@ -1085,6 +1122,9 @@ __all__ = [
     "EventRoundScore",
     "EventStandingLine",
     "EventStandings",
+    "DailyPlay",
+    "DailyLine",
+    "DailyBoard",
     "Hello",
     "Create",
     "Ready",

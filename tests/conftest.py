@@ -16,6 +16,16 @@ from redis_util import LiveServer, live_server, seed_checked
 from server.ops.embedded import EmbeddedRedis, free_port
 
 
+@pytest.fixture(autouse=True)
+def private_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every test, and every client process it starts, keeps accounts and seats in a directory of its own:
+    ``$XDG_CONFIG_HOME`` is a fresh temporary directory, so no test reads or writes the real home's
+    ``~/.config/thieves``."""
+    path = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(path))
+    yield str(path)
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
     server = EmbeddedRedis(tmp_path_factory.mktemp("redis"), port=free_port(), appendonly=False)

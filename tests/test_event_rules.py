@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from server.events import arena, scoring
-from server.events.scoring import RoundResult
+from server.events import arena
+from shared import scoring
+from shared.scoring import RoundResult
 from server.store.events import ArenaState
 
 

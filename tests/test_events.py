@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +311,41 @@ async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_
     assert {line.name: line.points for line in standings.lines} == points
     assert [line.points for line in standings.lines] == sorted(points.values(), reverse=True)
     assert standings.lines[0].name == "a7" and standings.lines[-1].name == "a0"
+
+
+async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_total(events_server: LiveServer,
+                                                                                   redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy", "dan", "eve")}
+    event = await _create(server, rounds=2, heat_size=3, deals=[WIN["deal"], WIN["deal"]])
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    for number in (1, 2):
+        drawn = await _round_open(server, event.id, number)
+        await asyncio.gather(*(_play(server, h.code, keys[a], (i * 7 + number * 3) % 25)
+                               for h in drawn.heats for i, a in enumerate(h.entrants)))
+        await _scored(server, event.id, number)
+
+    async def verify() -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client_cli.main", "verify", event.id, "--server", server.url,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+        out, _ = await proc.communicate()
+        return proc.returncode or 0, out.decode()
+
+    code, out = await verify()
+    assert code == 0 and out.startswith("agree: 2 rounds, 4 heats, 5 entrants"), out
+    # Tamper with one stored round result: the server's standings now disagree with the races.
+    client = aioredis.from_url(redis_url)
+    try:
+        field = f"1|{next(iter(keys))}"
+        stored = json.loads(await client.hget(f"event:{{{event.id}}}:results", field))
+        stored["points2"] += 2
+        await client.hset(f"event:{{{event.id}}}:results", field, json.dumps(stored))
+    finally:
+        await client.aclose()
+    code, out = await verify()
+    assert code == 1 and out.startswith("differ: ann: matchpoints"), out

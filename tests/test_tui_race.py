@@ -17,7 +17,7 @@ from client_cli.connection import LinkState
 from client_cli.keymap import describe_move
 from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
-from client_cli.race_screens import ConfirmQuitScreen, FailedScreen, StandingsScreen
+from client_cli.race_screens import ConfirmQuitScreen, FailedScreen, LeaveLobbyScreen, StandingsScreen
 from client_cli.watch_app import WatchApp
 from client_cli.textshot import screen_text
 from redis_util import LiveServer, live_server
@@ -288,5 +288,8 @@ async def test_q_mid_race_asks_first_and_quits_at_once_otherwise(server: LiveSer
     lobby = PlayApp(server.url, created2.race.code, "bob")
     async with lobby.run_test(size=SIZE) as pl:
         await until(lambda: lobby.link.online, what="online")
+        await pl.press("q")  # in the lobby q asks whether to give the seat back; q again keeps it and quits
+        await until(lambda: isinstance(lobby.screen, LeaveLobbyScreen), what="the lobby's question")
         await pl.press("q")
-        await until(lambda: not lobby.is_running, what="quitting the lobby at once")
+        await until(lambda: not lobby.is_running, what="quitting the lobby, the seat kept")
+    assert not lobby.state.left

@@ -90,6 +90,8 @@ def _game_of(view: PlayerView) -> Game:
 
 
 HINT_MODES = ("never", "stuck", "always")
+DEFAULT_NAME = "bot"
+"""A bot's name without an account or --name."""
 
 HINT_WAIT = 15.0
 """Seconds to wait for a hint before asking again (the server's solver budget is well under it)."""
@@ -101,10 +103,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="play a race automatically (demos, load tests, empty seats)",
         description="Join RACE as a player and play it greedily at --pace seconds per move. With "
         "--creator-token it also starts the race once --start-when racers are ready. Prints one line "
-        "per event; exit 0 when the race finished, 1 when it could not be joined.",
+        "per event; exit 0 when the race finished, 1 when it could not be joined. It plays as the account "
+        "kept for the server (`thieves register NAME`) unless --name is given (then anonymously); its seat "
+        "is saved like `thieves play`'s, so a restarted bot takes the same seat back.",
     )
     cmd.add_argument("race", metavar="RACE_OR_CODE", help="race id or join code")
-    cmd.add_argument("--name", "-n", default="bot", help="name in the race (default 'bot')")
+    cmd.add_argument("--name", "-n", default=None,
+                     help="play anonymously under this name (default: the account kept for the server, else 'bot')")
     cmd.add_argument("--pace", type=float, default=1.0, metavar="S", help="seconds between moves (default 1)")
     cmd.add_argument("--creator-token", default=None, help="start the race (needs the creator's token)")
     cmd.add_argument("--start-when", type=int, default=1, metavar="N", help="with --creator-token: start once N racers are ready")
@@ -126,15 +131,31 @@ def run(args: argparse.Namespace) -> int:
     if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1:
         print("thieves bot: --pace must be >= 0, --start-when >= 1 and --wander in 0..1", file=sys.stderr)
         return 2
-    if refused("bot", (p.Hello, "name", args.name, "--name"), (p.Hello, "race", args.race, "RACE_OR_CODE")):
+    if refused("bot", *([(p.Hello, "name", args.name, "--name")] if args.name is not None else []),
+               (p.Hello, "race", args.race, "RACE_OR_CODE")):
         return 2
-    say = (lambda text: None) if args.quiet else (lambda text: print(f"[{args.name}] {text}", flush=True))
+    from client_cli.identity import IdentityProblem, SeatKeeper, resolve
+    from client_cli.local_store import LocalStore, StoreError
+
+    server = server_of(args)
+    store = LocalStore()
+    try:
+        name = args.name if args.name is not None or store.account(server) is not None else DEFAULT_NAME
+        joining = resolve(store, server, args.race, name, args.name is not None, args.creator_token)
+    except (IdentityProblem, StoreError) as exc:
+        print(f"thieves bot: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, IdentityProblem) else 1
+    keeper = SeatKeeper(store, server, joining)
+    label = joining.name or DEFAULT_NAME
+    say = (lambda text: None) if args.quiet else (lambda text: print(f"[{label}] {text}", flush=True))
     outcome = asyncio.run(
         play_race(
-            server_of(args), args.race, args.name, args.pace, args.creator_token, args.start_when, say, args.wander,
-            args.hints,
+            server, args.race, joining.name or DEFAULT_NAME, args.pace, joining.creator_token, args.start_when, say,
+            args.wander, args.hints, key=joining.key, token=joining.token, on_welcome=keeper,
         )
     )
+    if keeper.problem:
+        print(f"thieves bot: {keeper.problem}", file=sys.stderr)
     return outcome.status
 
 
@@ -184,12 +205,20 @@ async def play_race(
     say: Callable[[str], None] = print,
     wander: float = 0.0,
     hints: str = "never",
+    *,
+    key: str | None = None,
+    token: str | None = None,
+    on_welcome: "Callable[[p.Welcome], None] | None" = None,
 ) -> BotOutcome:
-    """Join, ready, (start,) play until the race is over; ``hints`` is one of :data:`HINT_MODES`."""
+    """Join, ready, (start,) play until the race is over; ``hints`` is one of :data:`HINT_MODES`.
+
+    ``key`` joins as an account, ``token`` takes a saved seat back, ``on_welcome`` keeps each token.
+    """
     from client_cli.connection import LinkState, LinkStatus, RaceLink
     from client_cli.race_state import Phase, RaceState
 
-    state = RaceState(race, role="player", name=name, creator_token=creator_token)
+    state = RaceState(race, role="player", name=name, creator_token=creator_token, key=key, token=token,
+                      saved_token=token is not None)
     changed = asyncio.Event()
 
     def status_changed(status: LinkStatus) -> None:
@@ -198,7 +227,8 @@ async def play_race(
             say(f"offline ({status.detail}): retry {status.attempt} in {status.retry_in:.1f}s")
         changed.set()
 
-    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=status_changed)
+    link = RaceLink(server, state, on_update=lambda _kind: changed.set(), on_status=status_changed,
+                    on_welcome=on_welcome)
     loop_task = asyncio.create_task(link.run())
     policy = GreedyPolicy(wander)
     started = gave_up = False

@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from typing import TYPE_CHECKING
+
 import msgspec
 
 from client_cli.commands.netargs import add_server_option, refused, run_race_app, server_of
 from client_cli.wording import validation_words
 from shared import protocol as p
 from shared.variants import DEFAULT_VARIANT, VARIANTS
+
+if TYPE_CHECKING:
+    from client_cli.local_store import LocalStore
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,8 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "create",
         help="create a race and print its id and join code",
         description="Create a race. Prints the race id, the join code racers type into "
-        "`thieves play CODE --name NAME`, and the creator token that starts it. "
-        "With --join NAME you take a seat at once and play.",
+        "`thieves play CODE` (with --name NAME when they have no account), and the creator token that "
+        "starts it (kept on this machine too, so your own `thieves play CODE` can start it). "
+        "With --join you take a seat at once and play (as your account, or as --join NAME). "
+        "--rated races update the players' ratings; only players with an account may join them.",
     )
     parser.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS), help="game of the family")
     parser.add_argument("--seats", type=int, default=d.seats, help=f"most racers (default {d.seats})")
@@ -47,7 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="same as --deal-source pool: a checked deal")
     parser.add_argument("--hints", action="store_true",
                         help="allow hints (key h in `thieves play`); players who take one are marked as played with help")
-    parser.add_argument("--join", metavar="NAME", default=None, help="take a seat under NAME and play right away")
+    parser.add_argument("--rated", action="store_true",
+                        help="the standings update each player's rating for the variant (accounts only; "
+                        "it starts with at least two players)")
+    parser.add_argument("--join", metavar="NAME", nargs="?", const=True, default=None,
+                        help="take a seat and play right away: as your account, or under NAME")
     parser.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     add_server_option(parser)
     parser.set_defaults(func=run)
@@ -62,9 +73,21 @@ def run(args: argparse.Namespace) -> int:
         (p.Create, "seats", args.seats, "--seats"),
         (p.Create, "time_limit", args.time_limit, "--time-limit"),
         (p.Create, "deal", args.deal, "--deal"),
-        *([(p.Hello, "name", args.join, "--join")] if args.join is not None else []),
+        *([(p.Hello, "name", args.join, "--join")] if isinstance(args.join, str) else []),
     ):
         return 2
+    if args.join is True:
+        from client_cli.local_store import LocalStore, StoreError
+
+        try:
+            has_account = LocalStore().account(server) is not None
+        except StoreError as exc:
+            print(f"thieves create: {exc}", file=sys.stderr)
+            return 1
+        if not has_account:
+            print("thieves create: --join without NAME plays as your account, and none is kept for this "
+                  "server: give --join NAME, or `thieves register NAME` first", file=sys.stderr)
+            return 2
     source = args.deal_source or ("number" if args.deal is not None else "random")
     if (source == "number") != (args.deal is not None):
         print(f"thieves create: --deal goes with deal source 'number' (not {source!r})"
@@ -81,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 "time_limit": args.time_limit,
                 "undo": args.undo,
                 "start_mode": args.start_mode,
+                "rated": args.rated,
             },
             p.Create,
         )
@@ -92,6 +116,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"thieves create: {exc}", file=sys.stderr)
         return 1
     race = created.race
+    from client_cli.local_store import LocalStore, StoreError
+
+    store = LocalStore()
+    try:
+        store.save_created(server, race.id, race.code, created.creator_token)
+    except StoreError as exc:
+        print(f"thieves create: the creator token is not kept ({exc}): copy it from here", file=sys.stderr)
     if args.json:
         print(msgspec.json.encode(created).decode())
     else:
@@ -99,14 +130,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"join code:     {race.code}")
         print(f"creator token: {created.creator_token}")
         print(f"variant {race.variant}, {race.seats} seats, {race.time_limit}s, undo {'on' if race.undo else 'off'}, "
-              f"hints {'on' if race.hints else 'off'}, started by {race.start_mode}")
+              f"hints {'on' if race.hints else 'off'}, started by {race.start_mode}"
+              f"{', rated (accounts only)' if race.rated else ''}")
         print("deal:          " + ("checked (drawn from the pool of deals proved winnable)" if race.checked
                                    else "not checked (it may have no winning line)"))
-        print(f"players join with:  thieves play {race.code} --name NAME")
-        print(f"you start it with:  thieves play {race.code} --name NAME --creator-token {created.creator_token}")
+        if race.rated:
+            print(f"players join with:  thieves play {race.code}   (each with an account: thieves register NAME)")
+        else:
+            print(f"players join with:  thieves play {race.code} --name NAME   (no --name with an account)")
+        print(f"you start it with:  thieves play {race.code}   (this machine keeps the creator token; "
+              f"elsewhere add --creator-token {created.creator_token})")
         print(f"spectators:         thieves watch {race.code}")
     if args.join is not None:
-        from client_cli.play_app import PlayApp
-
-        return run_race_app(PlayApp(server, race.id, args.join, created.creator_token), "create")
+        return _join(server, race.id, args.join if isinstance(args.join, str) else None, created.creator_token, store)
     return 0
+
+
+def _join(server: str, race: str, name: str | None, creator_token: str, store: "LocalStore") -> int:
+    """``--join``: play the new race at once, as the account or under ``name``, the seat kept."""
+    from client_cli.identity import IdentityProblem, SeatKeeper, resolve
+    from client_cli.local_store import StoreError
+    from client_cli.play_app import PlayApp
+
+    account = None
+    try:
+        account = store.account(server)
+        anonymous = name is not None and (account is None or name.casefold() != account.name.casefold())
+        joining = resolve(store, server, race, name, anonymous, creator_token)
+    except (IdentityProblem, StoreError) as exc:
+        print(f"thieves create: {exc}", file=sys.stderr)
+        return 2
+    keeper = SeatKeeper(store, server, joining)
+    app = PlayApp(server, race, joining.name, creator_token, key=joining.key, token=joining.token, keeper=keeper)
+    return run_race_app(app, "create")

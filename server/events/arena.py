@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..store.events import ArenaState
-from .scoring import NO_SHOW, RoundResult, place_key
+from shared.scoring import NO_SHOW, RoundResult, place_key
 
 WIN, TIE, NONE = 2, 1, 0
 

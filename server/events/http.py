@@ -47,7 +47,8 @@ def _organiser_refusal(request: Request) -> Response | None:
     return None
 
 
-async def _entrant(request: Request) -> Account | Response:
+async def bearer_account(request: Request) -> Account | Response:
+    """The account whose key the request carries as its bearer token, or the 401 that says why not."""
     given = _bearer(request)
     if given is None:
         return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
@@ -149,7 +150,7 @@ async def withdraw_from_event(request: Request) -> Response:
 
 
 async def _entry(request: Request, withdraw: bool) -> Response:
-    account = await _entrant(request)
+    account = await bearer_account(request)
     if isinstance(account, Response):
         return account
     named = request.path_params.get("name")

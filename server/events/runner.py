@@ -29,7 +29,8 @@ from ..store import UNAVAILABLE, StoreError
 from ..store import RaceMeta
 from ..store.events import ArenaRace, ArenaState, EventMeta, EventStore
 from shared.variants import get_variant
-from . import arena, scoring
+from shared import scoring
+from . import arena
 from .standings import event_totals
 
 if TYPE_CHECKING:

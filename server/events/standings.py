@@ -13,7 +13,7 @@ from shared import protocol as p
 
 from ..store.events import ArenaRace, ArenaState, Entrant, EventMeta
 from .arena import ranked as ranked_arena
-from .scoring import ABSENT, Total, ranked
+from shared.scoring import ABSENT, Total, ranked
 
 
 def event_totals(meta: EventMeta, entrants: list[Entrant], results: dict[tuple[int, str], dict[str, Any]]) -> list[Total]:

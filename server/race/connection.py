@@ -424,7 +424,7 @@ class Connection:
         if meta.status == "finished":
             blob = await self.store.results(self.race)
             if blob is not None:
-                self.send_msg(p.Finished(version=meta.version, results=msgspec.msgpack.decode(blob, type=p.Results)))
+                self.send_msg(p.Finished(version=meta.version, results=races.shown_results(meta, blob, now)))
         elif meta.started and now >= meta.ends_at:
             self.hub.spawn(self.service.end_race(self.race))
         return None if missed is None else len(missed)

@@ -241,7 +241,7 @@ class RaceHub:
         self.set_meta(meta)
         if self._end_timer is not None:
             self._end_timer.cancel()
-        frame = p.encode(p.Finished(version=meta.version, results=_results(blob)))
+        frame = p.encode(p.Finished(version=meta.version, results=races.shown_results(meta, blob, now_ms())))
         for conn, cursor in list(self.conns.items()):
             if cursor.welcomed:
                 conn.send(frame)
@@ -325,6 +325,3 @@ class RaceHub:
         self.service.progress_frames += sent
         self.service.metrics.sent("progress", sent)
 
-
-def _results(blob: bytes) -> p.Results:
-    return msgspec.msgpack.decode(blob, type=p.Results)

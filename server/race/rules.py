@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+
+import msgspec
 from typing import Literal
 from functools import lru_cache
 
@@ -99,6 +101,15 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
         created_at=now_ms, starts_at=0, ends_at=0, ended_at=0, version=0, done=0,
         checked=req.deal_source == "pool", hints=req.hints, line=line, rated=req.rated,
     )
+
+
+def shown_results(meta: RaceMeta, blob: bytes, now_ms: int) -> p.Results:
+    """A finished race's results as they may be shown now: before ``reveal_at`` (a daily deal's play
+    until the day is over) without the deal, the salt and the games; the standings always."""
+    results = msgspec.msgpack.decode(blob, type=p.Results)
+    if now_ms >= meta.reveal_at:
+        return results
+    return msgspec.structs.replace(results, deal=0, salt="", records=[], winning_line=None)
 
 
 def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:

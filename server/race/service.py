@@ -23,8 +23,11 @@ from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
 from ..events.runner import TICK_SECONDS, EventRunner
 from ..store.accounts import AccountStore
+from ..store.daily import DailyStore
 from ..store.events import EventMeta, EventStore
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
+from ..store.history import History
+from ..players.recorder import Outcome, Recorder
 from .tokens import Signer
 
 from .clock import now_ms
@@ -34,6 +37,9 @@ from .hub import Listener, RaceHub
 CATCH_UP_SECONDS = 1.0
 """How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
 can delay a progress frame, a start or an end (one small read per race served here)."""
+RESULTS_SWEEP_SECONDS = 2.0
+"""How often each process looks for finished races whose results no process applied to the accounts
+(the one that ended it died first): the longest a crash delays a history entry or a rating."""
 
 
 def creation_settings(config: Config) -> CreationSettings:
@@ -63,6 +69,7 @@ class Service:
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
         self.events = EventStore(redis)
+        self.daily = DailyStore(redis)
         self.runner = EventRunner(self, self.events)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
@@ -74,6 +81,10 @@ class Service:
         self.subscriber = self.store.subscriber(self._on_note)
         self._tasks: list[asyncio.Task[None]] = []
         self._ending: set[str] = set()
+        self.history = History(redis)
+        self.recorder = Recorder(self.store, self.history, config.history_max, config.retention)
+        self._applying: set[str] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         secret = self.config.token_secret
@@ -84,7 +95,8 @@ class Service:
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
                        asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up)),
-                       asyncio.create_task(self._every(TICK_SECONDS, self.runner.tick))]
+                       asyncio.create_task(self._every(TICK_SECONDS, self.runner.tick)),
+                       asyncio.create_task(self._every(RESULTS_SWEEP_SECONDS, self._sweep_results))]
 
     @property
     def janitor_interval(self) -> float:
@@ -102,7 +114,7 @@ class Service:
         return now_ms() + int(self.config.presence_lease * 1000)
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        for task in [*self._tasks, *self._background]:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for hub in self.hubs.values():
@@ -258,18 +270,24 @@ class Service:
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
     async def create_heat(self, event: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
-        """A race of an event's round for ``entrants`` (the only accounts that may join) on the round's
+        """A race of an event for ``entrants`` (the only accounts that may join) on a secret deal, started
+        by the event's runner."""
+        return await self.create_for(entrants, deal, event.time_limit, "creator", event.id,
+                                     rated=event.rated and len(entrants) >= 2)
+
+    async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
+                         event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta:
+        """A race the server makes (an event's heat, a daily deal's play) for ``entrants`` only, on a
         secret deal: a checked deal keeps its mark and line, another is a secret number. Not counted
-        against any address's creation limits: the server makes it, not a client."""
-        req = p.Create(variant=event.variant, deal_source="pool" if deal.line else "number",
-                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=event.time_limit,
-                       start_mode="creator", rated=event.rated and len(entrants) >= 2)
+        against any address's creation limits: no client asked for it."""
+        req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
+                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
+                       start_mode=start_mode, rated=rated)
         for _ in range(10):
             meta = races.new_race(req, now_ms(), deal if deal.line else None)
-            meta.event, meta.entrants = event.id, ",".join(entrants)
+            meta.event, meta.entrants, meta.reveal_at = event, ",".join(entrants), reveal_at
             if await self.store.create_race(meta):
-                log("heat_created", race=meta.id, code=meta.code, tournament=event.id, round=event.round + 1,
-                    entrants=len(entrants))
+                log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
                 return meta
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
@@ -287,6 +305,8 @@ class Service:
                 return False
             players = [await self.store.player(race, s) for s in range(meta.players)]
             res = races.results(meta, [pl for pl in players if pl is not None], now)
+            if any(s.account for s in res.standings):
+                await self.history.mark_pending(race, now)  # the outbox first: a crash after the end loses nothing
             try:
                 ended, version = await self.store.end(meta, now, p.encode(res), self.config.retention)
             except StoreError:
@@ -294,6 +314,41 @@ class Service:
             if ended:
                 log("race_ended", race=race, version=version, players=meta.players,
                     winner=res.standings[0].name if res.standings else None)
+                if any(s.account for s in res.standings):
+                    self._spawn(self.apply_results(race))
             return ended
         finally:
             self._ending.discard(race)
+
+    # ------------------------------------------------- accounts' results
+    def _spawn(self, job: Any) -> None:
+        task = asyncio.create_task(job)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def apply_results(self, race: str) -> Outcome | None:
+        """Apply a finished race to its accounts (server/players/recorder.py); None when this process is
+        already at it. A failure leaves the race on the outbox for the next sweep."""
+        if race in self._applying:
+            return None
+        self._applying.add(race)
+        try:
+            outcome = await self.recorder.apply(race)
+        except UNAVAILABLE as exc:
+            log("results_failed", logging.WARNING, race=race, error=exc)
+            return None
+        except Exception:
+            logging.getLogger("thieves").exception(f"event=results_failed race={race}")
+            return None
+        finally:
+            self._applying.discard(race)
+        if outcome is not Outcome.RUNNING:
+            log("results_applied", race=race, outcome=outcome.value)
+        return outcome
+
+    async def _sweep_results(self) -> None:
+        """Apply the outbox's finished races; end the ones whose time ran out or whose players are all
+        done (their ender died between the outbox and the end); leave running races for later."""
+        for race in await self.history.pending():
+            if await self.apply_results(race) is Outcome.RUNNING:
+                await self.end_race(race)

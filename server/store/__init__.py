@@ -54,6 +54,17 @@ races)::
     lobbies:open           zset   race id -> creation time: every lobby, for
                                   the total cap (these three: see
                                   server/store/limits.py)
+    results:pending        zset   race id -> when it ended: the outbox of finished
+                                  races with accounts whose results are not yet
+                                  applied (written before the race ends)
+    race:{ID}:ratings      string a rated race's whole rating update (JSON
+                                  RatingPlan), stored once: the first writer wins
+    account:{NAME}:history zset   race id -> ended_at: the account's races (the
+                                  newest --history-max); a race in it is applied
+    account:{NAME}:entries hash   race id -> JSON HistoryEntry
+    leaderboard:{VARIANT}  zset   account -> shown rating (these five: see
+                                  server/store/history.py and
+                                  server/players/recorder.py)
 
 Pub/sub: channel ``race:{ID}:chan`` carries ``"<version> <kind>"`` after
 every event (moves: at most one per progress tick), so each server process

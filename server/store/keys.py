@@ -154,3 +154,17 @@ class EventKeys:
         """Arenas: hash account -> JSON state {status, race, points, streak, wins, races, home, last}."""
         self.races = f"{self.meta}:races"
         """Arenas: hash race id -> JSON {entrants, starts_at, started, scored}."""
+
+
+class DailyKeys:
+    """The daily deal of one variant on one UTC day (one hash tag: ``{<variant>:<date>}``).
+
+    ``daily:{forty-thieves:2026-12-01}`` hash: deal, line (a checked deal's winning line), created_at;
+    ``:plays`` hash account -> the race id of its one play of the day.
+    """
+
+    __slots__ = ("day", "plays")
+
+    def __init__(self, variant: str, date: str) -> None:
+        self.day = f"daily:{{{variant}:{date}}}"
+        self.plays = f"{self.day}:plays"

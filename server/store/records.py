@@ -136,6 +136,9 @@ class RaceMeta:
     """The tournament event this race is a heat of ("" for none)."""
     entrants: str = ""
     """A heat's entrants, the only accounts that may join it (comma-separated; "" for anyone)."""
+    reveal_at: int = 0
+    """When the results show the deal, salt and games (ms; 0: at the end). A daily deal's play keeps
+    them until the day is over, so that nobody can pass the deal on to those still to play it."""
 
     @property
     def entrant_set(self) -> frozenset[str]:

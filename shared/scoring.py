@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from shared import protocol as p
+from . import protocol as p
 
 NO_SHOW = "no_show"
 ABSENT = "absent"

@@ -1,0 +1,122 @@
+"""``thieves account``: the account this machine keeps for a server (show, rotate, import, forget)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from client_cli.commands.netargs import add_server_option, server_of
+
+if TYPE_CHECKING:
+    from client_cli.local_store import LocalStore
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "account",
+        help="show, rotate, import or forget the account kept for a server",
+        description="The account this machine keeps for the server (`thieves register` made it). "
+        "show: its name and where the key is kept (--key prints the key, to copy it to another machine); "
+        "rotate: ask the server for a new key, which replaces the old one everywhere at once; "
+        "import KEY: keep a key copied from another machine; "
+        "forget: remove it from this machine (the account stays on the server). "
+        "Exit 0 done, 1 refused or nothing kept.",
+    )
+    parser.add_argument("action", nargs="?", default="show", choices=["show", "rotate", "import", "forget"],
+                        help="what to do (default show)")
+    parser.add_argument("key", nargs="?", default=None, metavar="KEY", help="with import: the account's key")
+    parser.add_argument("--key", dest="show_key", action="store_true", help="with show: print the secret key too")
+    parser.add_argument("--force", action="store_true", help="with import: replace an account kept already")
+    add_server_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from client_cli.local_store import LocalStore, StoreError
+
+    server = server_of(args)
+    store = LocalStore()
+    if (args.key is not None) != (args.action == "import"):
+        print("thieves account: a KEY goes with `import` (and only with it)", file=sys.stderr)
+        return 2
+    try:
+        return ACTIONS[args.action](args, server, store)
+    except StoreError as exc:
+        print(f"thieves account: {exc}", file=sys.stderr)
+        return 1
+
+
+def _none_kept(server: str) -> int:
+    print(f"thieves account: no account is kept for {server} (`thieves register NAME` makes one)", file=sys.stderr)
+    return 1
+
+
+def _show(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
+    account = store.account(server)
+    if account is None:
+        return _none_kept(server)
+    print(f"account {account.name} on {server}")
+    print(f"key kept in {store.path}")
+    if args.show_key:
+        print(f"key: {account.key}")
+    return 0
+
+
+def _rotate(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
+    from client_cli import api
+    from client_cli.local_store import Account, StoreError
+
+    account = store.account(server)
+    if account is None:
+        return _none_kept(server)
+    try:
+        answer = api.rotate_key(server, account.name, account.key)
+    except api.ApiError as exc:
+        print(f"thieves account: cannot rotate the key of {account.name}: {exc.words()}", file=sys.stderr)
+        return 1
+    try:
+        store.set_account(server, Account(answer.name, answer.key))
+    except StoreError as exc:
+        print(f"thieves account: {exc}; the new key, shown only now: {answer.key}", file=sys.stderr)
+        return 1
+    print(f"new key for {answer.name} kept in {store.path}; the old key no longer works anywhere")
+    return 0
+
+
+def _import(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
+    """Keep a key from another machine: the key's first part is the name in lower case; the profile
+    gives its registered case (and proves the account exists)."""
+    from client_cli import api
+    from client_cli.local_store import Account
+
+    key = args.key.strip()
+    lower, dot, secret = key.partition(".")
+    if not dot or not lower or not secret:
+        print("thieves account: that is not an account key (it looks like name.secret)", file=sys.stderr)
+        return 2
+    kept = store.account(server)
+    if kept is not None and kept.key != key and not args.force:
+        print(f"thieves account: the account {kept.name} is kept for {server} already; --force replaces it",
+              file=sys.stderr)
+        return 1
+    try:
+        name = api.profile(server, lower).name
+    except api.ApiError as exc:
+        print(f"thieves account: cannot import the key of {lower}: {exc.words()}", file=sys.stderr)
+        return 1
+    store.set_account(server, Account(name, key))
+    print(f"account {name} kept for {server} in {store.path} (the server checks the key when you play)")
+    return 0
+
+
+def _forget(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
+    account = store.forget_account(server)
+    if account is None:
+        return _none_kept(server)
+    print(f"forgot the account {account.name} for {server}: its key is no longer on this machine "
+          "(the account stays on the server)")
+    return 0
+
+
+ACTIONS = {"show": _show, "rotate": _rotate, "import": _import, "forget": _forget}

@@ -1,0 +1,131 @@
+"""``thieves verify EVENT``: recompute a finished event from its revealed races alone.
+
+Trusts nothing the server computed: each heat's deal is checked against the commitment published
+when the race was made, every entrant's game is replayed move by move on that deal (its cards home,
+its win and its final position must be what the results say), and the matchpoints and standings
+are recomputed from those results with the rules of docs/events.md. Prints ``agree`` or the first
+difference, and exits 0 or 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+
+import msgspec
+
+from client_cli.api import ApiError, get_json
+from client_cli.commands.netargs import add_server_option, server_of
+from shared import protocol as p
+from shared import scoring
+from shared.record import GameRecord, replay
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    cmd = sub.add_parser(
+        "verify",
+        help="recompute a finished event's races and standings from the revealed deals and moves",
+        description="Fetch a finished duplicate event, check every heat's deal against its commitment, replay "
+        "every entrant's moves, recompute the matchpoints and the standings, and compare them with the "
+        "server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
+    )
+    cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
+    add_server_option(cmd)
+    cmd.set_defaults(func=run)
+
+
+class Difference(Exception):
+    """The first thing that does not agree (the message says what, where)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    server = server_of(args)
+    try:
+        info = msgspec.convert(get_json(server, f"/events/{args.event}"), p.EventInfo)
+        if info.status != "finished":
+            print(f"thieves verify: event {info.id} is {info.status}: its deals are revealed once it is over",
+                  file=sys.stderr)
+            return 2
+        if info.format != "duplicate":
+            print(f"thieves verify: event {info.id} is an {info.format}; verify checks duplicate events",
+                  file=sys.stderr)
+            return 2
+        told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
+        rounds = {r.round: _round(server, info, r) for r in info.schedule}
+        mine = _standings(info, told, rounds)
+        _compare(mine, told)
+    except ApiError as exc:
+        print(f"thieves verify: {exc}", file=sys.stderr)
+        return 2
+    except Difference as exc:
+        print(f"differ: {exc}")
+        return 1
+    heats = sum(len(r.heats) for r in info.schedule)
+    print(f"agree: {len(info.schedule)} rounds, {heats} heats, {len(mine)} entrants of {info.name!r} recomputed "
+          "from the revealed deals and moves")
+    return 0
+
+
+def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.RoundResult]:
+    """Every entrant's result of one round, from its heat's results, each game replayed."""
+    out = []
+    for heat in rnd.heats:
+        res = msgspec.convert(get_json(server, f"/races/{heat.race}/results"), p.Results)
+        where = f"round {rnd.round}, heat {heat.heat} (race {heat.race})"
+        if rnd.deal is None or res.deal != rnd.deal:
+            raise Difference(f"{where}: the race's deal {res.deal} is not the round's {rnd.deal}")
+        if hashlib.sha256(f"{res.variant}|{res.deal}|{res.salt}".encode()).hexdigest() != res.commitment:
+            raise Difference(f"{where}: deal and salt do not match the commitment published at the start")
+        records = {r.seat: r for r in res.records}
+        for s in res.standings:
+            _check_game(where, res, s, records.get(s.seat))
+            if s.account not in heat.entrants:
+                raise Difference(f"{where}: {s.name} raced but was not drawn into the heat")
+        out += [scoring.heat_result(a, heat.race, heat.heat, res) for a in heat.entrants]
+    return out
+
+
+def _check_game(where: str, res: p.Results, s: p.Standing, record: p.PlayerRecord | None) -> None:
+    if record is None:
+        raise Difference(f"{where}: {s.name}'s moves are missing")
+    played = replay(GameRecord(res.variant, res.deal, tuple(record.moves)))
+    if played.error is not None:
+        raise Difference(f"{where}: {s.name}'s move {played.failed_at} is illegal: {played.error}")
+    game = played.game
+    if game.cards_home != s.home:
+        raise Difference(f"{where}: {s.name} has {game.cards_home} cards home after its moves, "
+                         f"the results say {s.home}")
+    if game.is_won() != (s.status == "finished"):
+        raise Difference(f"{where}: {s.name}'s game is {'won' if game.is_won() else 'not won'}, "
+                         f"the results say {s.status}")
+    if game.position() != record.position:
+        raise Difference(f"{where}: {s.name}'s final position is not the one its moves reach")
+
+
+def _standings(info: p.EventInfo, told: p.EventStandings,
+               rounds: dict[int, list[scoring.RoundResult]]) -> dict[str, scoring.Total]:
+    names = {line.account: line.name for line in told.lines}
+    totals = {a: scoring.Total(a, n) for a, n in names.items()}
+    for results in rounds.values():
+        points = scoring.matchpoints(results)
+        for r in results:
+            t = totals.setdefault(r.account, scoring.Total(r.account, r.account))
+            t.points2 += points[r.account]
+            t.home += r.home
+            t.time_ms += scoring.round_time(r, info.time_limit * 1000)
+    return totals
+
+
+def _compare(mine: dict[str, scoring.Total], told: p.EventStandings) -> None:
+    ranks = {t.account: rank for rank, t in scoring.ranked(mine.values())}
+    if len(told.lines) != len(mine):
+        raise Difference(f"the server lists {len(told.lines)} entrants, the rounds have {len(mine)}")
+    for line in told.lines:
+        t = mine.get(line.account)
+        if t is None:
+            raise Difference(f"{line.name} is in the server's standings but in no round")
+        for what, theirs, ours in (("matchpoints", line.matchpoints, t.points2 / 2), ("cards home", line.home, t.home),
+                                   ("time", line.time_ms, t.time_ms), ("rank", line.rank, ranks[line.account])):
+            if theirs != ours:
+                raise Difference(f"{line.name}: {what} {theirs} on the server, {ours} recomputed")

@@ -1,0 +1,124 @@
+"""The daily deal: one deal a day per variant (UTC). Each account plays it once, when it likes, on its
+own clock (its race starts when it says ``ready``); the board ranks by finish time, then cards home;
+the deal and everyone's games are revealed once the day is over (until then each play's results hide
+them, so a player who has finished cannot pass the deal on).
+
+HTTP: ``POST /daily/{variant}`` (the account's key) and ``GET /daily/{variant}?date=YYYY-MM-DD``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from shared import protocol as p
+from shared.variants import UnknownVariant, get_variant
+
+from ..answers import error_response, json_response, service_of
+from ..deals.checked import CheckedDeal, PoolUnavailable, solver_can_check
+from ..race.clock import now_ms
+from .http import bearer_account
+
+DAY_MS = 86_400_000
+
+
+def today(now: int) -> str:
+    return dt.datetime.fromtimestamp(now / 1000, dt.timezone.utc).date().isoformat()
+
+
+def day_end(date: str) -> int:
+    """Milliseconds at the end of the UTC day ``date`` (the reveal)."""
+    start = dt.datetime.fromisoformat(date).replace(tzinfo=dt.timezone.utc)
+    return int(start.timestamp() * 1000) + DAY_MS
+
+
+def event_name(variant: str, date: str) -> str:
+    """What a daily play's race names as its event."""
+    return f"daily:{variant}:{date}"
+
+
+async def play_daily(request: Request) -> Response:
+    """The account's race on today's deal: made on the first call, the same one on every later call."""
+    account = await bearer_account(request)
+    if isinstance(account, Response):
+        return account
+    try:
+        variant = get_variant(request.path_params["variant"]).key
+    except UnknownVariant as exc:
+        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+    service = service_of(request)
+    now = now_ms()
+    date = today(now)
+    existing = await service.daily.play_of(variant, date, account.account)
+    if existing is None:
+        try:
+            deal = await _deal_of_the_day(request, variant, date, now)
+        except PoolUnavailable as exc:
+            response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400, str(exc))
+            response.headers["Retry-After"] = "5"
+            return response
+        race = await service.create_for([account.account], deal, service.config.daily_time_limit, "all-ready",
+                                        event_name(variant, date), reveal_at=day_end(date))
+        existing = await service.daily.claim(variant, date, account.account, race.id)
+    meta = await service.store.meta(existing)
+    if meta is None:
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404, "your play of today's deal is gone")
+    return json_response(p.DailyPlay(variant=variant, date=date, race=meta.id, code=meta.code,
+                                     time_limit=meta.time_limit, reveal_at=day_end(date)))
+
+
+async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) -> CheckedDeal:
+    service = service_of(request)
+    drawn = await service.daily.deal(variant, date)
+    if drawn is None:
+        if solver_can_check(variant):
+            fresh = await service.checked.take(variant)
+            number, line = fresh.deal, " ".join(fresh.line)
+        else:
+            number, line = secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ""
+        drawn = await service.daily.draw(variant, date, number, line, now)
+    return CheckedDeal(variant, drawn[0], tuple(drawn[1].split()))
+
+
+async def daily_board(request: Request) -> Response:
+    """The day's board; the deal and the games once the day is over."""
+    try:
+        variant = get_variant(request.path_params["variant"]).key
+    except UnknownVariant as exc:
+        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+    now = now_ms()
+    date = request.query_params.get("date") or today(now)
+    try:
+        end = day_end(date)
+    except ValueError:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
+    service = service_of(request)
+    revealed = now >= end
+    lines: list[tuple[str, str, str, int, int | None, str, list[str] | None]] = []
+    for account, race in (await service.daily.plays(variant, date)).items():
+        meta = await service.store.meta(race)
+        if meta is None:
+            continue
+        blob = await service.store.results(race) if meta.status == "finished" else None
+        if blob is None:
+            _, progress = await service.store.lines(race)
+            home = progress[0].home if progress else 0
+            lines.append((account, progress[0].name if progress else account, "playing", home, None, race, None))
+            continue
+        res = msgspec.msgpack.decode(blob, type=p.Results)
+        s = res.standings[0]
+        time_ms = s.finished_at - (res.starts_at or 0) if s.status == "finished" and s.finished_at else None
+        lines.append((account, s.name, s.status, s.home, time_ms, race, res.records[0].moves if revealed else None))
+    order = sorted(lines, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
+    out: list[p.DailyLine] = []
+    for i, (account, name, status, home, time_ms, race, moves) in enumerate(order):
+        same = out and (out[-1].time_ms, out[-1].home) == (time_ms, home)
+        out.append(p.DailyLine(rank=out[-1].rank if same else i + 1, account=account, name=name, status=status,
+                               home=home, time_ms=time_ms, race=race, moves=moves))
+    drawn = await service.daily.deal(variant, date)
+    return json_response(p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
+                                      deal=drawn[0] if revealed and drawn else None))

@@ -1,0 +1,102 @@
+"""The daily deal on a real server and Redis: one deal a day, one play per account on its own clock,
+the board, and the reveal once the day is over."""
+
+from __future__ import annotations
+
+import msgspec
+from redis_util import Client, LiveServer, register
+
+from server.events.daily import day_end, event_name, today
+from server.deals.checked import CheckedDeal
+from server.race.clock import now_ms
+from shared import protocol as p
+from shared.pool import load_pool
+
+VARIANT = "forty-thieves"
+
+
+async def _play_post(server: LiveServer, key: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    return await server.http("POST", f"/daily/{VARIANT}", headers={"authorization": f"Bearer {key}"})
+
+
+async def _play(server: LiveServer, key: str, line: list[str], moves: int) -> p.DailyPlay:
+    """Ask for today's play, join it, start it (ready), play ``moves`` of the winning line, give up unless won."""
+    status, body = await _play_post(server, key)
+    assert status == 200, body
+    play = msgspec.convert(body, p.DailyPlay)
+    c = await Client.connect(server)
+    await c.hello(play.code, key=key)
+    await c.send(p.Ready(ready=True))
+    await c.expect(p.Countdown)
+    for text in line[:moves]:
+        assert isinstance(await c.move(text), p.Ack)
+    if moves < len(line):
+        await c.give_up()
+    finished = await c.expect(p.Finished)
+    assert finished.results.deal == 0 and finished.results.records == [], "nothing revealed before the day is over"
+    await c.close()
+    return play
+
+
+async def test_several_accounts_play_the_days_deal_once_each_at_different_times(server: LiveServer) -> None:
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy")}
+    first = await _play_post(server, keys["ann"])
+    again = await _play_post(server, keys["ann"])
+    assert first[1]["race"] == again[1]["race"], "one play a day: asking again gives the same race"
+    drawn = await server.service.daily.deal(VARIANT, today(now_ms()))
+    assert drawn is not None
+    line = list(load_pool(VARIANT).lines[drawn[0]])
+    await _play(server, keys["ann"], line, len(line))  # wins
+    bob = await _play(server, keys["bob"], line, 2)  # later, on his own clock
+    cy = await _play(server, keys["cy"], line, 0)
+    metas = [await server.service.store.meta(r) for r in (first[1]["race"], bob.race, cy.race)]
+    assert len({m.deal for m in metas if m}) == 1 and len({m.commitment for m in metas if m}) == 3
+    status, body = await server.http("GET", f"/races/{bob.race}/results")
+    assert status == 200 and body["deal"] == 0 and body["records"] == []
+    status, body = await server.http("GET", f"/daily/{VARIANT}")
+    board = msgspec.convert(body, p.DailyBoard)
+    assert not board.revealed and board.deal is None
+    assert [line_.name for line_ in board.lines] == ["ann", "bob", "cy"]
+    assert board.lines[0].status == "finished" and board.lines[0].time_ms is not None
+    assert all(line_.moves is None for line_ in board.lines)
+    again = await _play_post(server, keys["bob"])
+    assert again[1]["race"] == bob.race, "bob cannot play the day's deal twice"
+
+
+async def test_the_deal_and_every_game_are_revealed_once_the_day_is_over(server: LiveServer) -> None:
+    # A play of yesterday's deal, made as POST /daily made today's (the clock cannot be moved back here).
+    yesterday = today(now_ms() - 86_400_000)
+    key = await register(server, "ann")
+    service = server.service
+    deal = CheckedDeal(VARIANT, 7, ())
+    await service.daily.draw(VARIANT, yesterday, 7, "", now_ms())
+    race = await service.create_for(["ann"], deal, 60, "all-ready", event_name(VARIANT, yesterday),
+                                    reveal_at=day_end(yesterday))
+    await service.daily.claim(VARIANT, yesterday, "ann", race.id)
+    c = await Client.connect(server)
+    await c.hello(race.code, key=key)
+    await c.send(p.Ready(ready=True))
+    await c.expect(p.Countdown)
+    assert isinstance(await c.move("S"), p.Ack)
+    await c.give_up()
+    finished = await c.expect(p.Finished)
+    assert finished.results.deal == 7 and finished.results.records[0].moves == ["S"]
+    status, body = await server.http("GET", f"/daily/{VARIANT}?date={yesterday}")
+    board = msgspec.convert(body, p.DailyBoard)
+    assert board.revealed and board.deal == 7 and board.lines[0].moves == ["S"]
+    await c.close()
+
+
+async def test_bad_daily_requests_are_typed(server: LiveServer) -> None:
+    status, body = await server.http("POST", f"/daily/{VARIANT}")
+    assert (status, body["code"]) == (401, "bad_key")
+    key = await register(server, "ann")
+    status, body = await server.http("POST", "/daily/nope", headers={"authorization": f"Bearer {key}"})
+    assert (status, body["code"]) == (400, "bad_variant")
+    status, body = await server.http("GET", f"/daily/{VARIANT}?date=yesterday")
+    assert (status, body["code"]) == (400, "bad_field")
+    other = await register(server, "bob")
+    status, body = await _play_post(server, key)
+    intruder = await Client.connect(server)
+    await intruder.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=body["code"], key=other))
+    assert (await intruder.error()).code == "not_an_entrant", "a play of the daily deal is its account's alone"
