@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import msgspec
-from redis_util import LiveServer
-from web_util import WIN, new_race
+from redis_util import Client, LiveServer, register
+from web_util import WIN, new_race, sse
 
 from shared import protocol as p
 from shared.engine import Game
@@ -98,3 +98,30 @@ async def test_static_files_are_served(server: LiveServer) -> None:
         js = await http.get("/static/watch.js")
         assert js.status_code == 200 and "javascript" in js.headers["content-type"]
         assert (await http.get("/static/nope.js")).status_code == 404
+
+
+async def test_a_daily_deals_play_keeps_its_deal_and_games_hidden_until_the_day_is_over(server: LiveServer) -> None:
+    key = await register(server, "ann")
+    status, body = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
+    assert status == 200, body
+    client = await Client.connect(server)
+    await client.hello(body["code"], key=key)
+    await client.send(p.Ready(ready=True))
+    await client.expect(p.Countdown)
+    assert isinstance(await client.move("S"), p.Ack)
+    await client.give_up()
+    await client.expect(p.Finished)
+    meta = await server.service.store.meta(body["race"])
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        page = await http.get(f"/watch/{body['code']}")
+        assert page.status_code == 200 and "hidden until the day is over" in page.text
+        assert meta.salt not in page.text
+        state = json.loads(page.text.split('id="state">')[1].split("</script>")[0])
+        assert state["deal_text"] is None and state["results"]["records"] == []
+        replay = await http.get(f"/races/{body['race']}/replay/0")
+        assert replay.status_code == 409 and replay.json()["code"] == "race_not_over"
+    async with sse(server, body["race"]) as stream:
+        finished = await stream.until("finished")
+        assert finished.data["deal_text"] is None and finished.data["results"]["records"] == []
+        assert meta.salt not in finished.raw
+    await client.close()

@@ -31,7 +31,7 @@ from ..race.hub import RaceHub
 from ..race.service import Service
 from ..store import RaceMeta
 from .replay import replay_body
-from .sse import RaceGone, SseSpectator, open_stream
+from .sse import RaceGone, SseSpectator, deal_text, open_stream
 
 HERE = Path(__file__).parent
 PING_SECONDS = 15
@@ -102,11 +102,11 @@ async def watch(request: Request) -> Response:
     results = None
     if meta.status == "finished":
         blob = await service.store.results(meta.id)
-        results = msgspec.msgpack.decode(blob, type=p.Results) if blob is not None else None
+        results = races.shown_results(meta, blob, now) if blob is not None else None
     state = {"race": msgspec.to_builtins(info), "version": version, "server_time": now,
              "progress": msgspec.to_builtins(table),
              "results": msgspec.to_builtins(results) if results else None,
-             "deal_text": str(results.deal) if results else None,
+             "deal_text": deal_text(results) if results else None,
              "variant_name": _variant_name(meta.variant), "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/"}
     by_seat = {e.seat: e for e in table}
     return _render("watch.html", title=f"Race {meta.code}", race=info, table=sorted(table, key=lambda e: e.rank),
@@ -185,6 +185,8 @@ async def race_replay(request: Request) -> Response:
     blob = await service.store.results(meta.id)
     if blob is None:
         return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "the games are secret until the race is over")
+    if now_ms() < meta.reveal_at:
+        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "a daily deal's games stay secret until the day is over")
     bodies = await asyncio.to_thread(replay_body, blob, seat)
     if bodies is None:
         return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"the race has no player in seat {seat}")

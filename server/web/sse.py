@@ -55,11 +55,17 @@ def sse_event(msg: p.Welcome | p.Countdown | p.Progress | p.Finished | p.Error, 
     """
     kind = "race_error" if isinstance(msg, p.Error) else msg.__struct_config__.tag
     if isinstance(msg, p.Finished):
-        data = _json.encode({**msgspec.to_builtins(msg), "deal_text": str(msg.results.deal)}).decode()
+        data = _json.encode({**msgspec.to_builtins(msg), "deal_text": deal_text(msg.results)}).decode()
     else:
         data = _json.encode(msg).decode()
     event_id = str(msg.version) if isinstance(msg, (p.Welcome, p.Progress)) else None
     return ServerSentEvent(data=data, event=str(kind), id=event_id, retry=retry).encode()
+
+
+def deal_text(results: p.Results) -> str | None:
+    """The deal number as text, None while it is still hidden (a daily deal's play before the day is
+    over: ``races.shown_results`` blanks the deal, the salt and the games; a real salt is never empty)."""
+    return str(results.deal) if results.salt else None
 
 
 class _FrameCache:
@@ -205,6 +211,6 @@ async def _welcome(service: Service, hub: RaceHub, listener: SseSpectator, race:
     if meta is not None and meta.status == "finished" and not listener.ended:
         blob = await store.results(race)
         if blob is not None:
-            listener.push(sse_event(p.Finished(version=meta.version, results=msgspec.msgpack.decode(
-                blob, type=p.Results))))
+            listener.push(sse_event(p.Finished(version=meta.version,
+                                               results=races.shown_results(meta, blob, now_ms()))))
             listener.close_after_queue(p.CloseCode.NORMAL)

@@ -19,6 +19,13 @@ export function showFinal(section, results, dealText, variantName, replay, repla
       el("td", {}, `${s.home}/${s.total}`), el("td", {}, String(s.moves)), el("td", {}, button));
   }));
   const deal = section.querySelector("#deal");
+  if (dealText === null || dealText === undefined) {
+    deal.replaceChildren(el("p", {}, "The deal and every game stay hidden until the day is over " +
+      "(a daily deal: others may still be playing it)."));
+    section.hidden = false;
+    hideLiveTable();
+    return;
+  }
   const line = results.winning_line
     ? el("p", {}, `A winning line of ${results.winning_line.length} moves was proved before the race.`) : null;
   deal.replaceChildren(el("p", {}, "The deal was ", el("strong", {}, `${variantName} deal ${dealText}`),
@@ -26,7 +33,11 @@ export function showFinal(section, results, dealText, variantName, replay, repla
     el("code", { class: "hash" }, results.commitment), " was published when the race was created)."));
   if (line) deal.append(line);
   section.hidden = false;
-  // The live table stops at the last progress before the end: the standings replace it.
+  hideLiveTable();
+}
+
+/** The live table stops at the last progress before the end: the standings replace it. */
+function hideLiveTable() {
   const racers = document.getElementById("racers");
   if (racers) racers.hidden = true;
 }
