@@ -71,6 +71,12 @@ async def shoot(out: Path) -> None:
                 await page.locator("#final").scroll_into_view_if_needed()
                 await page.screenshot(path=out / "watch-replay.png", full_page=True)
 
+                await _accounts(server, redis.url)
+                await page.goto(f"{server.url}/leaderboard")
+                await page.screenshot(path=out / "leaderboard.png")
+                await page.goto(f"{server.url}/player/Ann")
+                await page.screenshot(path=out / "player.png")
+
                 dark = await browser.new_context(viewport={"width": 1000, "height": 900}, color_scheme="dark")
                 page = await dark.new_page()
                 await page.goto(f"{server.url}/watch/{race.created.race.code}")
@@ -85,6 +91,23 @@ async def shoot(out: Path) -> None:
             redis.stop()
     for png in sorted(out.glob("*.png")):
         print(png.relative_to(ROOT) if png.is_relative_to(ROOT) else png)
+
+
+async def _accounts(server, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A few accounts with rated and casual races in their history, as the results store keeps them."""
+    import redis as sync_redis
+    from results_util import put_account, put_finished_race, standing
+
+    client = sync_redis.Redis.from_url(redis_url)
+    for name in ("Ann", "Bob", "Cy", "Dee"):
+        put_account(client, name)
+    games = [("ann", "bob", "cy"), ("bob", "ann", "dee"), ("ann", "dee", "cy"), ("cy", "ann", "bob")]
+    for i, order in enumerate(games):
+        lines = [standing(0, order[0], "finished", 104, 200_000 + 9000 * i, 200_000 + 9000 * i),
+                 standing(1, order[1], home=80 - i), standing(2, order[2], "gave_up", home=30 + i)]
+        put_finished_race(client, f"rated{i}", lines, ended_after=400_000 + 60_000 * i)
+        assert (await server.service.apply_results(f"rated{i}")).value == "applied"
+    client.close()
 
 
 async def _same(page, server, race: str) -> bool:  # type: ignore[no-untyped-def]

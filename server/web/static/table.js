@@ -4,7 +4,7 @@ export const STATUS_WORDS = {
   waiting: ["…", "waiting"], ready: ["✓", "ready"], racing: ["▶", "racing"], blocked: ["■", "blocked"],
   finished: ["★", "won"], gave_up: ["✗", "gave up"], disconnected: ["◌", "offline"],
 };
-const FINAL_RACING = ["⏱", "out of time"];
+const FINAL_RACING = ["◷", "out of time"];
 
 /** A status as a sign (hidden from screen readers) and words: colour is never the only signal. */
 export function statusCell(cell, status, final = false) {
