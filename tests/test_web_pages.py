@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import msgspec
-from redis_util import Client, LiveServer, register
+from redis_util import Client, LiveServer, eventually, register
 from web_util import WIN, new_race, sse
 
 from shared import protocol as p
@@ -125,3 +125,34 @@ async def test_a_daily_deals_play_keeps_its_deal_and_games_hidden_until_the_day_
         assert finished.data["deal_text"] is None and finished.data["results"]["records"] == []
         assert meta.salt not in finished.raw
     await client.close()
+
+
+async def test_the_front_page_lists_an_events_current_heats_to_watch(redis_url: str) -> None:
+    from redis_util import live_server
+
+    organiser = "organiser-secret-for-tests"
+    async with live_server(redis_url, organiser_token=organiser) as server:
+        auth = {"authorization": f"Bearer {organiser}"}
+        status, event = await server.http("POST", "/events", {"name": "Cup", "join_seconds": 30, "break_seconds": 0,
+                                                              "time_limit": 120, "heat_size": 2}, headers=auth)
+        assert status == 201, event
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            page = await http.get("/")
+            assert f'data-event="{event["id"]}"' in page.text and "taking entries" in page.text
+            for name in ("ann", "bob", "cy", "dee"):
+                key = await register(server, name)
+                status, _ = await server.http("POST", f"/events/{event['id']}/entrants",
+                                              headers={"authorization": f"Bearer {key}"})
+                assert status == 200
+            status, _ = await server.http("POST", f"/events/{event['id']}/start", headers=auth)
+            assert status == 200
+
+            async def heats_listed() -> bool:
+                text = (await http.get("/")).text
+                return text.count("Watch heat ") == 2
+
+            await eventually(heats_listed, "the first round's two heats on the front page")
+            text = (await http.get("/")).text
+            code = text.split('<a href="/watch/')[1].split('"')[0]
+            assert (await http.get(f"/watch/{code}")).status_code == 200
+            assert "round 1 of" in text

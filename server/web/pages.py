@@ -16,6 +16,7 @@ from shared import protocol as p
 from shared.variants import get_variant
 
 from ..answers import service_of
+from ..events.standings import event_info
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..race.service import Service
@@ -36,13 +37,38 @@ async def race_meta(service: Service, ref: str) -> RaceMeta | None:
 
 
 async def index(request: Request) -> Response:
-    """Races in the lobby or running, with links to watch them."""
-    metas = await service_of(request).store.active_races()
+    """Races in the lobby or running, with links to watch them; events open or running, with their
+    current round's heats (each a race to watch)."""
+    service = service_of(request)
+    metas = await service.store.active_races()
     now = now_ms()
     rows = [races.race_info(m, now) for m in metas]
     live = [r for r in rows if r.status in ("countdown", "running")]
     lobby = [r for r in rows if r.status == "lobby"]
-    return render("index.html", title="Races", live=live, lobby=lobby)
+    return render("index.html", title="Races", live=live, lobby=lobby, events=await _current_events(service))
+
+
+ARENA_RACES_SHOWN = 6
+"""An arena's latest pairings listed on the front page."""
+
+
+async def _current_events(service: Service) -> list[tuple[p.EventInfo, list[p.EventHeat]]]:
+    """Events taking entries or under way, as ``GET /events/{id}`` shows them (server/events/http.py),
+    each with the races to watch now: a duplicate event's current round's heats, an arena's latest
+    pairings."""
+    out = []
+    for event in await service.events.recent_ids():
+        meta = await service.events.meta(event)
+        if meta is None or meta.status == "finished":
+            continue
+        arena = await service.events.arena_races(meta.id) if meta.format == "arena" else None
+        info = event_info(meta, arena)
+        if info.format == "arena":
+            heats = [heat for r in info.schedule[-ARENA_RACES_SHOWN:] for heat in r.heats]
+        else:
+            heats = [heat for r in info.schedule if r.round == info.round for heat in r.heats]
+        out.append((info, heats))
+    return out
 
 
 async def watch(request: Request) -> Response:
