@@ -5,7 +5,9 @@ One ``thieves-server`` process (its own private redis-server), one race,
 EventSource opens), and one player who draws a card every ``--gap``
 seconds. For each move: the time from sending it to the moment the last
 stream has received an event whose id (the table version) includes it;
-p50 and p99 over the moves, and over every stream's event. Moves are
+p50 and p99 over the moves, and over every stream's event; and the server
+process's CPU (utime + stime from /proc) over the timed moves per event
+delivered, a figure the machine's load hardly moves. Moves are
 spaced wider than the progress tick, so this is the path of one event, not
 the coalescing delay. Printed, not asserted: the client runs on the same
 cores as the server and Redis.
@@ -35,6 +37,7 @@ sys.path.insert(0, str(HERE))
 
 import websockets  # noqa: E402
 from race_load import http, server_command, start_child  # noqa: E402
+from procfs import cpu_seconds  # noqa: E402
 from scale import pct  # noqa: E402
 
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
@@ -96,6 +99,7 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
             while not isinstance(msg := p.decode_server(await ws.recv()), p.Countdown):  # type: ignore[arg-type]
                 pass
             await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000) + 0.3)
+            cpu_before = cpu_seconds(proc.pid)
             for seq in range(1, args.moves + 1):
                 sent = time.perf_counter()
                 await ws.send(p.encode(p.Move(seq=seq, move="S")))
@@ -104,6 +108,7 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
                 if isinstance(ack, p.Ack):
                     acks.append((ack.version, sent))
                 await asyncio.sleep(args.gap)
+            cpu = cpu_seconds(proc.pid) - cpu_before
         await asyncio.sleep(1.0)
         stop.set()
         await asyncio.wait(tasks, timeout=15)
@@ -125,7 +130,8 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
     return {"spectators": float(args.spectators), "moves": float(len(acks)),
             "last_p50_ms": pct(last, 50) * 1000, "last_p99_ms": pct(last, 99) * 1000,
             "any_p50_ms": pct(each, 50) * 1000, "any_p99_ms": pct(each, 99) * 1000,
-            "events_missing": float(missing)}
+            "events_missing": float(missing),
+            "server_cpu_us_per_event": cpu / max(1, len(acks) * args.spectators) * 1e6}
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -139,7 +145,8 @@ async def main_async(args: argparse.Namespace) -> None:
             for key, value in fan.items():
                 print(f"  {key:24} {value:10.1f}")
             print(f"move -> last browser's event: p50 {fan['last_p50_ms']:.1f} ms, p99 {fan['last_p99_ms']:.1f} ms "
-                  f"over {fan['moves']:.0f} moves, {fan['spectators']:.0f} SSE spectators")
+                  f"over {fan['moves']:.0f} moves, {fan['spectators']:.0f} SSE spectators; server CPU "
+                  f"{fan['server_cpu_us_per_event']:.0f} us per event delivered")
             print(f"  load average now         {os.getloadavg()[0]:10.2f}")
         finally:
             redis.stop()
