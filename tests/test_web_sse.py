@@ -174,3 +174,18 @@ def test_hub_frames_become_events_and_the_end_ends_the_stream() -> None:
     assert listener.ended and listener.queue[-1].split(b"\r\n")[:2] == [b"event: race_error", b'data: {"type":'
                                                                       b'"error","code":"race_not_found",'
                                                                       b'"message":"removed","ref":null}']
+
+
+async def test_a_stream_from_another_server_process_sees_the_moves_made_through_the_first(
+        server: LiveServer, redis_url: str) -> None:
+    from redis_util import live_server
+
+    race = await new_race(server)
+    async with live_server(redis_url) as other:
+        async with sse(other, race.id) as stream:
+            await stream.next()
+            await race.move(0, 4)
+            await race.move(1, 2)
+            await stream.until_version(await race_version(server, race.id))
+            assert stream.table.lines == await server_lines(server, race.id)
+    await race.close()
