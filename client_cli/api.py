@@ -241,3 +241,49 @@ def results(server: str, race: str) -> p.Results:
 def get_json(server: str, path: str) -> Any:
     """``GET path`` on the server, its JSON (raises :class:`ApiError` with the server's own words)."""
     return _request(server, "GET", path)
+
+
+# ------------------------------------------------------------------ events
+def create_event(server: str, organiser_token: str, event: p.EventCreate) -> p.EventInfo:
+    """``POST /events`` with the organiser's token."""
+    data = _request(server, "POST", "/events", msgspec.json.encode(event), key=organiser_token)
+    return _typed(data, p.EventInfo, "POST /events")
+
+
+def list_events(server: str) -> list[p.EventInfo]:
+    data = _request(server, "GET", "/events")
+    return _typed(data.get("events", []) if isinstance(data, dict) else data, list[p.EventInfo], "GET /events")
+
+
+def event(server: str, event_id: str) -> p.EventInfo:
+    return _typed(_request(server, "GET", f"/events/{_quote(event_id)}"), p.EventInfo, "GET /events/{id}")
+
+
+def event_standings(server: str, event_id: str) -> p.EventStandings:
+    data = _request(server, "GET", f"/events/{_quote(event_id)}/standings")
+    return _typed(data, p.EventStandings, "GET /events/{id}/standings")
+
+
+def start_event(server: str, organiser_token: str, event_id: str) -> p.EventInfo:
+    data = _request(server, "POST", f"/events/{_quote(event_id)}/start", b"{}", key=organiser_token)
+    return _typed(data, p.EventInfo, "POST /events/{id}/start")
+
+
+def enter_event(server: str, event_id: str, key: str) -> p.EventEntry:
+    data = _request(server, "POST", f"/events/{_quote(event_id)}/entrants", b"{}", key=key)
+    return _typed(data, p.EventEntry, "POST /events/{id}/entrants")
+
+
+def withdraw_from_event(server: str, event_id: str, name: str, key: str) -> p.EventEntry:
+    data = _request(server, "DELETE", f"/events/{_quote(event_id)}/entrants/{_quote(name)}", key=key)
+    return _typed(data, p.EventEntry, "DELETE /events/{id}/entrants/{name}")
+
+
+def play_daily(server: str, variant: str, key: str) -> p.DailyPlay:
+    data = _request(server, "POST", f"/daily/{_quote(variant)}", b"{}", key=key)
+    return _typed(data, p.DailyPlay, "POST /daily/{variant}")
+
+
+def daily_board(server: str, variant: str, date: str | None = None) -> p.DailyBoard:
+    query = f"?date={_quote(date)}" if date else ""
+    return _typed(_request(server, "GET", f"/daily/{_quote(variant)}{query}"), p.DailyBoard, "GET /daily/{variant}")

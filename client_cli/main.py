@@ -27,6 +27,8 @@ COMMAND_MODULES = [
     "me",
     "player",
     "leaderboard",
+    "event",
+    "daily",
     "verify",
 ]
 

@@ -2,7 +2,7 @@
 
 Pure functions of the typed answers (:class:`shared.protocol.Profile`,
 ``HistoryEntry``, ``Leaderboard``), so the layout is tested without a
-server. A provisional rating (high uncertainty, about the first ten rated
+server. A provisional rating (high uncertainty, some twenty rated
 races) carries a ``?``, as the protocol's reference asks.
 """
 

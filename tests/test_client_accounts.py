@@ -1,17 +1,17 @@
-"""The account commands' parts that need no race server: layouts at 80 columns, replaying a
-saved results file, refusals before any request, help texts, and how HTTP refusals are worded
-(against a stub that answers what docs/protocol.md says the server answers)."""
+"""The account commands: layouts at 80 columns, replaying a saved results file, refusals before any
+request, help texts (none of these needs a race server), and how HTTP refusals are worded, against the
+real server (an in-process uvicorn on the private Redis) producing each refusal for real."""
 
 from __future__ import annotations
 
-import http.server
+import asyncio
 import json
-import threading
 from pathlib import Path
-from typing import Any, Iterator
 
 import msgspec
 import pytest
+from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
+from redis_util import register as register_account
 
 from client_cli.api import ApiError, history, latest_races, register
 from client_cli.local_store import Account, LocalStore
@@ -198,81 +198,80 @@ def test_help_texts_say_where_the_key_is_kept_and_what_the_options_do(command: s
 
 
 # ---------------------------------------------------------------- HTTP refusals worded
-class Stub(http.server.BaseHTTPRequestHandler):
-    """Answers like docs/protocol.md's endpoint table, from ``answers[(method, path)]``."""
-
-    answers: dict[tuple[str, str], tuple[int, Any, dict[str, str]]] = {}
-    seen: list[tuple[str, str, str | None]] = []
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
-        self.seen.append((self.command, self.path, self.headers.get("Authorization")))
-        status, body, headers = self.answers.get((self.command, self.path), (404, {"code": "x", "message": "?"}, {}))
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
+# Against the real server (uvicorn, Starlette, the private Redis): the refusals are produced for real.
+# The CLI's requests are blocking urllib, so they run in a thread while the server runs on this loop.
+async def refused_hello(server: LiveServer, race: str, key: str) -> p.Error:
+    c = await Client.connect(server)
+    await c.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, key=key))
+    err = await c.error()
+    await c.closed()
+    return err
 
 
-@pytest.fixture
-def stub() -> Iterator[str]:
-    Stub.answers, Stub.seen = {}, []
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+async def test_register_refusals_are_explained(redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    async with live_server(redis_url, register_burst=1, register_interval=60.0) as server:
+        await register_account(server, "Bob")  # the one registration the burst allows
+        assert await asyncio.to_thread(main, ["register", "bob", "--server", server.url]) == 1
+        assert capsys.readouterr().err.strip() == (
+            "thieves register: cannot register bob: an account with that name (in any case) exists on this server; "
+            "names are unique ignoring case: pick another")
+        with pytest.raises(ApiError) as caught:  # a taken name costs no token: this one is the second
+            await asyncio.to_thread(register, server.url, "cy")
+        assert caught.value.code == "register_rate_limited" and caught.value.retry_after is not None
+        assert 0 < caught.value.retry_after <= 60
+        assert caught.value.words().endswith(f"try again in {caught.value.retry_after:g} s")
+        assert LocalStore().account(server.url) is None
 
 
-def error(code: p.ErrorCode) -> dict[str, str]:
-    return {"code": code.value, "message": code.explanation}
-
-
-def test_register_refusals_are_explained(stub: str, capsys: pytest.CaptureFixture[str]) -> None:
-    Stub.answers[("POST", "/players")] = (409, error(p.ErrorCode.ACCOUNT_NAME_TAKEN), {})
-    assert main(["register", "bob", "--server", stub]) == 1
-    assert capsys.readouterr().err.strip() == (
-        "thieves register: cannot register bob: an account with that name (in any case) exists on this server; "
-        "names are unique ignoring case: pick another")
-    Stub.answers[("POST", "/players")] = (429, error(p.ErrorCode.REGISTER_RATE_LIMITED), {"Retry-After": "42"})
-    with pytest.raises(ApiError) as caught:
-        register(stub, "bob")
-    assert caught.value.code == "register_rate_limited" and caught.value.retry_after == 42
-    assert caught.value.words().endswith("try again in 42 s")
-    assert LocalStore().account(stub) is None
-
-
-def test_rotate_sends_the_key_as_a_bearer_token_and_explains_bad_key(stub: str,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    LocalStore().set_account(stub, Account("Bob", "bob.old"))
-    Stub.answers[("POST", "/players/Bob/key")] = (401, error(p.ErrorCode.BAD_KEY), {})
-    assert main(["account", "rotate", "--server", stub]) == 1
-    assert Stub.seen[-1] == ("POST", "/players/Bob/key", "Bearer bob.old")
+async def test_rotate_sends_the_key_as_a_bearer_token_and_explains_bad_key(
+        server: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    revoked = await register_account(server, "Bob")
+    status, body = await server.http("POST", "/players/Bob/key", headers={"authorization": f"Bearer {revoked}"})
+    assert status == 200, body
+    current = body["key"]
+    LocalStore().set_account(server.url, Account("Bob", revoked))
+    assert await asyncio.to_thread(main, ["account", "rotate", "--server", server.url]) == 1
     assert "account key is not valid" in capsys.readouterr().err
-    Stub.answers[("POST", "/players/Bob/key")] = (200, {"name": "Bob", "key": "bob.new"}, {})
-    assert main(["account", "rotate", "--server", stub]) == 0
-    assert LocalStore().account(stub) == Account("Bob", "bob.new")
+    assert LocalStore().account(server.url) == Account("Bob", revoked)
+    LocalStore().set_account(server.url, Account("Bob", current))
+    assert await asyncio.to_thread(main, ["account", "rotate", "--server", server.url]) == 0
+    kept = LocalStore().account(server.url)
+    assert kept is not None and kept.name == "Bob" and kept.key not in (revoked, current)
+    # The server took the kept key as the bearer of the rotation: the one it replaced is refused now,
+    # the new one joins as Bob.
+    created = await create_race(server)
+    assert (await refused_hello(server, created.race.id, current)).code == "bad_key"
+    c = await Client.connect(server)
+    welcome = await c.hello(created.race.id, key=kept.key)
+    assert [e.name for e in welcome.progress] == ["Bob"]
+    await c.close()
 
 
-def test_history_pages_are_followed_through_next(stub: str) -> None:
-    def entry(i: int) -> dict[str, Any]:
-        return {"race": f"r{i}", "code": "C", "variant": "forty-thieves", "ended_at": 1, "place": 1, "players": 2,
-                "status": "finished", "home": 104, "total": 104}
+async def play_solo_race(server: LiveServer, key: str) -> str:
+    """A one-seat race joined with ``key``, started and given up at once: its id."""
+    created = await create_race(server, seats=1, deal_source="number", deal=1)
+    c = await Client.connect(server)
+    await c.hello(created.race.id, key=key)
+    await start_race(server, created.creator_token, [c])
+    await c.give_up()
+    await c.expect(p.Finished)
+    await c.close()
+    return created.race.id
 
-    Stub.answers[("GET", "/players/ann/races?limit=3")] = (200, {"races": [entry(1), entry(2)], "next": "c2"}, {})
-    Stub.answers[("GET", "/players/ann/races?limit=1&before=c2")] = (200, {"races": [entry(3)], "next": "c3"}, {})
-    assert [e.race for e in latest_races(stub, "ann", 3)] == ["r1", "r2", "r3"]
-    assert history(stub, "ann", 3).next == "c2"
+
+async def test_history_pages_are_followed_through_next(server: LiveServer) -> None:
+    key = await register_account(server, "ann")
+    count = 101  # one more than a page holds (limit 100): latest_races must follow ``next``
+    played = {await play_solo_race(server, key) for _ in range(count)}
+
+    async def recorded() -> bool:
+        status, body = await server.http("GET", "/players/ann")
+        return status == 200 and body["races"] == count
+    await eventually(recorded, f"the {count} races to reach ann's history")
+    races = await asyncio.to_thread(latest_races, server.url, "ann", count + 5)
+    assert len(races) == count and {e.race for e in races} == played
+    assert races == sorted(races, key=lambda e: (e.ended_at, e.race), reverse=True), "newest first"
+    first = await asyncio.to_thread(history, server.url, "ann", 100)
+    assert first.races == races[:100] and first.next is not None
+    rest = await asyncio.to_thread(history, server.url, "ann", 100, first.next)
+    assert rest.races == races[100:] and rest.next is None

@@ -196,3 +196,57 @@ async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveSe
     again = await Client.connect(a)
     assert (await again.hello(created.race.id, key=key)).seat == first.seat
     await again.close()
+
+
+async def test_a_duplicate_event_an_arena_race_and_the_daily_deal_on_a_cluster(cluster: LocalCluster) -> None:
+    """Events' scripts each touch one event's hash tag, the daily deal's one day's: two servers on the
+    cluster run a one-round event (entries and heats through both) and a play of the daily deal."""
+    token = "cluster-organiser"
+    auth = {"authorization": f"Bearer {token}"}
+    async with live_server(cluster.urls[0], redis_cluster=True, organiser_token=token) as a:
+        async with live_server(cluster.urls[1], redis_cluster=True, organiser_token=token) as b:
+            keys = {}
+            for i, name in enumerate(("ann", "bob", "cy", "dan")):
+                status, body = await (a if i % 2 else b).http("POST", "/players", {"name": name})
+                assert status == 201, body
+                keys[name] = body["key"]
+            status, event = await a.http("POST", "/events", {"name": "Cup", "rounds": 1, "heat_size": 2,
+                                                            "join_seconds": 1, "deals": [WIN["deal"]]}, headers=auth)
+            assert status == 201, event
+            for i, name in enumerate(keys):
+                status, _ = await (b if i % 2 else a).http("POST", f"/events/{event['id']}/entrants",
+                                                           headers={"authorization": f"Bearer {keys[name]}"})
+                assert status == 200
+            assert (await b.http("POST", f"/events/{event['id']}/start", headers=auth))[0] == 200
+
+            async def drawn() -> bool:
+                _, info = await a.http("GET", f"/events/{event['id']}")
+                return bool(info["schedule"])
+            await eventually(drawn, "round 1 drawn")
+            _, info = await b.http("GET", f"/events/{event['id']}")
+            players = []
+            for h, heat in enumerate(info["schedule"][0]["heats"]):
+                for account in heat["entrants"]:
+                    c = await Client.connect(a if h % 2 else b)
+                    await c.hello(heat["code"], key=keys[account])
+                    players.append((c, account))
+            for c, account in players:
+                await c.expect(p.Countdown, timeout=30)
+                for text in WIN["moves"][:20 if account in ("ann", "cy") else 2]:
+                    assert isinstance(await c.move(text), p.Ack)
+                await c.give_up()
+
+            async def scored() -> bool:
+                _, info = await b.http("GET", f"/events/{event['id']}")
+                return info["status"] == "finished"
+            await eventually(scored, "the round scored and the event finished")
+            _, standings = await a.http("GET", f"/events/{event['id']}/standings")
+            points = {line["name"]: line["matchpoints"] for line in standings["lines"]}
+            assert points["ann"] + points["cy"] == 2 * 2 + 1 and points["bob"] + points["dan"] == 1
+            status, play = await a.http("POST", "/daily/forty-thieves",
+                                        headers={"authorization": f"Bearer {keys['ann']}"})
+            assert status == 200, play
+            status, again = await b.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {keys['ann']}"})
+            assert again["race"] == play["race"], "one play a day, whichever server is asked"
+            for c, _ in players:
+                await c.close()

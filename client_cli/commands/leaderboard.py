@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "leaderboard",
         help="the best rated players of a variant",
         description="The rated players of a variant, best first by the shown rating (? while provisional: "
-        "about the first ten rated races). Only races created with --rated count.",
+        "until its uncertainty sigma falls below 5, some 20 races). Only races created with --rated count.",
     )
     parser.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS),
                         help=f"game of the family (default {DEFAULT_VARIANT.key})")

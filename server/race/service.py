@@ -34,6 +34,9 @@ from .clock import now_ms
 from .hub import Listener, RaceHub
 
 
+STOP_SECONDS = 3.0
+"""How long shutdown waits for the periodic tasks to end after cancelling them, before asking again."""
+
 CATCH_UP_SECONDS = 1.0
 """How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
 can delay a progress frame, a start or an end (one small read per race served here)."""
@@ -80,6 +83,7 @@ class Service:
         self._conn_ids = itertools.count(1)
         self.subscriber = self.store.subscriber(self._on_note)
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
         self._ending: set[str] = set()
         self.history = History(redis)
         self.recorder = Recorder(self.store, self.history, config.history_max, config.retention)
@@ -114,7 +118,14 @@ class Service:
         return now_ms() + int(self.config.presence_lease * 1000)
 
     async def stop(self) -> None:
+        self._stopping = True
         for task in [*self._tasks, *self._background]:
+            task.cancel()
+        _, pending = await asyncio.wait(self._tasks, timeout=STOP_SECONDS)
+        for task in pending:
+            # A cancel can be swallowed inside a library (a Redis timeout firing as the cancel lands
+            # turns into a TimeoutError, which the client retries): ask again; _every also stops by the flag.
+            log("stop_cancel_again", logging.WARNING, task=task.get_name())
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for hub in self.hubs.values():
@@ -152,8 +163,12 @@ class Service:
 
     # ------------------------------------------------- periodic work
     async def _every(self, seconds: float, job: Any) -> None:
-        """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time."""
-        while True:
+        """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time.
+
+        The loop also ends on :attr:`_stopping`: a cancel that a Redis client swallowed mid-command
+        (seen on a Redis Cluster, where a timeout and the cancel met) would otherwise leave this
+        loop running and the shutdown waiting for it."""
+        while not self._stopping:
             await asyncio.sleep(seconds)
             try:
                 await job()

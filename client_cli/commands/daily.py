@@ -1,0 +1,68 @@
+"""``thieves daily``: today's deal (one a day per variant, UTC): play it once, on your own clock, or
+see the day's board. The deal and everyone's games are revealed once the day is over."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from client_cli.commands.netargs import add_server_option, server_of
+from shared.variants import DEFAULT_VARIANT, VARIANTS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "daily",
+        help="today's deal: play it once with your account, or see the day's board",
+        description="One deal a day per variant (UTC), the same for everyone. `thieves daily play` opens "
+        "your race on it (the same race if you ask again: one play a day); press s in the lobby to start "
+        "your own clock. `thieves daily board` lists the day's results by time, then cards home; the "
+        "deal and everyone's moves are shown once the day is over.",
+    )
+    parser.add_argument("action", choices=["play", "board"], nargs="?", default="board")
+    parser.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS))
+    parser.add_argument("--date", default=None, metavar="YYYY-MM-DD", help="board: another day's (default today)")
+    add_server_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from client_cli import api
+
+    server = server_of(args)
+    try:
+        if args.action == "board":
+            board = api.daily_board(server, args.variant, args.date)
+            print("\n".join(board_lines(board)))
+            return 0
+        from client_cli.local_store import LocalStore
+
+        account = LocalStore().account(server)
+        if account is None:
+            print(f"thieves daily: the daily deal is played with an account: `thieves register NAME` "
+                  f"makes one for {server}", file=sys.stderr)
+            return 1
+        play = api.play_daily(server, args.variant, account.key)
+    except api.ApiError as exc:
+        print(f"thieves daily: {exc.words()}", file=sys.stderr)
+        return 1
+    print(f"your race on the {play.date} deal of {play.variant}: {play.code} ({play.time_limit} s from your start)")
+    from client_cli.commands import play as play_cmd
+
+    return play_cmd.run(argparse.Namespace(race=play.code, name=None, anonymous=False, creator_token=None,
+                                           server=args.server))
+
+
+def board_lines(board: object) -> list[str]:
+    from shared import protocol as p
+
+    assert isinstance(board, p.DailyBoard)
+    head = f"the {board.date} deal of {board.variant}: " + (
+        f"deal {board.deal}, revealed" if board.revealed else "revealed when the day is over (UTC)")
+    out = [head, f"{'rank':>4}  {'name':<24} {'status':<9} {'cards':>5} {'time':>8}"]
+    for line in board.lines:
+        time_text = f"{line.time_ms / 1000:>7.1f}s" if line.time_ms is not None else f"{'':>8}"
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.status:<9} {line.home:>5} {time_text}")
+    if not board.lines:
+        out.append("  nobody has played it yet")
+    return out

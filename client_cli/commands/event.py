@@ -1,0 +1,215 @@
+"""``thieves event``: tournament events (docs/events.md): create, list, show, join, withdraw, start,
+standings, watch.
+
+The organiser's commands (create, start) take the server's organiser token (``--organiser-token`` or
+``$THIEVES_ORGANISER_TOKEN``); an entrant's (join, withdraw) use the account kept for the server
+(``thieves register NAME``). Anyone may list, show, read the standings and watch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from client_cli.commands.netargs import add_server_option, server_of
+from shared import protocol as p
+from shared.variants import DEFAULT_VARIANT, VARIANTS
+
+ORGANISER_ENV = "THIEVES_ORGANISER_TOKEN"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "event",
+        help="tournament events: duplicate rounds in heats, and arenas",
+        description="Tournament events (docs/events.md). Organisers create and start them with the server's "
+        f"organiser token (--organiser-token or ${ORGANISER_ENV}); players join with their account "
+        "(thieves register NAME) and then play their heat with `thieves play CODE`.",
+    )
+    cmds = parser.add_subparsers(dest="event_command", metavar="ACTION")
+    cmds.required = True
+
+    create = cmds.add_parser("create", help="create an event (organiser)",
+                             description="Create an event; it takes entries until `thieves event start`.")
+    create.add_argument("name", help="the event's name (1-64 characters)")
+    create.add_argument("--format", choices=["duplicate", "arena"], default="duplicate",
+                        help="duplicate: rounds on one deal in heats, by matchpoints; arena: races again and "
+                        "again for --duration, points by place (default duplicate)")
+    create.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS))
+    create.add_argument("--rounds", type=int, default=3, help="duplicate: rounds (default 3)")
+    create.add_argument("--heat-size", type=int, default=8, help="duplicate: most racers in one heat (default 8)")
+    create.add_argument("--time-limit", type=int, default=600, help="seconds each race lasts (default 600)")
+    create.add_argument("--join-seconds", type=int, default=60,
+                        help="seconds between drawing a race and its start (default 60)")
+    create.add_argument("--break-seconds", type=int, default=30, help="duplicate: seconds between rounds (default 30)")
+    create.add_argument("--duration", type=int, default=1800, help="arena: seconds of pairing (default 1800)")
+    create.add_argument("--group-size", type=int, default=2, help="arena: racers per race (default 2)")
+    create.add_argument("--deal-source", choices=["pool", "random"], default="pool",
+                        help="pool: checked deals proved winnable (default); random: secret random deals")
+    create.add_argument("--deals", default=None, metavar="N,N,...",
+                        help="the organiser's own deal numbers (duplicate: one per round), secret until the end")
+    create.add_argument("--rated", action="store_true", help="the races update the players' ratings")
+    create.add_argument("--no-late-entry", action="store_true", help="no entries once the event has started")
+    _organiser_option(create)
+
+    cmds.add_parser("list", help="the latest events")
+    show = cmds.add_parser("show", help="an event's settings, rounds and heats")
+    join = cmds.add_parser("join", help="enter an event with your account")
+    withdraw = cmds.add_parser("withdraw", help="withdraw from an event (your rounds so far stay)")
+    start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
+    _organiser_option(start)
+    standings = cmds.add_parser("standings", help="an event's standings")
+    watch = cmds.add_parser("watch", help="an event's standings, live, until it ends (q quits)")
+    for cmd in (show, join, withdraw, start, standings, watch):
+        cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
+    for cmd in (create, cmds.choices["list"], show, join, withdraw, start, standings, watch):
+        add_server_option(cmd)
+    parser.set_defaults(func=run)
+
+
+def _organiser_option(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--organiser-token", default=None, metavar="TOKEN",
+                     help=f"the server's organiser token (default ${ORGANISER_ENV})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from client_cli import api
+
+    server = server_of(args)
+    action = args.event_command
+    try:
+        if action == "create":
+            return _create(api, server, args)
+        if action == "list":
+            for info in api.list_events(server):
+                print(summary(info))
+            return 0
+        if action == "show":
+            print("\n".join(describe(api.event(server, args.event), time.time() * 1000)))
+            return 0
+        if action in ("join", "withdraw"):
+            return _entry(api, server, args)
+        if action == "start":
+            info = api.start_event(server, _token(args), args.event)
+            print(f"started {info.name!r}: {'pairing until the end' if info.format == 'arena' else 'round 1 is being drawn'}")
+            return 0
+        if action == "standings":
+            print("\n".join(standings_lines(api.event_standings(server, args.event))))
+            return 0
+        from client_cli.event_watch import EventWatchApp
+
+        app = EventWatchApp(server, args.event)
+        app.run()
+        if app.last_text:
+            print(app.last_text)  # the standings stay on the terminal
+        return 0
+    except api.ApiError as exc:
+        print(f"thieves event {action}: {exc.words()}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"thieves event {action}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _token(args: argparse.Namespace) -> str:
+    token = args.organiser_token or os.environ.get(ORGANISER_ENV)
+    if not token:
+        raise ValueError(f"the organiser token is needed: --organiser-token TOKEN or ${ORGANISER_ENV}")
+    return str(token)
+
+
+def _create(api: object, server: str, args: argparse.Namespace) -> int:
+    from client_cli import api as a
+
+    deals = [int(d) for d in args.deals.split(",") if d.strip()] if args.deals else None
+    body = p.EventCreate(
+        name=args.name, format=args.format, variant=args.variant, rounds=args.rounds, heat_size=args.heat_size,
+        time_limit=args.time_limit, join_seconds=args.join_seconds, break_seconds=args.break_seconds,
+        deal_source=args.deal_source, deals=deals, rated=args.rated, late_entry=not args.no_late_entry,
+        duration=args.duration, group_size=args.group_size)
+    info = a.create_event(server, _token(args), body)
+    print(f"event: {info.id}\n{summary(info)}\nplayers join with: thieves event join {info.id}")
+    return 0
+
+
+def _entry(api: object, server: str, args: argparse.Namespace) -> int:
+    from client_cli import api as a
+    from client_cli.local_store import LocalStore
+
+    account = LocalStore().account(server)
+    if account is None:
+        raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
+    if args.event_command == "join":
+        entry = a.enter_event(server, args.event, account.key)
+        print(f"{entry.name} entered {entry.event}: plays from round {entry.from_round}")
+    else:
+        entry = a.withdraw_from_event(server, args.event, account.name, account.key)
+        print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
+    return 0
+
+
+def summary(info: p.EventInfo) -> str:
+    """One line about an event."""
+    shape = (f"arena, {info.duration // 60} min, races of {info.group_size}" if info.format == "arena"
+             else f"duplicate, {info.rounds} rounds, heats of {info.heat_size}")
+    where = (f"round {info.round}/{info.rounds} {info.round_state}" if info.format == "duplicate" and info.round
+             else info.status)
+    return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
+
+
+def describe(info: p.EventInfo, now_ms: float) -> list[str]:
+    """An event's settings, its clock and the races drawn so far, for 80 columns."""
+    out = [summary(info), f"each race {info.time_limit} s, drawn {info.join_seconds} s before it starts"
+           + (", rated" if info.rated else "") + ("" if info.late_entry else ", no late entry")]
+    out.append(clock(info, now_ms))
+    for rnd in info.schedule[-8:]:
+        deal = f" (deal {rnd.deal})" if rnd.deal else ""
+        out.append(f"{'race' if info.format == 'arena' else 'round'} {rnd.round}{deal}:")
+        for heat in rnd.heats:
+            out.append(f"  {heat.code}  " + ", ".join(heat.entrants)[:70])
+    return out
+
+
+def clock(info: p.EventInfo, now_ms: float) -> str:
+    """What the event is waiting for, and how long."""
+    def left(at: float) -> str:
+        seconds = max(0, int((at - now_ms) / 1000))
+        return f"{seconds // 60}:{seconds % 60:02d}"
+    if info.status == "registration":
+        return "taking entries until the organiser starts it"
+    if info.status == "finished":
+        return "finished"
+    if info.format == "arena" and info.ends_at:
+        return f"pairing for {left(info.ends_at)} more"
+    if info.round_state == "done" and info.next_at:
+        return f"round {info.round + 1} is drawn in {left(info.next_at)}"
+    current = info.schedule[-1] if info.schedule else None
+    if current is not None and info.round_state == "open":
+        return f"round {current.round} starts in {left(current.starts_at)}: join your heat (thieves play CODE)"
+    if current is not None and info.round_state == "running":
+        return f"round {current.round} is racing: {left(current.starts_at + info.time_limit * 1000)} left at most"
+    return info.round_state
+
+
+def standings_lines(st: p.EventStandings) -> list[str]:
+    """The standings at 80 columns: one ranked line per entrant."""
+    arena = any(line.points is not None for line in st.lines)
+    if arena:
+        out = [f"{'rank':>4}  {'name':<24} {'points':>6} {'wins':>4} {'races':>5} {'cards':>5}  status"]
+        for line in st.lines:
+            fire = " on fire" if line.streak >= 2 else ""
+            out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.points or 0:>6} {line.wins:>4} {line.races:>5} "
+                       f"{line.home:>5}  {line.status}{fire}{' (withdrew)' if line.withdrawn else ''}")
+        return out
+    out = [f"{'rank':>4}  {'name':<24} {'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
+    for line in st.lines:
+        rounds = " ".join(_round_mark(r) for r in line.rounds)
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.matchpoints:>11g} {line.home:>5} "
+                   f"{line.time_ms / 1000:>7.0f}s  {rounds[:18]}{' (withdrew)' if line.withdrawn else ''}")
+    return out
+
+
+def _round_mark(r: p.EventRoundScore) -> str:
+    return {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": "."}.get(r.status, "?")

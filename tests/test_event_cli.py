@@ -1,0 +1,101 @@
+"""``thieves event`` and ``thieves daily`` against a real server: the organiser's token, entering,
+the standings at 80 columns, and the live watch at 80×24."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis_util import Client, LiveServer, eventually, live_server
+
+from client_cli.main import main
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+TOKEN = "organiser-token-of-the-cli-tests"
+
+
+@pytest.fixture
+async def organised(redis_url: str) -> Any:
+    async with live_server(redis_url, organiser_token=TOKEN) as server:
+        yield server
+
+
+async def thieves(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the command in a thread (its HTTP calls block; the server answers on this loop)."""
+    code = await asyncio.to_thread(main, list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+async def test_the_organiser_creates_and_starts_and_a_player_key_cannot(organised: LiveServer,
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    url = organised.url
+    code, out, _ = await thieves(capsys, "register", "ann", "--server", url)
+    assert code == 0
+    from client_cli.local_store import LocalStore
+    account = LocalStore().account(url)
+    assert account is not None
+    key = account.key
+    code, _, err = await thieves(capsys, "event", "create", "Cup", "--server", url)
+    assert code == 2 and "organiser token is needed" in err
+    code, _, err = await thieves(capsys, "event", "create", "Cup", "--server", url, "--organiser-token", key)
+    assert code == 1 and "organiser" in err
+    monkeypatch.setenv("THIEVES_ORGANISER_TOKEN", TOKEN)
+    code, out, _ = await thieves(capsys, "event", "create", "Spring Cup", "--rounds", "1", "--heat-size", "4",
+                                 "--join-seconds", "1", "--deals", str(WIN["deal"]), "--server", url)
+    assert code == 0 and "Spring Cup" in out
+    event = out.split()[1]
+    code, out, _ = await thieves(capsys, "event", "join", event, "--server", url)
+    assert code == 0 and "ann entered" in out and "round 1" in out
+    code, out, _ = await thieves(capsys, "event", "list", "--server", url)
+    assert code == 0 and event in out and "1 entrants" in out
+    code, out, _ = await thieves(capsys, "event", "start", event, "--server", url)
+    assert code == 0 and "round 1" in out
+    code, _, err = await thieves(capsys, "event", "start", event, "--server", url)
+    assert code == 1 and "started already" in err
+
+    async def drawn() -> bool:
+        code, out, _ = await thieves(capsys, "event", "show", event, "--server", url)
+        return code == 0 and "round 1" in out and "ann" in out
+    await eventually(drawn, "round 1 drawn in `event show`")
+    _, out, _ = await thieves(capsys, "event", "show", event, "--server", url)
+    heat_code = next(line.split()[0] for line in out.splitlines() if line.startswith("  ") and "ann" in line)
+    c = await Client.connect(organised)
+    await c.hello(heat_code, key=key)
+    await c.expect(p.Countdown, timeout=30)
+    for text in WIN["moves"][:2]:
+        assert isinstance(await c.move(text), p.Ack)
+    await c.give_up()
+    await c.close()
+
+    async def finished() -> bool:
+        _, out, _ = await thieves(capsys, "event", "show", event, "--server", url)
+        return "finished" in out
+    await eventually(finished, "the event finished")
+    code, out, _ = await thieves(capsys, "event", "standings", event, "--server", url)
+    assert code == 0 and out.splitlines()[1].split()[:2] == ["1", "ann"]
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+    from client_cli.event_watch import EventWatchApp
+    app = EventWatchApp(url, event)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await eventually(lambda: "ann" in app.last_text, "the watch shows the standings")
+        await pilot.pause()
+    assert "matchpoints" in app.last_text
+
+
+async def test_errors_are_in_the_players_words(organised: LiveServer, capsys: pytest.CaptureFixture[str]) -> None:
+    url = organised.url
+    code, _, err = await thieves(capsys, "event", "show", "nope", "--server", url)
+    assert code == 1 and "no event has that id" in err
+    code, _, err = await thieves(capsys, "event", "join", "nope", "--server", url)
+    assert code == 2 and "thieves register NAME" in err
+    code, out, _ = await thieves(capsys, "daily", "board", "--server", url)
+    assert code == 0 and "nobody has played it yet" in out
+    code, _, err = await thieves(capsys, "daily", "play", "--server", url)
+    assert code == 1 and "thieves register NAME" in err
