@@ -13,7 +13,7 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, TypeVar
+from typing import Any, Iterator, TypeVar
 
 import msgspec
 
@@ -287,3 +287,28 @@ def play_daily(server: str, variant: str, key: str) -> p.DailyPlay:
 def daily_board(server: str, variant: str, date: str | None = None) -> p.DailyBoard:
     query = f"?date={_quote(date)}" if date else ""
     return _typed(_request(server, "GET", f"/daily/{_quote(variant)}{query}"), p.DailyBoard, "GET /daily/{variant}")
+
+
+def event_frames(server: str, event_id: str) -> Iterator[p.EventLive]:
+    """The live frames of ``GET /events/{id}/stream`` (Server-Sent Events), as they come; blocking.
+
+    Each frame is whole (the event, its standings, the round under way), so a reconnection loses
+    nothing: the server sends the latest frame at once."""
+    url = server_url(server) + f"/events/{_quote(event_id)}/stream"
+    req = urllib.request.Request(url, headers={"Accept": "text/event-stream"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            name = None
+            for raw in resp:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:") and name == "event":
+                    yield _typed(json.loads(line[5:]), p.EventLive, "GET /events/{id}/stream")
+                elif not line:
+                    name = None
+    except urllib.error.HTTPError as exc:
+        code, text = _error_body(exc)
+        raise ApiError(f"GET {url}: {exc.code} {text}", exc.code, code, None, text) from None
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        raise ApiError(f"cannot reach the race server at {server}: {exc}") from None

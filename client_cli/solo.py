@@ -155,7 +155,10 @@ class SoloApp(TableApp):
         self.set_interval(0.5, self._tick)
 
     def _tick(self) -> None:
-        self.query_one("#status", Static).update(self.status_text())
+        """The clock in the table's status line; the table's screen, even while another (the win
+        screen, a confirmation) is on top: App.query_one would look there and find nothing."""
+        for status in self.screen_stack[0].query("#status").results(Static):
+            status.update(self.status_text())
 
     # ---------------------------------------------------- TableApp hooks
     def current_view(self) -> PlayerView:

@@ -748,6 +748,28 @@ class EventStandings(msgspec.Struct, kw_only=True):
     lines: list[EventStandingLine]
 
 
+class EventLiveLine(msgspec.Struct, kw_only=True):
+    """One entrant in a heat of the round under way, as its race's table shows it now."""
+
+    account: str
+    heat: int
+    race: str
+    status: str
+    """The race's status of the entrant (racing, finished, gave_up, disconnected ...), or ``not_joined``."""
+    home: int
+    matchpoints: float
+    """What the round would give it if the heats ended now (against every heat's live table)."""
+
+
+class EventLive(msgspec.Struct, kw_only=True):
+    """One frame of ``GET /events/{id}/stream``: the event, its standings, the round under way live."""
+
+    event: EventInfo
+    standings: EventStandings
+    live: list[EventLiveLine]
+    server_time: Millis
+
+
 class DailyPlay(msgspec.Struct, kw_only=True):
     """``POST /daily/{variant}``: the account's race on today's deal (the same race if asked again)."""
 
@@ -1122,6 +1144,8 @@ __all__ = [
     "EventRoundScore",
     "EventStandingLine",
     "EventStandings",
+    "EventLiveLine",
+    "EventLive",
     "DailyPlay",
     "DailyLine",
     "DailyBoard",

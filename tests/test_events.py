@@ -349,3 +349,54 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
         await client.aclose()
     code, out = await verify()
     assert code == 1 and out.startswith("differ: ann: matchpoints"), out
+
+
+async def test_the_event_stream_sends_live_standings_of_the_round_and_the_end(events_server: LiveServer) -> None:
+    import httpx
+
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy")}
+    event = await _create(server, rounds=1, heat_size=2, deals=[WIN["deal"]], join_seconds=1)
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    frames: list[p.EventLive] = []
+
+    async def listen() -> None:
+        async with httpx.AsyncClient(timeout=30) as http:
+            async with http.stream("GET", f"{server.url}/events/{event.id}/stream") as answer:
+                assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/event-stream")
+                name = None
+                async for line in answer.aiter_lines():
+                    if line.startswith("event:"):
+                        name = line.split(":", 1)[1].strip()
+                    elif line.startswith("data:") and name == "event":
+                        frames.append(msgspec.json.decode(line[5:].strip(), type=p.EventLive))
+                        if frames[-1].event.status == "finished":
+                            return
+
+    listener = asyncio.create_task(listen())
+    await eventually(lambda: bool(frames), "the first frame at once")
+    assert frames[0].event.status == "registration" and frames[0].live == []
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    drawn = await _round_open(server, event.id, 1)
+    clients = {}
+    for h in drawn.heats:
+        for a in h.entrants:
+            clients[a] = await Client.connect(server)
+            await clients[a].hello(h.code, key=keys[a])
+    for c in clients.values():
+        await c.expect(p.Countdown, timeout=30)
+    for text in WIN["moves"][:20]:
+        assert isinstance(await clients["ann"].move(text), p.Ack)
+
+    def ann_live() -> bool:
+        live = {line.account: line for line in frames[-1].live}
+        return "ann" in live and live["ann"].home == 2 and live["ann"].matchpoints == 2
+    await eventually(ann_live, "ann's two cards home and her provisional matchpoints in a live frame")
+    for c in clients.values():
+        await c.give_up()
+    await asyncio.wait_for(listener, 30)
+    last = frames[-1]
+    assert last.event.status == "finished" and last.standings.lines[0].name == "ann"
+    for c in clients.values():
+        await c.close()

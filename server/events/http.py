@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from typing import Any
+from typing import Any, AsyncIterator
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
 
 import msgspec
 from starlette.requests import Request
@@ -25,6 +27,7 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.accounts import Account
 from ..store.events import EventMeta
+from .feed import EventFeed
 from .standings import arena_standings, event_info, standings
 
 
@@ -119,6 +122,31 @@ async def get_standings(request: Request) -> Response:
     if meta.format == "arena":
         return json_response(arena_standings(meta, await events.entrants(meta.id), await events.arena_states(meta.id)))
     return json_response(standings(meta, await events.entrants(meta.id), await events.results(meta.id)))
+
+
+async def stream_event(request: Request) -> Response:
+    """``GET /events/{id}/stream``: Server-Sent Events, one ``event`` frame (EventLive JSON) whenever
+    the event or a heat of its round moved, at most two a second; the latest at once on connecting."""
+    meta = await _event_or_404(request)
+    if isinstance(meta, Response):
+        return meta
+    service = service_of(request)
+    feed = service.event_feeds.get(meta.id)
+    if feed is None:
+        feed = service.event_feeds[meta.id] = EventFeed(service, meta.id)
+    queue = feed.watch()
+
+    async def frames() -> AsyncIterator[ServerSentEvent]:
+        try:
+            while True:
+                frame = await queue.get()
+                if frame is None:
+                    return
+                yield ServerSentEvent(data=frame.decode(), event="event", retry=2000)
+        finally:
+            feed.unwatch(queue)
+
+    return EventSourceResponse(frames(), ping=15)
 
 
 async def start_event(request: Request) -> Response:

@@ -21,6 +21,7 @@ from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
+from ..events.feed import EventFeed
 from ..events.runner import TICK_SECONDS, EventRunner
 from ..store.accounts import AccountStore
 from ..store.daily import DailyStore
@@ -73,6 +74,8 @@ class Service:
         self.accounts = AccountStore(redis)
         self.events = EventStore(redis)
         self.daily = DailyStore(redis)
+        self.event_feeds: dict[str, EventFeed] = {}
+        """This process's live event feeds (one per event watched here)."""
         self.runner = EventRunner(self, self.events)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}

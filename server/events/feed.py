@@ -1,0 +1,145 @@
+"""Live event frames for spectators: one feed per event per process, however many watch.
+
+A feed looks every :data:`FEED_SECONDS` at the event's version and at the versions of the current
+round's heats (one read for all); when any moved it builds one :class:`~shared.protocol.EventLive`
+frame (the event, its standings, each entrant of the round as its heat's table shows it, with the
+matchpoints the round would give if the heats ended now) and hands the same encoded frame to every
+watcher. So frames are coalesced like a race's progress: at most a couple a second, only on change,
+and a watcher that reads slowly is dropped rather than slowing the others. Spectators learn nothing
+a race's spectator does not (no board, no deal before the end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from shared import protocol as p
+from shared import scoring
+from shared.variants import get_variant
+
+from ..ops.log import log
+from ..race import rules as races
+from ..race.clock import now_ms
+from ..store import UNAVAILABLE
+from ..store.events import EventMeta
+from .standings import arena_standings, event_info, standings
+
+if TYPE_CHECKING:
+    from ..race.service import Service
+
+FEED_SECONDS = 0.5
+WATCHER_QUEUE = 8
+"""Frames a watcher may have unread before it is dropped (each frame is complete: it loses nothing)."""
+
+_json = msgspec.json.Encoder()
+
+
+class EventFeed:
+    """The frames of one event, for this process's watchers."""
+
+    def __init__(self, service: "Service", event: str) -> None:
+        self.service = service
+        self.event = event
+        self.watchers: set[asyncio.Queue[bytes | None]] = set()
+        self.last: bytes | None = None
+        self._seen: tuple[int, ...] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def watch(self) -> asyncio.Queue[bytes | None]:
+        """A new watcher's queue: the latest frame at once, then every new one (None: the feed ended)."""
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue(WATCHER_QUEUE)
+        if self.last is not None:
+            queue.put_nowait(self.last)
+        self.watchers.add(queue)
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+        return queue
+
+    def unwatch(self, queue: asyncio.Queue[bytes | None]) -> None:
+        self.watchers.discard(queue)
+
+    async def _run(self) -> None:
+        try:
+            while self.watchers:
+                try:
+                    frame = await self.frame()
+                except UNAVAILABLE as exc:
+                    log("event_feed_failed", logging.WARNING, tournament=self.event, error=exc)
+                    frame = None
+                if frame is not None:
+                    self._send(frame)
+                await asyncio.sleep(FEED_SECONDS)
+        finally:
+            self._task = None
+            for queue in list(self.watchers):
+                if queue.empty():
+                    queue.put_nowait(None)
+            self.service.event_feeds.pop(self.event, None)
+
+    def _send(self, frame: bytes) -> None:
+        self.last = frame
+        for queue in list(self.watchers):
+            try:
+                queue.put_nowait(frame)
+            except asyncio.QueueFull:  # a watcher this far behind is cut loose
+                self.watchers.discard(queue)
+                log("event_watcher_dropped", tournament=self.event)
+
+    async def frame(self) -> bytes | None:
+        """The next frame's JSON, or None when nothing moved since the last."""
+        events, store = self.service.events, self.service.store
+        meta = await events.meta(self.event)
+        if meta is None:
+            return None
+        heats = self._heats(meta)
+        versions = await store.versions([race for _, race, _ in heats])
+        seen = (meta.version, *(v or 0 for v in versions))
+        if seen == self._seen:
+            return None
+        self._seen = seen
+        entrants = await events.entrants(meta.id)
+        if meta.format == "arena":
+            info = event_info(meta, await events.arena_races(meta.id))
+            table = arena_standings(meta, entrants, await events.arena_states(meta.id))
+        else:
+            info = event_info(meta)
+            table = standings(meta, entrants, await events.results(meta.id))
+        live = await self._live(meta, heats) if meta.format == "duplicate" and meta.round_state == "running" else []
+        return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
+
+    def _heats(self, meta: EventMeta) -> list[tuple[int, str, list[str]]]:
+        """The races whose changes show: the current round's heats (an arena's races under way)."""
+        if meta.format == "duplicate":
+            current = meta.schedule[-1].heats if meta.schedule and meta.status == "running" else []
+            return [(h.heat, h.race, h.entrants) for h in current]
+        return []
+
+    async def _live(self, meta: EventMeta, heats: list[tuple[int, str, list[str]]]) -> list[p.EventLiveLine]:
+        """Every entrant of the round as its heat's table shows it, scored as if the heats ended now."""
+        store = self.service.store
+        field: list[tuple[scoring.RoundResult, str]] = []
+        for heat, race, accounts in heats:
+            race_meta = await store.meta(race)
+            _, lines = await store.lines(race)
+            starts = race_meta.starts_at if race_meta else 0
+            # A heat takes only its entrants, who join under their account's name: the name is the account.
+            by_account = {line.name.casefold(): line for line in lines}
+            total = get_variant(meta.variant).total_cards
+            shown = {e.seat: e for e in races.progress_lines(lines, bool(race_meta and race_meta.started), total)}
+            for account in accounts:
+                line = by_account.get(account)
+                if line is None:
+                    field.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
+                    continue
+                status = "finished" if line.status == "finished" else "gave_up" if line.status == "gave_up" else "racing"
+                field.append((scoring.RoundResult(account, race, heat, status, line.home,
+                                                  line.finished_at - starts if status == "finished" else None,
+                                                  line.home_at - starts if line.home_at else None),
+                              shown[line.seat].status if line.seat in shown else status))
+        points = scoring.matchpoints([r for r, _ in field])
+        return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,
+                                home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
