@@ -33,7 +33,8 @@ async def shoot(out: Path) -> None:
         redis = EmbeddedRedis(Path(tmp), port=free_port(), appendonly=False)
         redis.start()
         try:
-            async with live_server(redis.url, progress_hz=10.0) as server, async_playwright() as pw:
+            async with live_server(redis.url, progress_hz=10.0, organiser_token=ORGANISER) as server, \
+                    async_playwright() as pw:
                 browser = await pw.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
                 race = await new_race(server, names=("ann", "bob", "cy"), time_limit=600)
                 other = await new_race(server, names=("dee", "eve"), time_limit=300)
@@ -77,6 +78,8 @@ async def shoot(out: Path) -> None:
                 await page.goto(f"{server.url}/player/Ann")
                 await page.screenshot(path=out / "player.png")
 
+                await _event_page(server, page, out)
+
                 dark = await browser.new_context(viewport={"width": 1000, "height": 900}, color_scheme="dark")
                 page = await dark.new_page()
                 await page.goto(f"{server.url}/watch/{race.created.race.code}")
@@ -91,6 +94,51 @@ async def shoot(out: Path) -> None:
             redis.stop()
     for png in sorted(out.glob("*.png")):
         print(png.relative_to(ROOT) if png.is_relative_to(ROOT) else png)
+
+
+ORGANISER = "screenshots-organiser"
+
+
+async def _event_page(server, page, out: Path) -> None:  # type: ignore[no-untyped-def]
+    """A one-round duplicate event of four in heats of two, its round live."""
+    from redis_util import Client, register
+    from web_util import WIN
+
+    from shared import protocol as p
+
+    auth = {"authorization": f"Bearer {ORGANISER}"}
+    _, event = await server.http("POST", "/events", {"name": "Friday Cup", "rounds": 1, "heat_size": 2,
+                                                     "join_seconds": 2, "break_seconds": 0, "time_limit": 300,
+                                                     "deals": [WIN["deal"]]}, headers=auth)
+    keys = {}
+    for name in ("Gil", "Hal", "Ivy", "Jo"):
+        keys[name.lower()] = await register(server, name)
+        await server.http("POST", f"/events/{event['id']}/entrants", headers={"authorization": f"Bearer {keys[name.lower()]}"})
+    await server.http("POST", f"/events/{event['id']}/start", headers=auth)
+
+    async def drawn() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        return bool(info["schedule"])
+
+    await eventually(drawn, "the heats")
+    _, info = await server.http("GET", f"/events/{event['id']}")
+    clients = []
+    for heat in info["schedule"][0]["heats"]:
+        for account in heat["entrants"]:
+            client = await Client.connect(server)
+            await client.hello(heat["code"], key=keys[account])
+            clients.append((account, client))
+    for _, client in clients:
+        await client.expect(p.Countdown, timeout=30)
+    for (account, client), moves in zip(clients, (19, 12, 3, 25)):
+        for text in WIN["moves"][:moves]:
+            await client.move(text)
+    await page.goto(f"{server.url}/event/{event['id']}")
+    await page.wait_for_selector("#conn[data-state=live]")
+    await page.wait_for_function("document.querySelectorAll('#event-live tbody tr').length === 4")
+    await page.screenshot(path=out / "event.png", full_page=True)
+    for _, client in clients:
+        await client.close()
 
 
 async def _accounts(server, redis_url: str) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from ..answers import error_response, service_of
 from ..race.clock import now_ms
 from ..race.hub import RaceHub
 from ..race.service import Service
-from . import pages, people
+from . import event_page, pages, people
 from .pages import race_meta
 from .replay import replay_body
 from .sse import RaceGone, SseSpectator, open_stream
@@ -136,6 +136,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/", pages.index),
         Route("/watch/{race}", pages.watch),
         Route("/player/{name}", people.player),
+        Route("/event/{event}", event_page.event),
         Route("/races/{race}/events", race_events),
         Route("/races/{race}/replay/{seat}", race_replay),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
