@@ -13,15 +13,23 @@ caller plays some other way (``thieves bot``'s greedy player).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import random
 from dataclasses import dataclass
+from typing import Callable
+
+import websockets
 
 from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, Move
 from shared.pool import load_pool
 from shared.variants import get_variant
+
+
+class BotError(Exception):
+    """The bot cannot play this race (refused, or no line to follow)."""
 
 
 @functools.cache
@@ -96,3 +104,47 @@ class HumanLine:
             self.at += 1
         else:
             self._slipped = True
+
+
+async def play_heat(ws_url: str, code: str, key: str, skill: Skill, quits_at: float = 1.0,
+                    rng: random.Random | None = None, on_ack: Callable[[p.Ack], None] | None = None) -> None:
+    """One entrant's race: join the heat with the account's key, follow the deal's line like a
+    person (``quits_at``: the share of the line after which it gives up), then leave."""
+    async with websockets.connect(ws_url) as ws:
+        await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=code, key=key)))
+        view = None
+        undo = True
+        while view is None:
+            msg = p.decode_server(await ws.recv())
+            if isinstance(msg, p.Welcome):
+                undo = msg.race.undo
+            if isinstance(msg, p.Countdown) and msg.view is not None:
+                view = msg.view
+                await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000))
+            elif isinstance(msg, p.Error):
+                raise BotError(f"{msg.code}: {msg.message}")
+        found = line_for(view)
+        if found is None:
+            raise BotError("the deal is not a public pool deal: no line to follow")
+        deal, line = found
+        player = HumanLine(view.variant, deal, line, skill, undo, rng)
+        seq = 0
+        while not player.done:
+            if player.at >= quits_at * len(line):
+                await ws.send(p.encode(p.GiveUp()))
+                return
+            think, move = player.next()
+            await asyncio.sleep(think)
+            seq += 1
+            await ws.send(p.encode(p.Move(seq=seq, move=move)))
+            while True:
+                msg = p.decode_server(await ws.recv())
+                if isinstance(msg, (p.Ack, p.Reject)) and msg.seq == seq:
+                    break
+                if isinstance(msg, p.Finished):
+                    return  # the clock ran out
+            if isinstance(msg, p.Ack) and on_ack is not None:
+                on_ack(msg)
+            if isinstance(msg, p.Reject):
+                raise BotError(f"a line move was refused: {msg.reason} ({msg.message})")
+            player.played(move)

@@ -30,9 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
-import websockets  # noqa: E402
 
-from client_cli.line_bot import HumanLine, Skill, line_for  # noqa: E402
+from client_cli.line_bot import BotError, Skill, play_heat  # noqa: E402
 from server.ops.embedded import free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
 from shared.pool import load_pool  # noqa: E402
@@ -53,46 +52,6 @@ def http(base: str, method: str, path: str, body: Any = None, token: str | None 
 
 async def ahttp(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
     return await asyncio.to_thread(http, base, method, path, body, token)
-
-
-async def bot(ws_url: str, code: str, key: str, skill: Skill, quits_at: float, rng: random.Random) -> None:
-    """One entrant's race: join the heat, follow the deal's line like a person, maybe give up halfway."""
-    async with websockets.connect(ws_url) as ws:
-        await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=code, key=key)))
-        view = None
-        undo = True
-        while view is None:
-            msg = p.decode_server(await ws.recv())
-            if isinstance(msg, p.Welcome):
-                undo = msg.race.undo
-            if isinstance(msg, p.Countdown) and msg.view is not None:
-                view = msg.view
-                await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000))
-            elif isinstance(msg, p.Error):
-                raise SystemExit(f"demo-event: {msg.code}: {msg.message}")
-        found = line_for(view)
-        if found is None:
-            raise SystemExit("demo-event: the heat's deal is not a public pool deal: the bots have no line")
-        deal, line = found
-        player = HumanLine(view.variant, deal, line, skill, undo, rng)
-        seq = 0
-        while not player.done:
-            if player.at >= quits_at * len(line):
-                await ws.send(p.encode(p.GiveUp()))
-                return
-            think, move = player.next()
-            await asyncio.sleep(think)
-            seq += 1
-            await ws.send(p.encode(p.Move(seq=seq, move=move)))
-            while True:
-                msg = p.decode_server(await ws.recv())
-                if isinstance(msg, (p.Ack, p.Reject)) and msg.seq == seq:
-                    break
-                if isinstance(msg, p.Finished):
-                    return  # the clock ran out
-            if isinstance(msg, p.Reject):
-                raise SystemExit(f"demo-event: a line move was refused: {msg.reason} ({msg.message})")
-            player.played(move)
 
 
 async def wait_for(what: str, check: Any, timeout: float) -> Any:
@@ -140,8 +99,11 @@ async def run(args: argparse.Namespace) -> None:
                 return next((r for r in info.schedule if r.round == number), None)
             rnd = await wait_for(f"round {number}", drawn, 120)
             print(f"round {number}: {len(rnd.heats)} heats drawn, playing...", flush=True)
-            await asyncio.gather(*(bot(ws_url, h.code, keys[a], skills[a], rng.choice([1.0, 1.0, 1.0, 0.5, 0.8]),
-                                       random.Random(rng.random())) for h in rnd.heats for a in h.entrants))
+            try:
+                await asyncio.gather(*(play_heat(ws_url, h.code, keys[a], skills[a], rng.choice([1.0, 1.0, 1.0, 0.5, 0.8]),
+                                           random.Random(rng.random())) for h in rnd.heats for a in h.entrants))
+            except BotError as exc:
+                raise SystemExit(f"demo-event: a bot could not play: {exc}") from None
 
             async def scored() -> bool:
                 info = msgspec.convert(await ahttp(base, "GET", f"/events/{event['id']}"), p.EventInfo)

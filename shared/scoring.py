@@ -46,14 +46,21 @@ def place_key(r: RoundResult) -> tuple[int, int, int, int]:
 
 
 def matchpoints(results: Iterable[RoundResult]) -> dict[str, int]:
-    """Each entrant's doubled matchpoints in one round: 2 per entrant beaten, 1 per tie."""
-    field = list(results)
-    keys = {r.account: place_key(r) for r in field}
-    out = {}
-    for r in field:
-        mine = keys[r.account]
-        out[r.account] = sum(2 if mine < keys[o.account] else 1 if mine == keys[o.account] else 0
-                             for o in field if o.account != r.account)
+    """Each entrant's doubled matchpoints in one round: 2 per entrant beaten, 1 per tie.
+
+    By sorting, not by comparing every pair: a live event frame scores a field of hundreds five
+    times a second. An entrant's 2 per entrant beaten are 2 for each of those after its group of
+    equals, and 1 for each other member of that group."""
+    field = sorted(((place_key(r), r.account) for r in results))
+    out: dict[str, int] = {}
+    i = 0
+    while i < len(field):
+        j = i
+        while j < len(field) and field[j][0] == field[i][0]:
+            j += 1
+        for _, account in field[i:j]:
+            out[account] = 2 * (len(field) - j) + (j - i - 1)
+        i = j
     return out
 
 

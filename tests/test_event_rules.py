@@ -59,3 +59,18 @@ def test_arena_points_win_two_tie_one_and_double_on_fire() -> None:
     assert (after.streak, after.status, after.last) == (0, "waiting", ["cold"])
     gone = arena.after_race(ArenaState(), arena.Outcome("p4", 0, False, False), 0, [])
     assert gone.status == "paused"
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_statuses = st.sampled_from(["finished", "racing", "gave_up", scoring.NO_SHOW])
+
+
+@given(st.lists(st.tuples(_statuses, st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), max_size=30))
+def test_matchpoints_by_sorting_equal_the_pairwise_definition(rows: list[tuple[str, int, int, int]]) -> None:
+    field = [RoundResult(f"e{i}", "r", 1, status, home, finish, at) for i, (status, home, finish, at) in enumerate(rows)]
+    keys = {r.account: scoring.place_key(r) for r in field}
+    pairwise = {r.account: sum(2 if keys[r.account] < keys[o.account] else 1 if keys[r.account] == keys[o.account]
+                               else 0 for o in field if o.account != r.account) for r in field}
+    assert scoring.matchpoints(field) == pairwise
+    assert sum(pairwise.values()) == len(field) * (len(field) - 1), "every pair shares out 2 points"

@@ -4,7 +4,7 @@ A feed looks every :data:`FEED_SECONDS` at the event's version and at the versio
 round's heats (one read for all); when any moved it builds one :class:`~shared.protocol.EventLive`
 frame (the event, its standings, each entrant of the round as its heat's table shows it, with the
 matchpoints the round would give if the heats ended now) and hands the same encoded frame to every
-watcher. So frames are coalesced like a race's progress: at most a couple a second, only on change,
+watcher. So frames are coalesced like a race's progress: at most five a second, only on change,
 and a watcher that reads slowly is dropped rather than slowing the others. Spectators learn nothing
 a race's spectator does not (no board, no deal before the end).
 """
@@ -31,7 +31,9 @@ from .standings import arena_standings, event_info, standings
 if TYPE_CHECKING:
     from ..race.service import Service
 
-FEED_SECONDS = 0.5
+FEED_SECONDS = 0.2
+"""How often a feed looks for changes: a watcher sees a change within this (plus a read) at most,
+and a feed sends at most five frames a second."""
 WATCHER_QUEUE = 8
 """Frames a watcher may have unread before it is dropped (each frame is complete: it loses nothing)."""
 
@@ -122,9 +124,9 @@ class EventFeed:
         """Every entrant of the round as its heat's table shows it, scored as if the heats ended now."""
         store = self.service.store
         field: list[tuple[scoring.RoundResult, str]] = []
-        for heat, race, accounts in heats:
-            race_meta = await store.meta(race)
-            _, lines = await store.lines(race)
+        metas = await store.metas([race for _, race, _ in heats])
+        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in heats))  # concurrent round trips
+        for (heat, race, accounts), race_meta, (_, lines) in zip(heats, metas, tables):
             starts = race_meta.starts_at if race_meta else 0
             # A heat takes only its entrants, who join under their account's name: the name is the account.
             by_account = {line.name.casefold(): line for line in lines}

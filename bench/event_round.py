@@ -1,0 +1,195 @@
+"""Benchmark of a big duplicate round: 500 entrants in heats of 8 on one server process.
+
+Starts its own redis-server and one ``thieves-server`` process (an organiser token of its own),
+registers the entrants, creates a one-round duplicate event on a deal of the public checked pool
+(the bots recognise it and follow its winning line at a human pace: client_cli/line_bot.py; some
+give up part way), enters them all, starts it, and plays the round while one spectator follows the
+event's stream (``GET /events/{id}/stream``). Prints:
+
+- validated moves a second over the round (the server's own ``thieves_moves_accepted_total``);
+- standings-frame latency: from the acknowledgement of a move that brought an entrant's cards home
+  to a new count, to the first stream frame whose live line shows that count (p50, p99, max);
+- Redis memory per entrant (``used_memory`` after the round, less before the accounts, over the
+  entrants), and the server's CPU per move.
+
+    python bench/event_round.py                      # 500 entrants, heats of 8
+    python bench/event_round.py --entrants 100 --pace 0.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import msgspec  # noqa: E402
+import redis  # noqa: E402
+
+from client_cli.line_bot import Skill, play_heat  # noqa: E402
+from procfs import cpu_seconds  # noqa: E402
+from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
+from shared import protocol as p  # noqa: E402
+from shared.pool import load_pool  # noqa: E402
+
+VARIANT = "forty-thieves"
+
+
+def http(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"content-type": "application/json",
+                                          **({"authorization": f"Bearer {token}"} if token else {})})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def moves_accepted(base: str) -> float:
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
+        match = re.search(r"^thieves_moves_accepted_total (\S+)$", resp.read().decode(), re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def follow(base: str, event: str, seen: dict[tuple[str, int], float], done: asyncio.Event) -> None:
+    """The spectator: every live line's (account, cards home) with when it first showed."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=None) as client:
+        async with client.stream("GET", f"{base}/events/{event}/stream") as answer:
+            name = None
+            async for line in answer.aiter_lines():
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:") and name == "event":
+                    now = time.monotonic()
+                    frame = msgspec.json.decode(line[5:].strip(), type=p.EventLive)
+                    for live in frame.live:
+                        seen.setdefault((live.account, live.home), now)
+                    if frame.event.status == "finished":
+                        done.set()
+                        return
+
+
+async def run(args: argparse.Namespace) -> None:
+    rng = random.Random(args.seed)
+    store = EmbeddedRedis(tempfile.mkdtemp(prefix="thieves-bench-redis-"), port=free_port(), appendonly=False).start()
+    port = free_port()
+    base, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+    organiser = secrets.token_urlsafe(16)
+    log = open(tempfile.mktemp(prefix="thieves-bench-event-", suffix=".log"), "wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server.main", "--port", str(port), "--redis-url", store.url, "--organiser-token",
+         organiser, "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
+         "--rate", "1000", "--burst", "1000"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    r = redis.Redis.from_url(store.url)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                http(base, "GET", "/health")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"the server did not start (log: {log.name})")
+                await asyncio.sleep(0.1)
+        memory_before = int(r.info("memory")["used_memory"])
+        names = [f"e{i:04d}" for i in range(args.entrants)]
+        print(f"registering {len(names)} accounts...", flush=True)
+        keys = {n: (await asyncio.to_thread(http, base, "POST", "/players", {"name": n}))["key"] for n in names}
+        deal = load_pool(VARIANT).deals[0]
+        event = http(base, "POST", "/events", {"name": "Bench", "rounds": 1, "heat_size": args.heat, "deals": [deal],
+                                               "join_seconds": args.join_seconds, "time_limit": args.time_limit},
+                     organiser)
+        for n in names:
+            await asyncio.to_thread(http, base, "POST", f"/events/{event['id']}/entrants", None, keys[n])
+        seen: dict[tuple[str, int], float] = {}
+        finished = asyncio.Event()
+        spectator = asyncio.create_task(follow(base, event["id"], seen, finished))
+        http(base, "POST", f"/events/{event['id']}/start", {}, organiser)
+        while True:
+            info = msgspec.convert(http(base, "GET", f"/events/{event['id']}"), p.EventInfo)
+            if info.schedule:
+                break
+            await asyncio.sleep(0.2)
+        heats = info.schedule[0].heats
+        print(f"round drawn: {len(heats)} heats; {len(names)} bots joining and playing...", flush=True)
+        acks: dict[str, list[tuple[int, float]]] = {n: [] for n in names}
+
+        def on_ack_of(account: str) -> Any:
+            def on_ack(ack: p.Ack) -> None:
+                acks[account].append((ack_home(ack), time.monotonic()))
+            return on_ack
+
+        moves0, cpu0, t0 = moves_accepted(base), cpu_seconds(server.pid), time.monotonic()
+        await asyncio.gather(*(play_heat(ws_url, h.code, keys[a], Skill(pace=args.pace, slips=0.02),
+                                         rng.choice([1.0, 0.3, 0.5, 0.8]), random.Random(rng.random()), on_ack_of(a))
+                               for h in heats for a in h.entrants))
+        elapsed = time.monotonic() - t0
+        moves, cpu = moves_accepted(base) - moves0, cpu_seconds(server.pid) - cpu0
+        await asyncio.wait_for(finished.wait(), args.time_limit + 60)
+        spectator.cancel()
+        latencies = []
+        for account, steps in acks.items():
+            previous = None
+            for home, at in steps:
+                if home != previous and (account, home) in seen and seen[(account, home)] >= at:
+                    latencies.append((seen[(account, home)] - at) * 1000)
+                previous = home
+        memory = int(r.info("memory")["used_memory"]) - memory_before
+        print(f"\nentrants {len(names)}, heats {len(heats)} of at most {args.heat}, pace {args.pace} s a move")
+        print(f"moves validated: {moves:.0f} in {elapsed:.1f} s = {moves / elapsed:.0f} moves/s; "
+              f"server CPU {cpu / max(1.0, moves) * 1e6:.0f} us a move")
+        print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
+              f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
+              f"max {max(latencies, default=float('nan')):.0f} ms")
+        print(f"Redis memory: {memory / 1024:.0f} KiB for the event and its races = {memory / len(names) / 1024:.1f} KiB "
+              "an entrant (accounts, entries, heats, every move)")
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        store.stop()
+
+
+def ack_home(ack: p.Ack) -> int:
+    """Cards home on an acknowledged board: the foundations' tops (rank of each top card)."""
+    return sum(_rank(card) for card in ack.view.foundations if card)
+
+
+def _rank(card: str) -> int:
+    return "A23456789TJQK".index(card[0]) + 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entrants", type=int, default=500)
+    parser.add_argument("--heat", type=int, default=8)
+    parser.add_argument("--pace", type=float, default=0.5, help="seconds a bot thinks per move, on average")
+    parser.add_argument("--time-limit", type=int, default=180)
+    parser.add_argument("--join-seconds", type=int, default=20, help="time the bots have to join their heats")
+    parser.add_argument("--seed", type=int, default=1)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
