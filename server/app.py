@@ -31,6 +31,8 @@ from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import error_response, json_response, service_of
 from .players.registration import register_player, rotate_key
 from .events import daily, http as events
+from .web import people
+from .web.routes import page_or_json, web_routes
 
 RETRY_POOL_SECONDS = 5
 """Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
@@ -197,7 +199,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
         Route("/players/{name}", players_http.get_profile),
         Route("/players/{name}/races", players_http.get_history),
-        Route("/leaderboard", players_http.get_leaderboard),
+        Route("/leaderboard", page_or_json(people.leaderboard, players_http.get_leaderboard)),  # (server/web/)
         Route("/events", events.create_event, methods=["POST"]),
         Route("/events", events.list_events),
         Route("/events/{event}", events.get_event),
@@ -209,6 +211,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
         Route("/daily/{variant}", daily.daily_board),
         WebSocketRoute("/ws", websocket_endpoint),
+        *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={error: _unavailable for error in UNAVAILABLE})

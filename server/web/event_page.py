@@ -1,0 +1,34 @@
+"""``/event/{id}``: a tournament event's page: its standings, the round under way live, its heats.
+
+The first frame is computed as ``GET /events/{id}/stream`` computes each of
+its frames (server/events/feed.py), so the page and the stream never show
+two different things; static/event.js then redraws from the stream's whole
+frames (no resume is needed: each frame is the whole event).
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from shared import protocol as p
+
+from ..answers import service_of
+from ..events.feed import EventFeed
+from .render import not_found, render
+
+
+async def event(request: Request) -> Response:
+    service = service_of(request)
+    ref = request.path_params["event"]
+    meta = await service.events.meta(ref)
+    if meta is None:
+        return not_found(p.ErrorCode.EVENT_NOT_FOUND, f"No event has the id {ref!r}.")
+    frame = await EventFeed(service, meta.id).frame()  # a fresh feed: a frame at once, however quiet
+    assert frame is not None
+    live = msgspec.json.decode(frame, type=p.EventLive)
+    current = [r for r in live.event.schedule if r.round == live.event.round]
+    heats = current[-1].heats if current and live.event.format == "duplicate" else []
+    state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream"}
+    return render("event.html", title=live.event.name, live=live, heats=heats, state=state)

@@ -1,0 +1,74 @@
+"""Rendering the pages: the Jinja2 environment and the words every page uses for a status or a variant.
+
+Autoescaped everywhere: names are the players' own text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import markupsafe
+from starlette.responses import HTMLResponse
+
+from shared import protocol as p
+from shared.variants import VARIANTS, get_variant
+
+HERE = Path(__file__).parent
+
+_env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                          trim_blocks=True, lstrip_blocks=True)
+
+STATUS_WORDS = {
+    "waiting": ("…", "waiting"), "ready": ("✓", "ready"), "racing": ("▶", "racing"), "blocked": ("■", "blocked"),
+    "finished": ("★", "won"), "gave_up": ("✗", "gave up"), "disconnected": ("◌", "offline"),
+}
+"""A status as a sign and words (never colour alone); static/table.js has the same table."""
+FINAL_RACING = ("◷", "out of time")
+"""A standing's ``racing``: still playing when the time ran out."""
+
+
+def status_html(status: str, final: bool = False) -> markupsafe.Markup:
+    """A status for people: its sign hidden from screen readers, which read the words."""
+    sign, words = FINAL_RACING if final and status == "racing" else STATUS_WORDS.get(status, ("", status))
+    return markupsafe.Markup('<span class="sign" aria-hidden="true">{}</span> {}').format(sign, words)
+
+
+def variant_name(key: str) -> str:
+    """A variant's name for people (its key if the server no longer knows it)."""
+    try:
+        return get_variant(key).name
+    except ValueError:
+        return key
+
+
+def clock_text(ms: int | None) -> str:
+    """A duration as ``m:ss`` (``h:mm:ss`` past an hour); a dash for none."""
+    if ms is None:
+        return "–"
+    seconds = ms // 1000
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def when_text(ms: int) -> str:
+    """A server time as UTC date and minute (the pages do not guess the reader's time zone)."""
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+    """A template as the response, with the helpers every template may use."""
+    html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
+                                          when=when_text, variants=VARIANTS, **context)
+    return HTMLResponse(html, status_code=code)
+
+
+def not_found(code: p.ErrorCode, what: str) -> HTMLResponse:
+    """The typed error as a page: its code is in the page (``data-code``) for scripts and tests."""
+    return render("error.html", 404, title="Not found", error_code=code.value, message=what)
+
+
+def bad_request(code: p.ErrorCode, what: str) -> HTMLResponse:
+    return render("error.html", 400, title="Bad request", error_code=code.value, message=what)

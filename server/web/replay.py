@@ -1,0 +1,70 @@
+"""A finished race's games move by move: the boards a browser steps through.
+
+Why the server computes the positions: the rules engine lives in Python
+(shared/), and a second engine in JavaScript would have to follow every
+variant's rules, undo and group moves exactly; the record and the deal are
+public once the race is over, so nothing secret is given away, and a
+player's whole game is a few hundred small boards (tens of KB gzipped),
+after which stepping back and forth costs no round trip.
+"""
+
+from __future__ import annotations
+
+import gzip
+from functools import lru_cache
+
+import msgspec
+
+from shared import protocol as p
+from shared.deals import deal as make_deal
+from shared.engine import Game
+from shared.moves import IllegalMove, MoveParseError
+from shared.variants import get_variant
+
+
+class ReplaySteps(msgspec.Struct, kw_only=True):
+    """One player's game: the board before the first step and after each one."""
+
+    race: str
+    seat: int
+    name: str
+    moves: list[str]
+    """The stored record, one step each (``"U"`` takes the previous move back)."""
+    views: list[p.View]
+    """``len(moves) + 1`` boards: ``views[i]`` after ``i`` steps (fewer only if ``error``)."""
+    error: str | None = None
+    """The step that did not replay (a server bug if it ever appears)."""
+
+
+def replay_steps(results: p.Results, record: p.PlayerRecord) -> ReplaySteps:
+    """Replay ``record`` on the revealed deal, keeping every board (as a player saw it: face-down stays)."""
+    game = Game.from_deal(make_deal(get_variant(results.variant), results.deal))
+    views = [p.View.from_player_view(game.view())]
+    error = None
+    for i, text in enumerate(record.moves):
+        try:
+            if text == p.UNDO:
+                game.pop()
+            else:
+                game.push_text(text)
+        except (IllegalMove, MoveParseError, IndexError) as exc:
+            error = f"step {i + 1} ({text}) does not replay: {exc}"
+            break
+        views.append(p.View.from_player_view(game.view()))
+    return ReplaySteps(race=results.race, seat=record.seat, name=record.name, moves=list(record.moves),
+                       views=views, error=error)
+
+
+@lru_cache(maxsize=64)
+def replay_body(results_blob: bytes, seat: int) -> tuple[bytes, bytes] | None:
+    """The JSON of a seat's replay and its gzip, or None for a seat with no record.
+
+    Cached by the stored results (immutable once the race is over), so a
+    crowd opening the same replay costs one computation.
+    """
+    results = msgspec.msgpack.decode(results_blob, type=p.Results)
+    record = next((r for r in results.records if r.seat == seat), None)
+    if record is None:
+        return None
+    body = msgspec.json.encode(replay_steps(results, record))
+    return body, gzip.compress(body, 6)

@@ -1,0 +1,146 @@
+"""The web side of the server: the spectator pages' routes, a race's live event stream and its replays.
+
+The pages are in pages.py (races) and people.py (accounts); this module
+holds the two data endpoints the pages' JavaScript uses and the route list
+server/app.py adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import AsyncIterator, Awaitable, Callable
+
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from shared import protocol as p
+
+from ..answers import error_response, service_of
+from ..race.clock import now_ms
+from ..race.hub import RaceHub
+from ..race.service import Service
+from . import event_page, pages, people
+from .pages import race_meta
+from .replay import replay_body
+from .sse import RaceGone, SseSpectator, open_stream
+
+HERE = Path(__file__).parent
+PING_SECONDS = 15
+"""A comment line this often keeps proxies from closing an idle stream."""
+_leaving: set[asyncio.Task[None]] = set()
+
+
+# ------------------------------------------------------------------ data
+def _last_version(request: Request) -> int | None:
+    """The table version the browser holds: ``Last-Event-ID`` (a reconnect) wins over ``?last_version=``
+    (the version the page was rendered at). Raises ValueError for one that is not a version."""
+    text = request.headers.get("last-event-id") or request.query_params.get("last_version")
+    if text is None or text == "":
+        return None
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+async def race_events(request: Request) -> Response:
+    """``GET /races/{race}/events``: the race's live events for a spectator (text/event-stream)."""
+    service = service_of(request)
+    try:
+        last_version = _last_version(request)
+    except ValueError:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, "Last-Event-ID / last_version: a race version (an "
+                                                          "integer >= 0)")
+    race = await service.store.resolve(request.path_params["race"])
+    if race is None:
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+    if not service.gate.enter():
+        response = error_response(p.ErrorCode.SERVER_FULL, 503)
+        response.headers["Retry-After"] = "5"
+        return response
+    try:
+        hub, listener = await open_stream(service, race, last_version)
+    except RaceGone:
+        service.gate.leave()
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+    except BaseException:
+        service.gate.leave()
+        raise
+    return EventSourceResponse(_stream(service, hub, listener), ping=PING_SECONDS)
+
+
+async def _stream(service: Service, hub: RaceHub, listener: SseSpectator) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in listener.events():
+            yield chunk
+    finally:
+        # Left in a task of its own: this generator may be closing because its task is cancelled
+        # (the browser went away), and leaving unsubscribes the hub, which awaits Redis.
+        service.gate.leave()
+        task = asyncio.ensure_future(service.leave_hub(hub, listener))
+        _leaving.add(task)
+        task.add_done_callback(_leaving.discard)
+
+
+async def race_replay(request: Request) -> Response:
+    """``GET /races/{race}/replay/{seat}``: every board of one player's game, once the race is over."""
+    service = service_of(request)
+    try:
+        seat = int(request.path_params["seat"])
+    except ValueError:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, "the seat is a number (0 is the first seat)")
+    meta = await race_meta(service, request.path_params["race"])
+    if meta is None:
+        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+    blob = await service.store.results(meta.id)
+    if blob is None:
+        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "the games are secret until the race is over")
+    if now_ms() < meta.reveal_at:
+        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "a daily deal's games stay secret until the day is over")
+    bodies = await asyncio.to_thread(replay_body, blob, seat)
+    if bodies is None:
+        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"the race has no player in seat {seat}")
+    plain, packed = bodies
+    headers = {"Cache-Control": "public, max-age=3600", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(packed, media_type="application/json", headers={**headers, "Content-Encoding": "gzip"})
+    return Response(plain, media_type="application/json", headers=headers)
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def page_or_json(page: Endpoint, data: Endpoint) -> Endpoint:
+    """One path for a browser and a program: the page when the request's ``Accept`` asks for HTML
+    (a browser's does), the JSON answer otherwise (``*/*``, no header, ``application/json``).
+
+    Why: ``/leaderboard`` is both the page of issue 15 and the JSON endpoint clients already use.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        accept = request.headers.get("accept", "")
+        return await (page if "text/html" in accept else data)(request)
+
+    endpoint.__doc__ = f"{page.__doc__} (Accept: text/html) / {data.__doc__}"
+    return endpoint
+
+
+def web_routes() -> list[BaseRoute]:
+    """The routes server/app.py adds for the web pages (``/leaderboard`` is shared with the JSON
+    endpoint: server/app.py routes it through :func:`page_or_json`)."""
+    return [
+        Route("/", pages.index),
+        Route("/watch/{race}", pages.watch),
+        Route("/player/{name}", people.player),
+        Route("/event/{event}", event_page.event),
+        Route("/races/{race}/events", race_events),
+        Route("/races/{race}/replay/{seat}", race_replay),
+        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+
+
+__all__ = ["web_routes"]

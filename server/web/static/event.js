@@ -1,0 +1,122 @@
+// An event's page kept live from GET /events/{id}/stream: whole EventLive frames (docs/events.md),
+// so each frame simply redraws the standings, the round under way and its heats.
+
+import { el, statusCell } from "./table.js";
+
+const state = JSON.parse(document.getElementById("state").textContent);
+const statusNode = document.getElementById("event-status");
+const clock = document.getElementById("clock");
+const conn = document.getElementById("conn");
+const announcer = document.getElementById("announce");
+const standings = document.getElementById("event-standings");
+const liveTable = document.getElementById("event-live");
+const round = document.getElementById("round");
+const heatsSection = document.getElementById("heats-section");
+const heats = document.getElementById("heats");
+
+let frame = state;
+let offset = state.server_time - Date.now();
+
+const ROUND_WORDS = { waiting: "waiting", opening: "drawing the heats", open: "heats open: join yours",
+  running: "racing", done: "round scored" };
+
+function clockText(ms) {
+  if (ms === null || ms === undefined) return "–";
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function drawStatus(e) {
+  statusNode.dataset.status = e.status;
+  statusNode.dataset.round = String(e.round);
+  statusNode.dataset.roundState = e.round_state;
+  if (e.status === "registration") statusNode.textContent = "taking entries";
+  else if (e.status === "finished") statusNode.textContent = "finished";
+  else if (e.format === "arena") statusNode.textContent = "arena running";
+  else statusNode.textContent = `round ${e.round} of ${e.rounds}: ${ROUND_WORDS[e.round_state] || e.round_state}`;
+}
+
+function drawStandings(e, table) {
+  const arena = e.format === "arena";
+  const rows = table.lines.map((line) => el("tr", { "data-account": line.account },
+    el("td", { class: "rank" }, String(line.rank)),
+    el("th", { scope: "row" }, el("a", { href: `/player/${encodeURIComponent(line.name)}` }, line.name),
+      line.withdrawn ? " (withdrawn)" : ""),
+    el("td", { class: "points" }, String(arena ? line.points : line.matchpoints)),
+    el("td", {}, String(line.home)), el("td", {}, clockText(line.time_ms))));
+  standings.tBodies[0].replaceChildren(...(rows.length ? rows
+    : [el("tr", { class: "empty" }, el("td", { colspan: "5" }, "Nobody has entered yet."))]));
+  standings.dataset.version = String(table.version);
+}
+
+function drawLive(e, live, names) {
+  round.hidden = !live.length;
+  round.querySelector("h2").textContent = `Round ${e.round} live`;
+  const heatCode = new Map();
+  for (const r of e.schedule) for (const h of r.heats) heatCode.set(h.race, h.code);
+  const rows = [...live].sort((a, b) => b.matchpoints - a.matchpoints || a.account.localeCompare(b.account))
+    .map((line) => {
+      const status = el("td");
+      if (line.status === "not_joined") status.append(el("span", { class: "sign", "aria-hidden": "true" }, "–"), " not joined");
+      else statusCell(status, line.status);
+      const code = heatCode.get(line.race);
+      return el("tr", { "data-account": line.account, "data-home": String(line.home) },
+        el("th", { scope: "row" }, names.get(line.account) || line.account),
+        el("td", {}, code ? el("a", { href: `/watch/${code}` }, `heat ${line.heat}`) : `heat ${line.heat}`),
+        status, el("td", {}, String(line.home)), el("td", { class: "points" }, String(line.matchpoints)));
+    });
+  liveTable.tBodies[0].replaceChildren(...rows);
+}
+
+function drawHeats(e) {
+  const current = e.format === "duplicate" ? e.schedule.filter((r) => r.round === e.round) : [];
+  const list = current.length ? current[current.length - 1].heats : [];
+  heatsSection.hidden = !list.length || e.status === "finished";
+  heatsSection.querySelector(".round-number").textContent = String(e.round);
+  heats.replaceChildren(...list.map((h) => el("li", {}, el("a", { href: `/watch/${h.code}` },
+    `Watch heat ${h.heat} (${h.code})`), " ", el("span", { class: "rules" }, h.entrants.join(", ")))));
+}
+
+function draw(next, before) {
+  const e = next.event;
+  drawStatus(e);
+  drawStandings(e, next.standings);
+  drawLive(e, next.live, new Map(next.standings.lines.map((line) => [line.account, line.name])));
+  drawHeats(e);
+  if (before && (before.event.round !== e.round || before.event.round_state !== e.round_state
+      || before.event.status !== e.status)) {
+    const leader = next.standings.lines[0];
+    announcer.textContent = `${statusNode.textContent}.` + (leader && e.round_state === "done"
+      ? ` ${leader.name} leads with ${e.format === "arena" ? leader.points : leader.matchpoints}.` : "");
+  }
+}
+
+function tick() {
+  const e = frame.event;
+  const now = Date.now() + offset;
+  const current = e.schedule.filter((r) => r.round === e.round);
+  const starts = current.length ? current[current.length - 1].starts_at : null;
+  if (e.status === "finished" || e.status === "registration") clock.textContent = "";
+  else if (e.format === "arena" && e.ends_at) clock.textContent = `${clockText(e.ends_at - now)} left`;
+  else if (e.round_state === "done" && e.next_at) clock.textContent = `next round in ${clockText(e.next_at - now)}`;
+  else if (starts && now < starts) clock.textContent = `starts in ${clockText(starts - now)}`;
+  else if (starts && e.round_state === "running") clock.textContent = `${clockText(starts + e.time_limit * 1000 - now)} left`;
+  else clock.textContent = "";
+}
+
+draw(frame, null);
+const source = new EventSource(state.stream);
+source.addEventListener("open", () => { conn.dataset.state = "live"; conn.textContent = "● live"; });
+source.addEventListener("event", (message) => {
+  const next = JSON.parse(message.data);
+  offset = next.server_time - Date.now();
+  draw(next, frame);
+  frame = next;
+  tick();
+});
+source.addEventListener("error", () => {
+  conn.dataset.state = source.readyState === EventSource.CLOSED ? "closed" : "reconnecting";
+  conn.textContent = source.readyState === EventSource.CLOSED ? "◌ not live: reload the page" : "◌ reconnecting…";
+});
+tick();
+setInterval(tick, 250);

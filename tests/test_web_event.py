@@ -1,0 +1,108 @@
+"""The event page (/event/{id}): over HTTP, and in chromium following a one-round duplicate event live."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+from browser_util import open_browser, skip_reason
+from redis_util import Client, LiveServer, eventually, live_server, register
+from web_util import WIN
+
+from shared import protocol as p
+
+ORGANISER = "organiser-secret-for-tests"
+AUTH = {"authorization": f"Bearer {ORGANISER}"}
+NAMES = ("ann", "bob", "cy", "dee")
+
+
+@pytest.fixture
+async def events_server(redis_url: str) -> AsyncIterator[LiveServer]:
+    async with live_server(redis_url, organiser_token=ORGANISER) as server:
+        yield server
+
+
+async def _event(server: LiveServer) -> tuple[str, dict[str, str]]:
+    status, event = await server.http("POST", "/events", {
+        "name": "Friday Cup", "rounds": 1, "heat_size": 2, "join_seconds": 2, "break_seconds": 0,
+        "time_limit": 120, "deals": [WIN["deal"]]}, headers=AUTH)
+    assert status == 201, event
+    keys = {}
+    for name in NAMES:
+        keys[name] = await register(server, name)
+        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
+                                           headers={"authorization": f"Bearer {keys[name]}"})
+        assert status == 200, answer
+    return event["id"], keys
+
+
+async def test_the_event_page_and_its_typed_404(events_server: LiveServer) -> None:
+    event, _ = await _event(events_server)
+    async with httpx.AsyncClient(base_url=events_server.url) as http:
+        page = await http.get(f"/event/{event}")
+        assert page.status_code == 200 and "<h1>Friday Cup</h1>" in page.text
+        assert f'"stream": "/events/{event}/stream"' in page.text
+        front = await http.get("/")
+        assert f'href="/event/{event}"' in front.text
+        missing = await http.get("/event/nope")
+        assert missing.status_code == 404 and 'data-code="event_not_found"' in missing.text
+
+
+async def _play(server: LiveServer, code: str, key: str, moves: int, go: asyncio.Event) -> None:
+    client = await Client.connect(server)
+    await client.hello(code, key=key)
+    await client.expect(p.Countdown, timeout=30)
+    for text in WIN["moves"][:moves]:
+        assert isinstance(await client.move(text), p.Ack)
+    await go.wait()  # everyone stays in the race until the page has seen the round live
+    await client.give_up()
+    await client.close()
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_an_events_standings_seen_live_through_a_round(events_server: LiveServer) -> None:
+    server = events_server
+    event, keys = await _event(server)
+    async for context in open_browser():
+        page: Any = await context.new_page()
+        await page.goto(f"{server.url}/event/{event}")
+        await page.wait_for_selector("#conn[data-state=live]")
+        assert await page.get_attribute("#event-status", "data-status") == "registration"
+        status, _ = await server.http("POST", f"/events/{event}/start", headers=AUTH)
+        assert status == 200
+        await page.wait_for_function("document.querySelectorAll('#heats li').length === 2")
+        heats = await page.eval_on_selector_all("#heats a", "links => links.map(a => a.getAttribute('href'))")
+        status, info = await server.http("GET", f"/events/{event}")
+        schedule = info["schedule"][0]["heats"]
+        assert sorted(heats) == sorted(f"/watch/{h['code']}" for h in schedule)
+        moves = {"ann": 12, "bob": 0, "cy": 19, "dee": 1}  # cards home: 1, 0, 2, 0
+        go = asyncio.Event()
+        plays = [asyncio.create_task(_play(server, h["code"], keys[a], moves[a], go))
+                 for h in schedule for a in h["entrants"]]
+
+        async def live_rows() -> dict[str, int]:
+            found = await page.eval_on_selector_all(
+                "#event-live tbody tr", "rows => rows.map(r => [r.dataset.account, Number(r.dataset.home)])")
+            return dict(found)
+
+        async def homes_shown() -> bool:
+            _, standings = await server.http("GET", f"/events/{event}/standings")
+            return await live_rows() == {"ann": 1, "bob": 0, "cy": 2, "dee": 0} and standings["round_state"] == "running"
+
+        await eventually(homes_shown, "the round's cards home on the event page")
+        go.set()
+        await asyncio.gather(*plays)
+        await page.wait_for_selector("#event-status[data-status=finished]")
+        _, standings = await server.http("GET", f"/events/{event}/standings")
+        shown = await page.eval_on_selector_all(
+            "#event-standings tbody tr", "rows => rows.map(r => [r.dataset.account, r.querySelector('.points').textContent])")
+        assert shown == [[line["account"], _js_number(line["matchpoints"])] for line in standings["lines"]]
+        assert shown[0][0] == "cy", "two cards home beat one"
+        assert await page.is_hidden("#heats-section")
+
+
+def _js_number(value: float) -> str:
+    """How JavaScript's String() writes a matchpoint total (3.0 is "3", 1.5 is "1.5")."""
+    return str(int(value)) if value == int(value) else str(value)
