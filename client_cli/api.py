@@ -274,6 +274,11 @@ def enter_event(server: str, event_id: str, key: str) -> p.EventEntry:
     return _typed(data, p.EventEntry, "POST /events/{id}/entrants")
 
 
+def check_in(server: str, event_id: str, key: str) -> p.EventEntry:
+    data = _request(server, "POST", f"/events/{_quote(event_id)}/check-in", b"{}", key=key)
+    return _typed(data, p.EventEntry, "POST /events/{id}/check-in")
+
+
 def withdraw_from_event(server: str, event_id: str, name: str, key: str) -> p.EventEntry:
     data = _request(server, "DELETE", f"/events/{_quote(event_id)}/entrants/{_quote(name)}", key=key)
     return _typed(data, p.EventEntry, "DELETE /events/{id}/entrants/{name}")

@@ -208,6 +208,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/events/{event}/start", events.start_event, methods=["POST"]),
         Route("/events/{event}/entrants", events.enter_event, methods=["POST"]),
         Route("/events/{event}/entrants/{name}", events.withdraw_from_event, methods=["DELETE"]),
+        Route("/events/{event}/check-in", events.check_in, methods=["POST"]),
         Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
         Route("/daily/{variant}", daily.daily_board),
         WebSocketRoute("/ws", websocket_endpoint),

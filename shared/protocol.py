@@ -636,6 +636,9 @@ class EventCreate(msgspec.Struct, kw_only=True):
     rated: bool = False
     late_entry: bool = True
     """Accounts may still enter once the event runs (they play from the next round)."""
+    check_in: bool = False
+    """Entrants must also check in (``POST /events/{id}/check-in``) before the start; those who have
+    not are withdrawn when the organiser starts the event."""
     duration: Annotated[int, msgspec.Meta(ge=10, le=7 * 86_400)] = 1800
     """Arenas: seconds from the start during which entrants are paired (races under way then count)."""
     group_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
@@ -687,6 +690,7 @@ class EventInfo(msgspec.Struct, kw_only=True):
     group_size: int = 0
     ends_at: Union[Millis, None] = None
     """Arenas: when pairing stops (set at the start)."""
+    check_in: bool = False
 
 
 class EventEntry(msgspec.Struct, kw_only=True):
@@ -698,6 +702,8 @@ class EventEntry(msgspec.Struct, kw_only=True):
     from_round: int
     """The first round the entrant plays."""
     withdrawn: bool = False
+    checked_in: bool = False
+    """Checked in (or entered once the event ran: a late entrant is there by entering)."""
 
 
 class EventRoundScore(msgspec.Struct, kw_only=True):

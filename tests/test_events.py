@@ -400,3 +400,27 @@ async def test_the_event_stream_sends_live_standings_of_the_round_and_the_end(ev
     assert last.event.status == "finished" and last.standings.lines[0].name == "ann"
     for c in clients.values():
         await c.close()
+
+
+async def test_check_in_entrants_who_did_not_are_withdrawn_at_the_start(events_server: LiveServer) -> None:
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy")}
+    event = await _create(server, rounds=2, heat_size=4, deals=[WIN["deal"]] * 2, check_in=True)
+    assert event.check_in
+    for key in keys.values():
+        entry = await _enter(server, event.id, key)
+        assert not entry.checked_in
+    for n in ("ann", "cy"):
+        status, answer = await server.http("POST", f"/events/{event.id}/check-in",
+                                           headers={"authorization": f"Bearer {keys[n]}"})
+        assert status == 200 and answer["checked_in"]
+    outsider = await register(server, "dan")
+    status, answer = await server.http("POST", f"/events/{event.id}/check-in", headers={"authorization": f"Bearer {outsider}"})
+    assert (status, answer["code"]) == (409, "not_an_entrant")
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    drawn = await _round_open(server, event.id, 1)
+    assert sorted(a for h in drawn.heats for a in h.entrants) == ["ann", "cy"]
+    status, answer = await server.http("POST", f"/events/{event.id}/check-in", headers={"authorization": f"Bearer {keys['bob']}"})
+    assert (status, answer["code"]) == (409, "not_an_entrant"), "bob was withdrawn for not checking in"
+    late = await _enter(server, event.id, outsider)
+    assert late.checked_in, "a late entrant is there by entering"

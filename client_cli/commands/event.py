@@ -52,19 +52,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the organiser's own deal numbers (duplicate: one per round), secret until the end")
     create.add_argument("--rated", action="store_true", help="the races update the players' ratings")
     create.add_argument("--no-late-entry", action="store_true", help="no entries once the event has started")
+    create.add_argument("--check-in", action="store_true",
+                        help="entrants must also check in (`thieves event check-in`) before the start, or are withdrawn")
     _organiser_option(create)
 
     cmds.add_parser("list", help="the latest events")
     show = cmds.add_parser("show", help="an event's settings, rounds and heats")
     join = cmds.add_parser("join", help="enter an event with your account")
     withdraw = cmds.add_parser("withdraw", help="withdraw from an event (your rounds so far stay)")
+    checkin = cmds.add_parser("check-in", help="say you are there (events created with --check-in)")
     start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
     _organiser_option(start)
     standings = cmds.add_parser("standings", help="an event's standings")
     watch = cmds.add_parser("watch", help="an event's standings, live, until it ends (q quits)")
-    for cmd in (show, join, withdraw, start, standings, watch):
+    for cmd in (show, join, withdraw, checkin, start, standings, watch):
         cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
-    for cmd in (create, cmds.choices["list"], show, join, withdraw, start, standings, watch):
+    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, start, standings, watch):
         add_server_option(cmd)
     parser.set_defaults(func=run)
 
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if action == "show":
             print("\n".join(describe(api.event(server, args.event), time.time() * 1000)))
             return 0
-        if action in ("join", "withdraw"):
+        if action in ("join", "withdraw", "check-in"):
             return _entry(api, server, args)
         if action == "start":
             info = api.start_event(server, _token(args), args.event)
@@ -128,6 +131,7 @@ def _create(api: object, server: str, args: argparse.Namespace) -> int:
         name=args.name, format=args.format, variant=args.variant, rounds=args.rounds, heat_size=args.heat_size,
         time_limit=args.time_limit, join_seconds=args.join_seconds, break_seconds=args.break_seconds,
         deal_source=args.deal_source, deals=deals, rated=args.rated, late_entry=not args.no_late_entry,
+        check_in=args.check_in,
         duration=args.duration, group_size=args.group_size)
     info = a.create_event(server, _token(args), body)
     print(f"event: {info.id}\n{summary(info)}\nplayers join with: thieves event join {info.id}")
@@ -144,6 +148,12 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
     if args.event_command == "join":
         entry = a.enter_event(server, args.event, account.key)
         print(f"{entry.name} entered {entry.event}: plays from round {entry.from_round}")
+        info = a.event(server, args.event)
+        if info.check_in and not entry.checked_in:
+            print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
+    elif args.event_command == "check-in":
+        entry = a.check_in(server, args.event, account.key)
+        print(f"{entry.name} checked in to {entry.event}")
     else:
         entry = a.withdraw_from_event(server, args.event, account.name, account.key)
         print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")

@@ -21,6 +21,7 @@ from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
 from ..answers import error_response, json_response, service_of
+from ..ops.log import log
 from ..deals.checked import solver_can_check
 from ..players.accounts import BadKey, check_key
 from ..race.clock import now_ms
@@ -91,7 +92,7 @@ async def create_event(request: Request) -> Response:
         break_seconds=req.break_seconds, deal_source=req.deal_source,
         deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
         status="registration", round=0, round_state="waiting", created_at=now_ms(), duration=req.duration,
-        group_size=req.group_size)
+        group_size=req.group_size, check_in=req.check_in)
     await service.events.create(meta)
     return json_response(event_info(meta), 201)
 
@@ -160,6 +161,11 @@ async def start_event(request: Request) -> Response:
     now = now_ms()
     changes: dict[str, Any] = ({"round_state": "running", "ends_at": now + meta.duration * 1000}
                                   if meta.format == "arena" else {"round_state": "done", "next_at": now})
+    if meta.check_in and meta.status == "registration":
+        # Before the start's step: a check-in racing the start is either in (and plays) or refused.
+        dropped = await service.events.drop_unchecked(meta.id)
+        log("event_check_in_closed", tournament=meta.id, dropped=dropped)
+        meta = await service.events.meta(meta.id) or meta
     if meta.status != "registration" or not await service.events.step(meta, now, status="running", **changes):
         return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
     fresh = await service.events.meta(meta.id)
@@ -169,15 +175,20 @@ async def start_event(request: Request) -> Response:
 
 async def enter_event(request: Request) -> Response:
     """The account of the bearer key enters (late entry: from the next round)."""
-    return await _entry(request, withdraw=False)
+    return await _entry(request)
 
 
 async def withdraw_from_event(request: Request) -> Response:
     """The account of the bearer key withdraws: no further rounds; its scores so far stay."""
-    return await _entry(request, withdraw=True)
+    return await _entry(request, "withdraw")
 
 
-async def _entry(request: Request, withdraw: bool) -> Response:
+async def check_in(request: Request) -> Response:
+    """The account of the bearer key, an entrant, checks in (events that ask for it, before the start)."""
+    return await _entry(request, "check_in")
+
+
+async def _entry(request: Request, action: str = "enter") -> Response:
     account = await bearer_account(request)
     if isinstance(account, Response):
         return account
@@ -186,9 +197,10 @@ async def _entry(request: Request, withdraw: bool) -> Response:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
     try:
         entry = await service_of(request).events.entry(request.path_params["event"], account.account, account.name,
-                                                       now_ms(), withdraw=withdraw)
+                                                       now_ms(), action)
     except StoreError as exc:
         code = p.ErrorCode(exc.code)
         return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409)
     return json_response(p.EventEntry(event=request.path_params["event"], account=entry.account, name=entry.name,
-                                      from_round=entry.from_round, withdrawn=entry.withdrawn))
+                                      from_round=entry.from_round, withdrawn=entry.withdrawn,
+                                      checked_in=entry.checked_in))

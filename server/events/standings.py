@@ -65,7 +65,7 @@ def event_info(meta: EventMeta, arena_races: list[ArenaRace] | None = None) -> p
         heat_size=meta.heat_size, time_limit=meta.time_limit, join_seconds=meta.join_seconds,
         break_seconds=meta.break_seconds, rated=meta.rated, late_entry=meta.late_entry,
         status=meta.status, round=meta.round, round_state=meta.round_state,
-        created_at=meta.created_at, entrants=meta.entrants, version=meta.version, schedule=schedule,
+        created_at=meta.created_at, entrants=meta.entrants, check_in=meta.check_in, version=meta.version, schedule=schedule,
         next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
         duration=meta.duration if meta.format == "arena" else 0,
         group_size=meta.group_size if meta.format == "arena" else 0, ends_at=meta.ends_at or None,

@@ -58,6 +58,7 @@ class EventMeta:
     group_size: int = 2
     ends_at: int = 0
     """Arenas: when pairing stops (set at the start)."""
+    check_in: bool = False
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
@@ -92,11 +93,15 @@ class Entrant:
     joined_at: int
     from_round: int
     withdrawn: bool
+    checked_in: bool = False
+    no_check_in: bool = False
+    """Withdrawn by the start for not having checked in."""
 
     @classmethod
     def loads(cls, account: str, raw: str | bytes) -> "Entrant":
         d = json.loads(raw)
-        return cls(account, d["name"], int(d["joined_at"]), int(d["from_round"]), bool(d["withdrawn"]))
+        return cls(account, d["name"], int(d["joined_at"]), int(d["from_round"]), bool(d["withdrawn"]),
+                   bool(d.get("checked_in")), bool(d.get("no_check_in")))
 
 
 @dataclass
@@ -151,6 +156,7 @@ class EventStore:
         self._score = register(redis, "event_score")
         self._arena_assign = register(redis, "arena_assign")
         self._arena_update = register(redis, "arena_update")
+        self._drop_unchecked = register(redis, "event_drop_unchecked")
 
     async def create(self, meta: EventMeta) -> None:
         k = EventKeys(meta.id)
@@ -174,15 +180,20 @@ class EventStore:
         """Off the runner's list (the event is over)."""
         await self.redis.zrem(EVENTS_ACTIVE, event)
 
-    async def entry(self, event: str, account: str, name: str, now: int, withdraw: bool = False) -> Entrant:
-        """Enter (or withdraw) ``account``; raises :class:`StoreError` (event_not_found, event_closed,
-        not_an_entrant)."""
+    async def entry(self, event: str, account: str, name: str, now: int, action: str = "enter") -> Entrant:
+        """Enter, ``withdraw`` or ``check_in`` ``account``; raises :class:`StoreError` (event_not_found,
+        event_closed, not_an_entrant)."""
         k = EventKeys(event)
         kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
-                                             args=[account, name, now, "withdraw" if withdraw else "enter", k.chan]))
+                                             args=[account, name, now, action, k.chan]))
         if kind != "ok":
             raise StoreError(rest[0])
         return Entrant.loads(account, rest[0])
+
+    async def drop_unchecked(self, event: str) -> int:
+        """Withdraw every entrant who has not checked in (the start of an event that asks for it)."""
+        k = EventKeys(event)
+        return int(await self._drop_unchecked(keys=[k.meta, k.entrants], args=[k.chan]))
 
     async def entrants(self, event: str) -> list[Entrant]:
         raw = await self.redis.hgetall(EventKeys(event).entrants)

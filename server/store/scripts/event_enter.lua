@@ -1,4 +1,4 @@
--- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter' or 'withdraw', chan
+-- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter', 'withdraw' or 'check_in', chan
 -- Entering: in registration from round 1; once running (late entry) from the next round, while one is
 -- left (an arena: until its end). A second entry answers the first, and brings an arena entrant who
 -- was paused (it missed a race) back to the waiting; entering again after a withdrawal re-enters.
@@ -7,6 +7,17 @@ local arena = m[5] == 'arena'
 if not m[1] then return {'err', 'event_not_found'} end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 local entry = raw and cjson.decode(raw) or nil
+if ARGV[4] == 'check_in' then
+  if not entry or entry.withdrawn then return {'err', 'not_an_entrant'} end
+  if m[1] ~= 'registration' then return {'err', 'event_closed'} end
+  if not entry.checked_in then
+    entry.checked_in = true
+    redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
+    redis.call('HINCRBY', KEYS[1], 'version', 1)
+    redis.call('PUBLISH', ARGV[5], 'entrants')
+  end
+  return {'ok', cjson.encode(entry)}
+end
 if ARGV[4] == 'withdraw' then
   if not entry then return {'err', 'not_an_entrant'} end
   if m[1] == 'finished' then return {'err', 'event_closed'} end
@@ -40,7 +51,8 @@ if m[1] == 'running' then
   end
 end
 if entry then from = math.max(from, tonumber(entry.from_round)) end
-entry = {name = ARGV[2], joined_at = tonumber(ARGV[3]), from_round = from, withdrawn = false}
+entry = {name = ARGV[2], joined_at = tonumber(ARGV[3]), from_round = from, withdrawn = false,
+  checked_in = m[1] == 'running'}
 redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
 redis.call('HSET', KEYS[1], 'entrants', redis.call('HLEN', KEYS[2]))
 redis.call('HINCRBY', KEYS[1], 'version', 1)
