@@ -156,3 +156,21 @@ async def test_the_front_page_lists_an_events_current_heats_to_watch(redis_url: 
             code = text.split('<a href="/watch/')[1].split('"')[0]
             assert (await http.get(f"/watch/{code}")).status_code == 200
             assert "round 1 of" in text
+
+
+async def test_the_front_page_lists_finished_races_and_todays_deal(server: LiveServer) -> None:
+    from server.events.daily import today
+    from server.race.clock import now_ms
+
+    race = await new_race(server)
+    await race.end(server)
+    key = await register(server, "ann")
+    status, play = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
+    assert status == 200
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        page = (await http.get("/")).text
+    _, _, recent = page.partition('id="recent-title"')
+    assert f'href="/watch/{race.created.race.code}"' in recent.partition("</section>")[0]
+    _, _, daily = page.partition('id="daily-forty-thieves"')
+    assert today(now_ms()) in daily and 'href="/player/ann"' in daily and "thieves daily play" in daily
+    await race.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from typing import TYPE_CHECKING
 
 import msgspec
 from starlette.requests import Request
@@ -22,6 +23,9 @@ from ..answers import error_response, json_response, service_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, solver_can_check
 from ..race.clock import now_ms
 from .http import bearer_account
+
+if TYPE_CHECKING:
+    from ..race.service import Service
 
 DAY_MS = 86_400_000
 
@@ -90,14 +94,18 @@ async def daily_board(request: Request) -> Response:
         variant = get_variant(request.path_params["variant"]).key
     except UnknownVariant as exc:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
-    now = now_ms()
-    date = request.query_params.get("date") or today(now)
+    date = request.query_params.get("date") or today(now_ms())
     try:
-        end = day_end(date)
+        day_end(date)
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
-    service = service_of(request)
-    revealed = now >= end
+    return json_response(await board(service_of(request), variant, date))
+
+
+async def board(service: "Service", variant: str, date: str) -> p.DailyBoard:
+    """The board of ``variant``'s deal of ``date``: by finish time, then cards home; the deal and
+    every game once the day is over (the JSON endpoint and the front page show the same)."""
+    revealed = now_ms() >= day_end(date)
     lines: list[tuple[str, str, str, int, int | None, str, list[str] | None]] = []
     for account, race in (await service.daily.plays(variant, date)).items():
         meta = await service.store.meta(race)
@@ -120,5 +128,5 @@ async def daily_board(request: Request) -> Response:
         out.append(p.DailyLine(rank=out[-1].rank if same else i + 1, account=account, name=name, status=status,
                                home=home, time_ms=time_ms, race=race, moves=moves))
     drawn = await service.daily.deal(variant, date)
-    return json_response(p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
-                                      deal=drawn[0] if revealed and drawn else None))
+    return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
+                        deal=drawn[0] if revealed and drawn else None)

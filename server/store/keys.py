@@ -12,6 +12,9 @@ EVENTS_MAX = 1000
 that missed more gets a full snapshot instead of a replay."""
 
 ACTIVE = "races:active"
+RECENT = "races:recent"
+"""zset race id -> ended_at: the latest finished races (the front page's list), trimmed to RECENT_KEPT."""
+RECENT_KEPT = 200
 SECRET = "thieves:secret"
 OPEN_LOBBIES = "lobbies:open"
 

@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from ..ops.metrics import Timer
 from .batcher import MoveBatcher
-from .keys import ACTIVE, SECRET, Keys, checked_key, code_key, presence_member
+from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import NoteHandler, Subscriber
 from .records import (CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated, StoreError,
@@ -316,7 +316,14 @@ class Store:
             raise StoreError(rest[0])
         await self.redis.zrem(ACTIVE, meta.id)
         await self.redis.expire(code_key(meta.code), retention)
+        await self.redis.zadd(RECENT, {meta.id: now})
+        await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
         return kind == "ok", int(rest[0])
+
+    async def recent_races(self, limit: int = 20) -> list[RaceMeta]:
+        """The latest finished races still kept (newest first)."""
+        ids = [bytes(rid).decode() for rid in await self.redis.zrevrange(RECENT, 0, limit - 1)]
+        return [m for m in await self.metas(ids) if m is not None and m.status == "finished"]
 
     async def abandon(self, meta: RaceMeta, now: int, lobby_ttl_ms: int) -> bool:
         """Delete a lobby race older than the lobby TTL; False if it started, grew or is young."""

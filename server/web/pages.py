@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
-from shared.variants import get_variant
+from shared.variants import VARIANTS, get_variant
 
 from ..answers import service_of
+from ..events import daily
 from ..events.standings import event_info
 from ..race import rules as races
 from ..race.clock import now_ms
@@ -45,7 +46,26 @@ async def index(request: Request) -> Response:
     rows = [races.race_info(m, now) for m in metas]
     live = [r for r in rows if r.status in ("countdown", "running")]
     lobby = [r for r in rows if r.status == "lobby"]
-    return render("index.html", title="Races", live=live, lobby=lobby, events=await _current_events(service))
+    recent = [races.race_info(m, now) for m in await service.store.recent_races(RECENT_SHOWN)]
+    return render("index.html", title="Races", live=live, lobby=lobby, recent=recent,
+                  events=await _current_events(service), daily=await _daily_boards(service, now))
+
+
+RECENT_SHOWN = 10
+"""Finished races listed on the front page (their standings and replays stay until --retention)."""
+DAILY_SHOWN = 5
+"""Lines of each daily board on the front page."""
+
+
+async def _daily_boards(service: Service, now: int) -> list[p.DailyBoard]:
+    """Today's daily deal of each variant someone has played today (``GET /daily/{variant}``)."""
+    date = daily.today(now)
+    out = []
+    for variant in VARIANTS:
+        if await service.daily.deal(variant, date) is not None:
+            b = await daily.board(service, variant, date)
+            out.append(msgspec.structs.replace(b, lines=b.lines[:DAILY_SHOWN]))
+    return out
 
 
 ARENA_RACES_SHOWN = 6
