@@ -424,3 +424,25 @@ async def test_check_in_entrants_who_did_not_are_withdrawn_at_the_start(events_s
     assert (status, answer["code"]) == (409, "not_an_entrant"), "bob was withdrawn for not checking in"
     late = await _enter(server, event.id, outsider)
     assert late.checked_in, "a late entrant is there by entering"
+
+
+async def test_a_rated_events_heats_feed_the_ratings(events_server: LiveServer) -> None:
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob")}
+    event = await _create(server, rounds=1, heat_size=2, deals=[WIN["deal"]], rated=True)
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    drawn = await _round_open(server, event.id, 1)
+    heat = drawn.heats[0]
+    status, race = await server.http("GET", f"/races/{heat.race}")
+    assert race["race"]["rated"], "the heats of a rated event are rated races"
+    await asyncio.gather(_play(server, heat.code, keys["ann"], 20), _play(server, heat.code, keys["bob"], 2))
+    await _scored(server, event.id, 1)
+
+    async def rated() -> bool:
+        _, ann = await server.http("GET", "/players/ann")
+        _, bob = await server.http("GET", "/players/bob")
+        a, b = ann["variants"].get("forty-thieves", {}), bob["variants"].get("forty-thieves", {})
+        return a.get("rated_races") == 1 and b.get("rated_races") == 1 and a["rating"] > b["rating"]
+    await eventually(rated, "both ratings updated once, the heat's winner above")
