@@ -109,3 +109,25 @@ async def test_a_bot_that_follows_the_servers_hints_races_a_checked_deal_marked_
     for record in results.records:
         replayed = replay(GameRecord(results.variant, results.deal, tuple(record.moves)))
         assert replayed.ok and replayed.game.position() == record.position
+
+
+async def test_on_a_public_pool_deal_bots_follow_its_line_like_people_and_win(server: LiveServer) -> None:
+    """An organiser's named deal from the public pool: recognised by its face-up cards, its winning line
+    played at a pace with slips taken back; the two bots finish, at different times."""
+    from shared.pool import load_pool
+
+    deal = load_pool("forty-thieves").deals[1]
+    created = await asyncio.to_thread(create_race, server.url, p.Create(seats=2, deal_source="number", deal=deal))
+    code, token = created.race.code, created.creator_token
+    lines: list[str] = []
+    careful, sloppy = await asyncio.wait_for(asyncio.gather(
+        play_race(server.url, code, "ann", 0.001, token, 2, lines.append, line=True, slips=0.0),
+        play_race(server.url, code, "bob", 0.001, None, 1, lines.append, line=True, slips=0.2),
+    ), timeout=120)
+    assert careful.status == sloppy.status == 0 and careful.results is not None
+    standings = {s.name: s for s in careful.results.standings}
+    assert standings["ann"].status == standings["bob"].status == "finished"
+    assert sloppy.moves > careful.moves, "bob's slips and their undos are moves too"
+    records = {r.name: r for r in careful.results.records}
+    assert "U" in records["bob"].moves and "U" not in records["ann"].moves
+    assert any("following its winning line" in line for line in lines)

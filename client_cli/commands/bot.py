@@ -122,14 +122,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="in races with hints: ask the server's solver once greedy play is stuck (stuck) or for every move "
         "(always); the bot is then marked as played with help. Default never",
     )
+    cmd.add_argument(
+        "--line", choices=("auto", "never"), default="auto",
+        help="auto (default): on a deal of the public checked pool (an organiser's named deal), recognised by "
+        "its face-up cards, follow its winning line like a person: about --pace s a move, now and then a slip "
+        "taken back (--slips); never: always play greedily",
+    )
+    cmd.add_argument("--slips", type=float, default=0.03, metavar="P",
+                     help="with a line: chance (0-1) of a wrong move per move, noticed and undone (default 0.03)")
     cmd.add_argument("--quiet", "-q", action="store_true", help="print only the final standings")
     add_server_option(cmd)
     cmd.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1:
-        print("thieves bot: --pace must be >= 0, --start-when >= 1 and --wander in 0..1", file=sys.stderr)
+    if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1 or not 0 <= args.slips <= 1:
+        print("thieves bot: --pace must be >= 0, --start-when >= 1, --wander and --slips in 0..1", file=sys.stderr)
         return 2
     if refused("bot", *([(p.Hello, "name", args.name, "--name")] if args.name is not None else []),
                (p.Hello, "race", args.race, "RACE_OR_CODE")):
@@ -152,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         play_race(
             server, args.race, joining.name or DEFAULT_NAME, args.pace, joining.creator_token, args.start_when, say,
             args.wander, args.hints, key=joining.key, token=joining.token, on_welcome=keeper,
+            line=args.line == "auto", slips=args.slips,
         )
     )
     if keeper.problem:
@@ -209,11 +218,15 @@ async def play_race(
     key: str | None = None,
     token: str | None = None,
     on_welcome: "Callable[[p.Welcome], None] | None" = None,
+    line: bool = False,
+    slips: float = 0.03,
 ) -> BotOutcome:
     """Join, ready, (start,) play until the race is over; ``hints`` is one of :data:`HINT_MODES`.
 
     ``key`` joins as an account, ``token`` takes a saved seat back, ``on_welcome`` keeps each token.
+    ``line``: on a public pool deal, follow its winning line like a person (client_cli/line_bot.py).
     """
+    from client_cli.line_bot import HumanLine, Skill, line_for
     from client_cli.connection import LinkState, LinkStatus, RaceLink
     from client_cli.race_state import Phase, RaceState
 
@@ -231,6 +244,9 @@ async def play_race(
                     on_welcome=on_welcome)
     loop_task = asyncio.create_task(link.run())
     policy = GreedyPolicy(wander)
+    human: HumanLine | None = None
+    looked_for_line = not line
+    sent: str | None = None
     started = gave_up = False
     following = hints == "always"
     moves = 0
@@ -255,6 +271,24 @@ async def play_race(
                         say(f"starting the race with {ready} ready")
                 continue
             if gave_up or state.pending or state.can_move() is not None or state.view is None:
+                continue
+            if human is not None and sent is not None:
+                human.played(sent)  # the server took it (the ack cleared the pending move)
+                sent = None
+            if not looked_for_line:
+                looked_for_line = True
+                found = line_for(p.View.from_player_view(state.view)) if state.view.move_count == 0 else None
+                if found is not None and state.info is not None:
+                    human = HumanLine(state.info.variant, found[0], found[1], Skill(pace=pace, slips=slips),
+                                      state.info.undo)
+                    say(f"a deal of the public pool: following its winning line of {len(found[1])} moves")
+            if human is not None and not human.done:
+                think, text = human.next()
+                await asyncio.sleep(think)
+                link.send_move(text)
+                sent = text
+                moves += 1
+                changed.set()
                 continue
             move = None if following else policy.choose(state.view)
             if move is None and hints != "never" and state.info is not None and state.info.hints:
