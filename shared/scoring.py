@@ -121,3 +121,41 @@ def draw_heats(entrants: list[str], heat_size: int) -> list[list[str]]:
     for i, account in enumerate(entrants):
         heats[i % count].append(account)
     return heats
+
+
+WIN, TIE, NONE = 2, 1, 0
+"""Arena points by place (docs/events.md, "Arenas"): a win, a tie for first (or a top-half place in a
+race of three or more), anything else; doubled for an entrant on fire (two wins in a row)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one arena race gave one entrant."""
+
+    account: str
+    points: int
+    won: bool
+    showed: bool
+
+
+def arena_points(results: Iterable[RoundResult], on_fire: set[str]) -> list[Outcome]:
+    """Each entrant's points from one finished arena race; ``on_fire``: those with two wins in a row."""
+    field_ = list(results)
+    keys = {r.account: place_key(r) for r in field_}
+    n = len(field_)
+    out = []
+    for r in field_:
+        mine = keys[r.account]
+        better = sum(1 for o in field_ if keys[o.account] < mine)
+        tied = sum(1 for o in field_ if o.account != r.account and keys[o.account] == mine)
+        showed = r.status != NO_SHOW
+        if not showed:
+            base = NONE
+        elif better == 0 and tied == 0:
+            base = WIN
+        elif better == 0 or (n >= 3 and better + 1 <= n // 2):
+            base = TIE
+        else:
+            base = NONE
+        out.append(Outcome(r.account, base * 2 if r.account in on_fire else base, base == WIN, showed))
+    return out

@@ -311,6 +311,11 @@ async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_
     assert {line.name: line.points for line in standings.lines} == points
     assert [line.points for line in standings.lines] == sorted(points.values(), reverse=True)
     assert standings.lines[0].name == "a7" and standings.lines[-1].name == "a0"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client_cli.main", "verify", event.id, "--server", server.url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0 and out.decode().startswith(f"agree: {len(info.schedule)} races, 8 entrants"), out
 
 
 async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_total(events_server: LiveServer,

@@ -1,6 +1,6 @@
 """``thieves verify EVENT``: recompute a finished event from its revealed races alone.
 
-Trusts nothing the server computed: each heat's deal is checked against the commitment published
+Duplicate events and arenas. Trusts nothing the server computed: each heat's deal is checked against the commitment published
 when the race was made, every entrant's game is replayed move by move on that deal (its cards home,
 its win and its final position must be what the results say), and the matchpoints and standings
 are recomputed from those results with the rules of docs/events.md. Prints ``agree`` or the first
@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser(
         "verify",
         help="recompute a finished event's races and standings from the revealed deals and moves",
-        description="Fetch a finished duplicate event, check every heat's deal against its commitment, replay "
-        "every entrant's moves, recompute the matchpoints and the standings, and compare them with the "
-        "server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
+        description="Fetch a finished event, check every race's deal against its commitment, replay every "
+        "entrant's moves, recompute the matchpoints (duplicate) or the points with their streaks (arena) and "
+        "the standings, and compare them with the server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
     )
     cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
     add_server_option(cmd)
@@ -47,14 +47,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"thieves verify: event {info.id} is {info.status}: its deals are revealed once it is over",
                   file=sys.stderr)
             return 2
-        if info.format != "duplicate":
-            print(f"thieves verify: event {info.id} is an {info.format}; verify checks duplicate events",
-                  file=sys.stderr)
-            return 2
         told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
         rounds = {r.round: _round(server, info, r) for r in info.schedule}
-        mine = _standings(info, told, rounds)
-        _compare(mine, told)
+        if info.format == "arena":
+            _compare_arena(_arena(rounds, told), told)
+        else:
+            _compare(_standings(info, told, rounds), told)
     except ApiError as exc:
         print(f"thieves verify: {exc}", file=sys.stderr)
         return 2
@@ -62,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"differ: {exc}")
         return 1
     heats = sum(len(r.heats) for r in info.schedule)
-    print(f"agree: {len(info.schedule)} rounds, {heats} heats, {len(mine)} entrants of {info.name!r} recomputed "
-          "from the revealed deals and moves")
+    what = f"{heats} races" if info.format == "arena" else f"{len(info.schedule)} rounds, {heats} heats"
+    print(f"agree: {what}, {len(told.lines)} entrants of {info.name!r} recomputed from the revealed deals and moves")
     return 0
 
 
@@ -71,9 +69,16 @@ def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.Ro
     """Every entrant's result of one round, from its heat's results, each game replayed."""
     out = []
     for heat in rnd.heats:
-        res = msgspec.convert(get_json(server, f"/races/{heat.race}/results"), p.Results)
-        where = f"round {rnd.round}, heat {heat.heat} (race {heat.race})"
-        if rnd.deal is None or res.deal != rnd.deal:
+        try:
+            res = msgspec.convert(get_json(server, f"/races/{heat.race}/results"), p.Results)
+        except ApiError as exc:
+            if exc.code != p.ErrorCode.RACE_NOT_OVER.value:
+                raise
+            # A race nobody joined never started: everyone drawn into it is a no-show.
+            out += [scoring.heat_result(a, heat.race, heat.heat, None) for a in heat.entrants]
+            continue
+        where = f"{'race' if info.format == 'arena' else 'round'} {rnd.round}, heat {heat.heat} (race {heat.race})"
+        if info.format == "duplicate" and (rnd.deal is None or res.deal != rnd.deal):
             raise Difference(f"{where}: the race's deal {res.deal} is not the round's {rnd.deal}")
         if hashlib.sha256(f"{res.variant}|{res.deal}|{res.salt}".encode()).hexdigest() != res.commitment:
             raise Difference(f"{where}: deal and salt do not match the commitment published at the start")
@@ -115,6 +120,29 @@ def _standings(info: p.EventInfo, told: p.EventStandings,
             t.home += r.home
             t.time_ms += scoring.round_time(r, info.time_limit * 1000)
     return totals
+
+
+def _arena(races: dict[int, list[scoring.RoundResult]], told: p.EventStandings) -> dict[str, tuple[int, int, int, int]]:
+    """Each entrant's (points, wins, races, cards home), the races taken in the order they were paired."""
+    streak: dict[str, int] = {}
+    out = {line.account: (0, 0, 0, 0) for line in told.lines}
+    for number in sorted(races):
+        field = races[number]
+        for o, r in zip(scoring.arena_points(field, {a for a, n in streak.items() if n >= 2}), field):
+            points, wins, played, home = out.get(o.account, (0, 0, 0, 0))
+            out[o.account] = (points + o.points, wins + int(o.won), played + int(o.showed),
+                              home + (r.home if o.showed else 0))
+            streak[o.account] = streak.get(o.account, 0) + 1 if o.won else 0
+    return out
+
+
+def _compare_arena(mine: dict[str, tuple[int, int, int, int]], told: p.EventStandings) -> None:
+    for line in told.lines:
+        ours = mine.get(line.account, (0, 0, 0, 0))
+        theirs = (line.points or 0, line.wins, line.races, line.home)
+        for what, a, b in zip(("points", "wins", "races", "cards home"), theirs, ours):
+            if a != b:
+                raise Difference(f"{line.name}: {what} {a} on the server, {b} recomputed")
 
 
 def _compare(mine: dict[str, scoring.Total], told: p.EventStandings) -> None:

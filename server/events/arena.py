@@ -10,13 +10,11 @@ count when they finish.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from ..store.events import ArenaState
-from shared.scoring import NO_SHOW, RoundResult, place_key
+from shared.scoring import Outcome, RoundResult, arena_points
 
-WIN, TIE, NONE = 2, 1, 0
 
 
 def pair(waiting: list[tuple[str, ArenaState]], group_size: int) -> list[list[str]]:
@@ -43,37 +41,9 @@ def _repeats(group: list[str], last: dict[str, set[str]]) -> bool:
     return all(last[a] == set(group) - {a} for a in group)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    account: str
-    points: int
-    won: bool
-    showed: bool
-
-
 def race_points(results: Iterable[RoundResult], states: dict[str, ArenaState]) -> list[Outcome]:
     """What one finished arena race gives each of its entrants (``states``: before the race)."""
-    field_ = list(results)
-    keys = {r.account: place_key(r) for r in field_}
-    n = len(field_)
-    out = []
-    for r in field_:
-        mine = keys[r.account]
-        better = sum(1 for o in field_ if keys[o.account] < mine)
-        tied = sum(1 for o in field_ if o.account != r.account and keys[o.account] == mine)
-        showed = r.status != NO_SHOW
-        if not showed:
-            base = NONE
-        elif better == 0 and tied == 0:
-            base = WIN
-        elif better == 0 or (n >= 3 and better + 1 <= n // 2):
-            base = TIE
-        else:
-            base = NONE
-        won = base == WIN
-        fire = states.get(r.account, ArenaState()).on_fire
-        out.append(Outcome(r.account, base * 2 if fire else base, won, showed))
-    return out
+    return arena_points(results, {a for a, s in states.items() if s.on_fire})
 
 
 def after_race(state: ArenaState, outcome: Outcome, home: int, others: list[str]) -> ArenaState:
