@@ -15,10 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from shared import protocol as p
-from shared.deals import deal
-from shared.engine import Game
-from shared.moves import IllegalMove, MoveParseError
-from shared.variants import get_variant
+from shared.record import replay_steps
 from shared.view import PlayerView
 
 from .board import Board
@@ -36,20 +33,7 @@ TICK_SECONDS = 0.25
 def replay_views(results: p.Results, record: p.PlayerRecord) -> tuple[list[PlayerView], list[str], str | None]:
     """The board before the first move and after each one, the moves, and
     the first error if the record does not replay (which would be a server bug)."""
-    game = Game.from_deal(deal(get_variant(results.variant), results.deal))
-    views = [game.view()]
-    done: list[str] = []
-    for i, text in enumerate(record.moves):
-        try:
-            if text == p.UNDO:
-                game.pop()
-            else:
-                game.push_text(text)
-        except (IllegalMove, MoveParseError) as exc:
-            return views, done, f"move {i + 1} ({text}) does not replay: {exc}"
-        views.append(game.view())
-        done.append(text)
-    return views, done, None
+    return replay_steps(results.variant, results.deal, record.moves)
 
 
 class ReplayScreen(Screen[None]):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from .view import PlayerView
 
 from .deals import deal as make_deal
 from .engine import Game
@@ -99,3 +102,25 @@ def replay(record: GameRecord) -> ReplayResult:
             result.error = exc
             break
     return result
+
+
+def replay_steps(variant: str, deal_number: int, moves: Sequence[str]) -> tuple[list["PlayerView"], list[str], str | None]:
+    """Every board of a recorded game, as its player saw it (face-down cards stay face down): before
+    the first step and after each; the steps that replayed; the first that did not (None: all did).
+
+    One replay for every viewer of a finished race (the terminal's watch, the web page's replay), so
+    they cannot show different boards."""
+    game = Game.from_deal(make_deal(get_variant(variant), deal_number))
+    views = [game.view()]
+    done: list[str] = []
+    for i, text in enumerate(moves):
+        try:
+            if text == "U":
+                game.pop()
+            else:
+                game.push_text(text)
+        except (IllegalMove, MoveParseError, IndexError) as exc:
+            return views, done, f"step {i + 1} ({text}) does not replay: {exc}"
+        views.append(game.view())
+        done.append(text)
+    return views, done, None

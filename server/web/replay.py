@@ -16,10 +16,7 @@ from functools import lru_cache
 import msgspec
 
 from shared import protocol as p
-from shared.deals import deal as make_deal
-from shared.engine import Game
-from shared.moves import IllegalMove, MoveParseError
-from shared.variants import get_variant
+from shared.record import replay_steps as replay_boards
 
 
 class ReplaySteps(msgspec.Struct, kw_only=True):
@@ -38,21 +35,9 @@ class ReplaySteps(msgspec.Struct, kw_only=True):
 
 def replay_steps(results: p.Results, record: p.PlayerRecord) -> ReplaySteps:
     """Replay ``record`` on the revealed deal, keeping every board (as a player saw it: face-down stays)."""
-    game = Game.from_deal(make_deal(get_variant(results.variant), results.deal))
-    views = [p.View.from_player_view(game.view())]
-    error = None
-    for i, text in enumerate(record.moves):
-        try:
-            if text == p.UNDO:
-                game.pop()
-            else:
-                game.push_text(text)
-        except (IllegalMove, MoveParseError, IndexError) as exc:
-            error = f"step {i + 1} ({text}) does not replay: {exc}"
-            break
-        views.append(p.View.from_player_view(game.view()))
+    views, _, error = replay_boards(results.variant, results.deal, record.moves)
     return ReplaySteps(race=results.race, seat=record.seat, name=record.name, moves=list(record.moves),
-                       views=views, error=error)
+                       views=[p.View.from_player_view(v) for v in views], error=error)
 
 
 @lru_cache(maxsize=64)

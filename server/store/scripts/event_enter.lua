@@ -6,15 +6,18 @@ local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry'
 local arena = m[5] == 'arena'
 if not m[1] then return {'err', 'event_not_found'} end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
+local function save(changed)  -- the entry changed: store it, bump the version, tell the watchers
+  redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(changed))
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+  redis.call('PUBLISH', ARGV[5], 'entrants')
+end
 local entry = raw and cjson.decode(raw) or nil
 if ARGV[4] == 'check_in' then
   if not entry or entry.withdrawn then return {'err', 'not_an_entrant'} end
   if m[1] ~= 'registration' then return {'err', 'event_closed'} end
   if not entry.checked_in then
     entry.checked_in = true
-    redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
-    redis.call('HINCRBY', KEYS[1], 'version', 1)
-    redis.call('PUBLISH', ARGV[5], 'entrants')
+    save(entry)
   end
   return {'ok', cjson.encode(entry)}
 end
@@ -23,9 +26,7 @@ if ARGV[4] == 'withdraw' then
   if m[1] == 'finished' then return {'err', 'event_closed'} end
   if not entry.withdrawn then
     entry.withdrawn = true
-    redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
-    redis.call('HINCRBY', KEYS[1], 'version', 1)
-    redis.call('PUBLISH', ARGV[5], 'entrants')
+    save(entry)
   end
   return {'ok', cjson.encode(entry)}
 end
