@@ -132,19 +132,7 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
     finally:
         proc.terminate()
         proc.wait(10)
-    first, last, each, missing = [], [], [], 0
-    for version, acked in acks:
-        times = []
-        for w in watchers:
-            got = next((at for v, at in w.arrivals if v >= version), None)
-            if got is None:
-                missing += 1
-            else:
-                times.append(got - acked)
-        if times:
-            first.append(min(times))
-            last.append(max(times))
-            each.extend(times)
+    first, last, each, missing = delays(acks, [w.arrivals for w in watchers])
     return {
         "spectators": float(args.spectators),
         "moves": float(len(acks)),
@@ -163,6 +151,26 @@ def pct(values: list[float], q: int) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+def delays(acks: list[tuple[int, float]], arrivals: list[list[tuple[int, float]]]
+           ) -> tuple[list[float], list[float], list[float], int]:
+    """For each acknowledged move (version, when), every watcher's delay to the first frame at or past
+    that version: the first watcher's per move, the last's per move, all of them, and how many never came."""
+    first, last, each, missing = [], [], [], 0
+    for version, acked in acks:
+        times = []
+        for seen in arrivals:
+            got = next((at for v, at in seen if v >= version), None)
+            if got is None:
+                missing += 1
+            else:
+                times.append(got - acked)
+        if times:
+            first.append(min(times))
+            last.append(max(times))
+            each.extend(times)
+    return first, last, each, missing
 
 
 async def main_async(args: argparse.Namespace) -> None:

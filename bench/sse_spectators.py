@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import websockets  # noqa: E402
 from race_load import http, server_command, start_child  # noqa: E402
 from procfs import cpu_seconds  # noqa: E402
-from scale import pct  # noqa: E402
+from scale import delays, pct  # noqa: E402
 
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
@@ -115,18 +115,7 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
     finally:
         proc.terminate()
         proc.wait(10)
-    last, each, missing = [], [], 0
-    for version, sent in acks:
-        times = []
-        for s in streams:
-            got = next((at for v, at in s.arrivals if v >= version), None)
-            if got is None:
-                missing += 1
-            else:
-                times.append(got - sent)
-        if times:
-            last.append(max(times))
-            each.extend(times)
+    _, last, each, missing = delays(acks, [s.arrivals for s in streams])
     return {"spectators": float(args.spectators), "moves": float(len(acks)),
             "last_p50_ms": pct(last, 50) * 1000, "last_p99_ms": pct(last, 99) * 1000,
             "any_p50_ms": pct(each, 50) * 1000, "any_p99_ms": pct(each, 99) * 1000,
