@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from redis_util import Client, LiveServer, eventually, live_server
 
@@ -99,3 +100,26 @@ async def test_errors_are_in_the_players_words(organised: LiveServer, capsys: py
     assert code == 0 and "nobody has played it yet" in out
     code, _, err = await thieves(capsys, "daily", "play", "--server", url)
     assert code == 1 and "thieves register NAME" in err
+
+
+def test_event_play_finds_the_accounts_heat_or_arena_race_once() -> None:
+    from client_cli.commands.event import next_race
+
+    heat = p.EventHeat(heat=2, race="r2", code="CODE02", entrants=["ann", "bob"])
+    base = dict(id="e", name="Cup", variant="forty-thieves", rounds=2, heat_size=2, time_limit=60, join_seconds=1,
+                break_seconds=0, rated=False, late_entry=True, status="running", created_at=1, entrants=3)
+    duplicate = p.EventInfo(format="duplicate", round=1, round_state="open",
+                            schedule=[p.EventRound(round=1, starts_at=5, heats=[heat])], **base)  # type: ignore[arg-type]
+    empty = p.EventStandings(event="e", status="running", round=1, round_state="open", version=1, lines=[])
+    assert next_race(duplicate, empty, "ann", set()) == "CODE02"
+    assert next_race(duplicate, empty, "ann", {"r2"}) is None, "a heat played is not played again"
+    assert next_race(duplicate, empty, "cy", set()) is None, "not drawn into this round"
+    done = msgspec.structs.replace(duplicate, round_state="done")
+    assert next_race(done, empty, "ann", set()) is None, "between rounds: wait"
+    arena = msgspec.structs.replace(duplicate, format="arena", round_state="running")
+    line = p.EventStandingLine(rank=1, account="ann", name="ann", matchpoints=0, home=0, time_ms=0, points=2,
+                               status="playing", race="r2")
+    playing = msgspec.structs.replace(empty, lines=[line])
+    assert next_race(arena, playing, "ann", set()) == "CODE02"
+    waiting = msgspec.structs.replace(empty, lines=[msgspec.structs.replace(line, status="waiting", race=None)])
+    assert next_race(arena, waiting, "ann", set()) is None

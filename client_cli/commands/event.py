@@ -61,13 +61,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     join = cmds.add_parser("join", help="enter an event with your account")
     withdraw = cmds.add_parser("withdraw", help="withdraw from an event (your rounds so far stay)")
     checkin = cmds.add_parser("check-in", help="say you are there (events created with --check-in)")
+    play = cmds.add_parser("play", help="play your races of an event, one after another, as they are drawn",
+                           description="Wait for your heat (or, in an arena, your next pairing), play it, and "
+                           "wait for the next, until the event is over. Quitting a race (q) stops.")
     start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
     _organiser_option(start)
     standings = cmds.add_parser("standings", help="an event's standings")
     watch = cmds.add_parser("watch", help="an event's standings, live, until it ends (q quits)")
-    for cmd in (show, join, withdraw, checkin, start, standings, watch):
+    for cmd in (show, join, withdraw, checkin, play, start, standings, watch):
         cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
-    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, start, standings, watch):
+    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, play, start, standings, watch):
         add_server_option(cmd)
     parser.set_defaults(func=run)
 
@@ -98,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
             info = api.start_event(server, _token(args), args.event)
             print(f"started {info.name!r}: {'pairing until the end' if info.format == 'arena' else 'round 1 is being drawn'}")
             return 0
+        if action == "play":
+            return play_event(server, args)
         if action == "standings":
             print("\n".join(standings_lines(api.event_standings(server, args.event))))
             return 0
@@ -223,3 +228,57 @@ def standings_lines(st: p.EventStandings) -> list[str]:
 
 def _round_mark(r: p.EventRoundScore) -> str:
     return {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": "."}.get(r.status, "?")
+
+
+WAIT_SECONDS = 1.0
+
+
+def next_race(info: p.EventInfo, standings: p.EventStandings, account: str, played: set[str]) -> str | None:
+    """The join code of the account's race to play now, if any: its heat of the round drawn (duplicate),
+    or the race it is paired into (arena); never one it has played."""
+    if info.format == "arena":
+        mine = next((line for line in standings.lines if line.account == account), None)
+        if mine is None or mine.status != "playing" or not mine.race or mine.race in played:
+            return None
+        return next((h.code for r in info.schedule for h in r.heats if h.race == mine.race), None)
+    if not info.schedule or info.round_state not in ("open", "running"):
+        return None
+    heat = next((h for h in info.schedule[-1].heats if account in h.entrants), None)
+    return heat.code if heat is not None and heat.race not in played else None
+
+
+def play_event(server: str, args: argparse.Namespace) -> int:
+    """Play the account's races of the event until it is over (or the player quits a race)."""
+    from client_cli import api
+    from client_cli.commands import play as play_cmd
+    from client_cli.local_store import LocalStore
+
+    account = LocalStore().account(server)
+    if account is None:
+        raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
+    played: set[str] = set()
+    said = ""
+    while True:
+        info = api.event(server, args.event)
+        if info.status == "finished":
+            print(f"{info.name!r} is over:")
+            print("\n".join(standings_lines(api.event_standings(server, args.event))))
+            return 0
+        code = next_race(info, api.event_standings(server, args.event), account.account, played)
+        if code is None:
+            waiting = f"waiting for your next race in {info.name!r}: {clock(info, time.time() * 1000)}"
+            if waiting != said:
+                print(waiting, flush=True)
+                said = waiting
+            time.sleep(WAIT_SECONDS)
+            continue
+        race = next(h.race for r in info.schedule for h in r.heats if h.code == code)
+        played.add(race)
+        status = play_cmd.run(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
+                                                 server=args.server))
+        try:
+            api.results(server, race)  # over: on to the next
+        except api.ApiError:
+            print(f"you left your race {code}; `thieves event play {args.event}` comes back to the event")
+            return status or 1
+        said = ""
