@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import Any, Awaitable
 
 import redis.asyncio as aioredis
 
@@ -243,16 +243,16 @@ class Store:
         await close_lobbies(self.redis, [race])
         return int(rest[0])
 
-    async def commit_move(
+    def commit_move(
         self, race: str, seat: int, now: int, seq: int, expected_n: int, move: str, home: int, moves: int,
         status: str,
-    ) -> CommitResult:
+    ) -> Awaitable[CommitResult]:
         """Append one validated move; ``status`` is the player's after it (racing, blocked, finished).
 
         Raises :class:`StoreError` when the race or the player refuses it
-        (race over, player finished, a stale ``seq``).
+        (race over, player finished, a stale ``seq``). Returns the batcher's future (await it).
         """
-        return await self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, status])
+        return self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, status])
 
     async def give_up(self, race: str, seat: int, now: int) -> tuple[int, bool]:
         k = Keys(race)
