@@ -24,7 +24,7 @@ from shared.variants import get_variant
 from ..ops.log import log
 from ..race import rules as races
 from ..race.clock import now_ms
-from ..store import UNAVAILABLE
+from ..store import UNAVAILABLE, Line, RaceMeta
 from ..store.events import EventMeta
 from .standings import arena_standings, event_info, standings
 
@@ -50,6 +50,12 @@ class EventFeed:
         self.last: bytes | None = None
         self._seen: tuple[int, ...] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._standings: tuple[int, p.EventInfo, p.EventStandings] | None = None
+        """The event's description and standings at an event version: they change only when the event
+        does (an entry, a step, a scored round), not with every move of a heat."""
+        self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, str]]]] = {}
+        """Each heat's entrants as its table showed them at a race version (a heat that did not move
+        since the last frame is not read again)."""
 
     def watch(self) -> asyncio.Queue[bytes | None]:
         """A new watcher's queue: the latest frame at once, then every new one (None: the feed ended)."""
@@ -103,14 +109,19 @@ class EventFeed:
         if seen == self._seen:
             return None
         self._seen = seen
-        entrants = await events.entrants(meta.id)
-        if meta.format == "arena":
-            info = event_info(meta, await events.arena_races(meta.id))
-            table = arena_standings(meta, entrants, await events.arena_states(meta.id))
-        else:
-            info = event_info(meta)
-            table = standings(meta, entrants, await events.results(meta.id))
-        live = await self._live(meta, heats) if meta.format == "duplicate" and meta.round_state == "running" else []
+        if self._standings is None or self._standings[0] != meta.version:
+            entrants = await events.entrants(meta.id)
+            if meta.format == "arena":
+                info = event_info(meta, await events.arena_races(meta.id))
+                table = arena_standings(meta, entrants, await events.arena_states(meta.id))
+            else:
+                info = event_info(meta)
+                table = standings(meta, entrants, await events.results(meta.id))
+            self._standings = (meta.version, info, table)
+        _, info, table = self._standings
+        live = []
+        if meta.format == "duplicate" and meta.round_state == "running":
+            live = await self._live(meta, heats, dict(zip((race for _, race, _ in heats), versions)))
         return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
 
     def _heats(self, meta: EventMeta) -> list[tuple[int, str, list[str]]]:
@@ -120,28 +131,39 @@ class EventFeed:
             return [(h.heat, h.race, h.entrants) for h in current]
         return []
 
-    async def _live(self, meta: EventMeta, heats: list[tuple[int, str, list[str]]]) -> list[p.EventLiveLine]:
+    async def _live(self, meta: EventMeta, heats: list[tuple[int, str, list[str]]],
+                    versions: dict[str, int | None]) -> list[p.EventLiveLine]:
         """Every entrant of the round as its heat's table shows it, scored as if the heats ended now."""
         store = self.service.store
-        field: list[tuple[scoring.RoundResult, str]] = []
-        metas = await store.metas([race for _, race, _ in heats])
-        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in heats))  # concurrent round trips
-        for (heat, race, accounts), race_meta, (_, lines) in zip(heats, metas, tables):
-            starts = race_meta.starts_at if race_meta else 0
-            # A heat takes only its entrants, who join under their account's name: the name is the account.
-            by_account = {line.name.casefold(): line for line in lines}
-            total = get_variant(meta.variant).total_cards
-            shown = {e.seat: e for e in races.progress_lines(lines, bool(race_meta and race_meta.started), total)}
-            for account in accounts:
-                line = by_account.get(account)
-                if line is None:
-                    field.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
-                    continue
-                status = "finished" if line.status == "finished" else "gave_up" if line.status == "gave_up" else "racing"
-                field.append((scoring.RoundResult(account, race, heat, status, line.home,
-                                                  line.finished_at - starts if status == "finished" else None,
-                                                  line.home_at - starts if line.home_at else None),
-                              shown[line.seat].status if line.seat in shown else status))
+        moved = [(heat, race, accounts) for heat, race, accounts in heats
+                 if self._heat_rows.get(race, (None,))[0] != versions.get(race)]
+        metas = await store.metas([race for _, race, _ in moved])
+        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in moved))  # concurrent round trips
+        total = get_variant(meta.variant).total_cards
+        for (heat, race, accounts), race_meta, (version, lines) in zip(moved, metas, tables):
+            self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, race_meta, lines, total))
+        field = [row for _, race, _ in heats for row in self._heat_rows[race][1]]
         points = scoring.matchpoints([r for r, _ in field])
         return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,
                                 home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
+
+
+def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None, lines: list[Line],
+               total: int) -> list[tuple[scoring.RoundResult, str]]:
+    """A heat's entrants as its table shows them: each one's result so far, and its shown status."""
+    starts = race_meta.starts_at if race_meta else 0
+    # A heat takes only its entrants, who join under their account's name: the name is the account.
+    by_account = {line.name.casefold(): line for line in lines}
+    shown = {e.seat: e for e in races.progress_lines(lines, bool(race_meta and race_meta.started), total)}
+    rows = []
+    for account in accounts:
+        line = by_account.get(account)
+        if line is None:
+            rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
+            continue
+        status = "finished" if line.status == "finished" else "gave_up" if line.status == "gave_up" else "racing"
+        rows.append((scoring.RoundResult(account, race, heat, status, line.home,
+                                         line.finished_at - starts if status == "finished" else None,
+                                         line.home_at - starts if line.home_at else None),
+                     shown[line.seat].status if line.seat in shown else status))
+    return rows
