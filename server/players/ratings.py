@@ -22,7 +22,8 @@ MU = 25.0
 SIGMA = 25.0 / 3
 """A new account's rating in a variant (openskill's defaults)."""
 PROVISIONAL_SIGMA = 5.0
-"""A rating whose sigma is above this is provisional (about the first ten races): shown with a ``?``."""
+"""A rating whose sigma is above this is provisional (measured: some 20 races between two players, 30 in races
+of four, 80 in races of ten): shown with a ``?``."""
 SHOWN_BASE, SHOWN_SCALE = 1000, 40
 """The shown rating is ``1000 + 40 * (mu - 3 sigma)``: a new player shows 1000, and it rises as sigma falls."""
 
