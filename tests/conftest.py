@@ -47,6 +47,14 @@ def redis_url(redis_server: EmbeddedRedis) -> str:
 
 
 @pytest.fixture
+def sync(redis_url: str) -> Iterator[redis.Redis]:
+    """A plain synchronous client of the private Redis (to arrange or inspect what the store holds)."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
 async def server(redis_url: str) -> AsyncIterator[LiveServer]:
     """A live race server on a free port, talking to the private Redis, a few checked deals ready."""
     async with live_server(redis_url) as live:

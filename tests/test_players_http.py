@@ -3,28 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 import redis
 from redis_util import LiveServer, eventually
-from results_util import START, dump, put_account, put_finished_race, standing
+from results_util import apply, START, dump, put_account, put_finished_race, standing
 
 from server.players import ratings
 from server.store.keys import RESULTS_PENDING
 
 VARIANT = "forty-thieves"
-
-
-@pytest.fixture
-def sync(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
-
-async def _apply(server: LiveServer, race: str) -> None:
-    assert (await server.service.apply_results(race)).value == "applied"
 
 
 async def test_the_sweep_applies_what_nobody_applied(server: LiveServer, sync: redis.Redis) -> None:
@@ -45,7 +32,7 @@ async def test_profile(server: LiveServer, sync: redis.Redis) -> None:
     put_finished_race(sync, "r3", [standing(0, "bob", "finished", 104, 60_000, 60_000), standing(1, "ann", home=9)],
                       rated=False, ended_after=500_000, variant="sixty-thieves")
     for race in ("r1", "r2", "r3"):
-        await _apply(server, race)
+        await apply(server, race)
     status, body = await server.http("GET", "/players/ANN")
     assert status == 200
     forty = body["variants"][VARIANT]
@@ -67,7 +54,7 @@ async def test_history_pages_newest_first_with_a_cursor(server: LiveServer, sync
     for i in range(5):
         put_finished_race(sync, f"race{i}", [standing(0, "ann", home=i), standing(1, None, home=2)], rated=False,
                           ended_after=1000 * (i + 1))
-        await _apply(server, f"race{i}")
+        await apply(server, f"race{i}")
     pages, before = [], ""
     for _ in range(3):
         status, body = await server.http("GET", f"/players/ann/races?limit=2{before}")
@@ -91,7 +78,7 @@ async def test_history_pages_newest_first_with_a_cursor(server: LiveServer, sync
 async def test_bad_queries_answer_400_or_404_and_leave_redis_unchanged(server: LiveServer, sync: redis.Redis) -> None:
     put_account(sync, "Ann")
     put_finished_race(sync, "r1", [standing(0, "ann", home=3), standing(1, None)], rated=False)
-    await _apply(server, "r1")
+    await apply(server, "r1")
     before = dump(sync)
     for path, status, code in [
         ("/players/ann/races?limit=0", 400, "bad_field"),
@@ -120,10 +107,10 @@ async def test_leaderboard_best_first_rated_players_only(server: LiveServer, syn
         put_finished_race(sync, f"r{i}", [standing(0, "ann", "finished", 104, 9, 9), standing(1, "bob", home=50),
                                           standing(2, "eve", home=10, home_at=5), standing(3, "cy", home=10, home_at=5)],
                           ended_after=1000 * (i + 1))
-        await _apply(server, f"r{i}")
+        await apply(server, f"r{i}")
     put_finished_race(sync, "u", [standing(0, "dee", "finished", 104, 9, 9), standing(1, "ann", home=5)],
                       rated=False, ended_after=5000)
-    await _apply(server, "u")
+    await apply(server, "u")
     status, body = await server.http("GET", "/leaderboard?variant=Forty%20Thieves")
     assert status == 200 and body["variant"] == VARIANT
     lines = body["players"]

@@ -21,13 +21,6 @@ from shared import protocol as p
 VARIANT = "forty-thieves"
 
 
-@pytest.fixture
-def sync(redis_url: str) -> redis.Redis:
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
-
 def recorder_on(client: object, history_max: int = 1000) -> Recorder:
     return Recorder(Store(client), History(client), history_max=history_max, retention=3600)
 

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlparse
 
 import pytest
@@ -31,13 +30,6 @@ from shared import protocol as p
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
 VARIANT = "forty-thieves"
 ACCOUNTS = ("ann", "bob", "cy")
-
-
-@pytest.fixture
-def sync(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
 
 
 def _plan_set(race: str) -> bytes:

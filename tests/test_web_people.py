@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import httpx
 import pytest
 import redis
 from redis_util import LiveServer
-from results_util import put_account, put_finished_race, standing
+from results_util import apply, put_account, put_finished_race, standing
 
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 """What a browser's navigation asks for."""
-
-
-@pytest.fixture
-def sync(redis_url: str) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
-
-async def _apply(server: LiveServer, race: str) -> None:
-    assert (await server.service.apply_results(race)).value == "applied"
 
 
 async def test_a_players_page_shows_the_record_the_rating_and_the_races(server: LiveServer,
@@ -31,11 +18,11 @@ async def test_a_players_page_shows_the_record_the_rating_and_the_races(server: 
     put_account(sync, "Ann")
     put_account(sync, "Bob")
     put_finished_race(sync, "rated1", [standing(0, "ann", "finished", 104, 90_000, 90_000), standing(1, "bob", home=50)])
-    await _apply(server, "rated1")
+    await apply(server, "rated1")
     for i in range(21):  # more than a page: the page links to the older ones
         put_finished_race(sync, f"casual{i}", [standing(0, "ann", home=i), standing(1, None, home=2)], rated=False,
                           ended_after=400_000 + 1000 * i)
-        await _apply(server, f"casual{i}")
+        await apply(server, f"casual{i}")
     async with httpx.AsyncClient(base_url=server.url) as http:
         page = await http.get("/player/ANN")
         assert page.status_code == 200 and "<h1>Ann</h1>" in page.text
@@ -60,7 +47,7 @@ async def test_the_leaderboard_page_ranks_the_rated_players_of_a_variant(server:
     put_account(sync, "Ann")
     put_account(sync, "Bob")
     put_finished_race(sync, "r1", [standing(0, "ann", "finished", 104, 90_000, 90_000), standing(1, "bob", home=50)])
-    await _apply(server, "r1")
+    await apply(server, "r1")
     async with httpx.AsyncClient(base_url=server.url, headers={"accept": BROWSER}) as http:
         page = await http.get("/leaderboard")
         assert page.status_code == 200 and "Leaderboard: Forty Thieves" in page.text
