@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import time
 import json
 import urllib.request
 from dataclasses import replace
@@ -229,6 +230,21 @@ async def eventually(check: Callable[[], Awaitable[bool] | bool], what: str, tim
         if loop.time() >= deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+def until(check: Callable[[], Any], what: str, timeout: float = DEADLINE, last: Callable[[], str] = lambda: "") -> Any:
+    """:func:`eventually` for code that cannot await (subprocesses, tmux screens): poll ``check`` until
+    it returns something true, which is returned, or fail after ``timeout`` saying what was awaited
+    and ``last()``, what was seen instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            seen = last()
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}" + (f"; last seen: {seen}" if seen else ""))
+        time.sleep(0.02)
 
 
 async def read_until_version(client: "Client", version: int, timeout: float = DEADLINE) -> None:

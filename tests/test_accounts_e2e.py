@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 
 from client_cli.local_store import Account, LocalStore
 from process_util import ServerProcess, http_json
-from redis_util import DEADLINE, PROCESS_ARGS, LiveServer
+from redis_util import PROCESS_ARGS, LiveServer, until
 
 THIEVES = Path(sys.executable).with_name("thieves")
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -46,20 +45,6 @@ def thieves(*argv: str, env: dict[str, str] | None = None, timeout: float = 120)
                           env={**os.environ, **(env or {})})
 
 
-def wait_until(check: Callable[[], Any], what: str, timeout: float = DEADLINE,
-               last: Callable[[], str] = lambda: "") -> Any:
-    """Poll ``check`` until it returns something true (returned), or fail after ``timeout``
-    saying what was awaited and ``last()`` (what was seen instead)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last seen: {last()}")
-        time.sleep(0.05)
-
-
 def command_until(argv: list[str], done: Callable[[str], bool], what: str,
                   env: dict[str, str] | None = None) -> str:
     """Run ``thieves argv`` until it exits 0 with an output ``done`` accepts; that output."""
@@ -70,7 +55,7 @@ def command_until(argv: list[str], done: Callable[[str], bool], what: str,
         seen[0] = f"exit {out.returncode}: {out.stdout}{out.stderr}"
         return out.stdout if out.returncode == 0 and done(out.stdout) else None
 
-    return wait_until(attempt, what, last=lambda: seen[0])  # type: ignore[no-any-return]
+    return until(attempt, what, last=lambda: seen[0])  # type: ignore[no-any-return]
 
 
 def created(srv: ServerProcess, *args: str, env: dict[str, str] | None = None) -> tuple[str, str]:
@@ -114,14 +99,14 @@ class Term:
             return "<session ended>"
 
     def wait_for(self, text: str) -> str:
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never showed; last screen:\n{screen}")
-            time.sleep(0.05)
+        """The screen once ``text`` shows on it."""
+        seen = [""]
+
+        def shown() -> str | None:
+            seen[0] = self.screen()
+            return seen[0] if text in seen[0] else None
+
+        return until(shown, f"{text!r} on the screen", last=lambda: "\n" + seen[0])  # type: ignore[no-any-return]
 
     def keys(self, *keys: str) -> None:
         self.tmux.keys(*keys)
@@ -266,14 +251,14 @@ def test_a_killed_play_takes_the_same_seat_and_game_back(srv: ServerProcess, ter
     assert [(s.race, s.name, s.account) for s in seat] == [(race, "ann", None)]
 
     os.kill(first.pid(), signal.SIGKILL)
-    wait_until(lambda: not first.tmux.alive(), "the killed client's session to end")
+    until(lambda: not first.tmux.alive(), "the killed client's session to end")
 
     second = Term(play_shell(code, "--server", srv.url))
     terms.append(second)
     screen = second.wait_for("moves 1")
     assert "T♥" in screen.splitlines()[9] and "● online" in screen
     assert seated(srv, race) == [(0, "ann")]  # the same seat, not a second one
-    wait_until(lambda: race_json(srv, race)["progress"][0]["status"] == "racing", "ann racing again")
+    until(lambda: race_json(srv, race)["progress"][0]["status"] == "racing", "ann racing again")
     second.keys("u")  # the game goes on from where it was
     second.wait_for("moves 0")
 
@@ -291,7 +276,7 @@ def test_an_account_takes_its_lobby_seat_back_with_the_key_alone(srv: ServerProc
     first.wait_for("press b to start it")
     assert seated(srv, race) == [(0, "Bob")]
     os.kill(first.pid(), signal.SIGKILL)
-    wait_until(lambda: not first.tmux.alive(), "the killed client's session to end")
+    until(lambda: not first.tmux.alive(), "the killed client's session to end")
     LocalStore().forget_seat(srv.url, race, "Bob")  # no token kept: the key alone must do
 
     again = Term(play_shell(code, "--server", srv.url))
@@ -324,7 +309,7 @@ def test_q_in_the_lobby_leaves_the_seat_or_quits_for_now(redis_url: str, tmp_pat
         terms.append(quitter)
         quitter.wait_for("press b to start it")
         quitter.keys("s")  # ready: the seat's state comes back with it
-        wait_until(lambda: race_json(srv, race)["progress"][0]["status"] == "ready", "cy ready")
+        until(lambda: race_json(srv, race)["progress"][0]["status"] == "ready", "cy ready")
         quitter.keys("q")
         quitter.wait_for("Quit the lobby?")
         quitter.keys("k")
@@ -338,7 +323,7 @@ def test_q_in_the_lobby_leaves_the_seat_or_quits_for_now(redis_url: str, tmp_pat
         back.wait_for("press b to start it")
         assert seated(srv, race) == [(0, "cy")]
         assert race_json(srv, race)["progress"][0]["status"] == "ready"
-        wait_until(lambda: LocalStore().seats(srv.url, race)[0].token != token, "the renewed token kept")
+        until(lambda: LocalStore().seats(srv.url, race)[0].token != token, "the renewed token kept")
 
 
 # ---------------------------------------------------------------- history and ratings

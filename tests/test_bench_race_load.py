@@ -10,12 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 import procfs  # noqa: E402
+from redis_util import until  # noqa: E402
 import race_load  # noqa: E402
 
 from shared import protocol as p  # noqa: E402
@@ -46,10 +46,7 @@ def test_proc_readings_of_a_child(tmp_path: Path) -> None:
     child = subprocess.Popen([str(probe), "30"])
     try:
         # Popen may return (vfork) a moment before the kernel renames the child at exec: wait for the name.
-        deadline = time.monotonic() + 5
-        while procfs.child_named(os.getpid(), "bench-probe") is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert procfs.child_named(os.getpid(), "bench-probe") == child.pid
+        assert until(lambda: procfs.child_named(os.getpid(), "bench-probe"), "the child's name at exec") == child.pid
         assert procfs.child_named(os.getpid(), "no-such-command") is None
         assert procfs.cpu_seconds(os.getpid()) > 0
         assert procfs.rss_kb(child.pid) > 0

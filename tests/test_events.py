@@ -254,26 +254,29 @@ async def _arena_bot(server: LiveServer, event: str, name: str, key: str, moves:
     """An arena entrant: waits to be paired, plays its race (``moves`` of the line, then gives up), again
     until the arena is over. Returns the races it played, in order."""
     played: list[str] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while loop.time() < deadline:
+    seen: list[p.EventStandings] = []
+
+    async def paired_or_over() -> bool:
         status, answer = await server.http("GET", f"/events/{event}/standings")
-        standings = msgspec.convert(answer, p.EventStandings)
-        if standings.status == "finished":
+        seen[:] = [msgspec.convert(answer, p.EventStandings)]
+        mine = next(line for line in seen[0].lines if line.account == name)
+        return seen[0].status == "finished" or (mine.status == "playing" and bool(mine.race)
+                                                 and mine.race not in played)
+
+    while True:
+        await eventually(paired_or_over, f"{name} paired again, or the arena over", timeout=60)
+        if seen[0].status == "finished":
             return played
-        mine = next(line for line in standings.lines if line.account == name)
-        if mine.status == "playing" and mine.race and mine.race not in played:
-            played.append(mine.race)
-            c = await Client.connect(server)
-            await c.hello(mine.race, key=key)
-            await c.expect(p.Countdown, timeout=30)
-            for text in WIN["moves"][:moves]:
-                assert isinstance(await c.move(text), p.Ack)
-            await c.give_up()
-            await c.close()
-        else:
-            await asyncio.sleep(0.05)  # a bot's polling pace, not a wait before an assertion
-    raise AssertionError(f"{name}: the arena did not finish")
+        race = next(line.race for line in seen[0].lines if line.account == name)
+        assert race is not None
+        played.append(race)
+        c = await Client.connect(server)
+        await c.hello(race, key=key)
+        await c.expect(p.Countdown, timeout=30)
+        for text in WIN["moves"][:moves]:
+            assert isinstance(await c.move(text), p.Ack)
+        await c.give_up()
+        await c.close()
 
 
 async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_server: LiveServer) -> None:
