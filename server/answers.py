@@ -25,6 +25,12 @@ def error_response(code: p.ErrorCode, status: int, message: str | None = None) -
     return json_response({"code": code.value, "message": message or code.explanation}, status)
 
 
+def bearer(request: Request) -> str | None:
+    """The request's ``Authorization: Bearer`` token (an account key or the organiser token), if any."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
 def service_of(request: Request | WebSocket) -> "Service":
     """The process's service (set on the app by its lifespan)."""
     return request.app.state.service  # type: ignore[no-any-return]

@@ -22,7 +22,7 @@ from shared.variants import UnknownVariant, get_variant
 from ..answers import error_response, json_response, service_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, solver_can_check
 from ..race.clock import now_ms
-from .http import bearer_account
+from ..players.registration import bearer_account
 
 if TYPE_CHECKING:
     from ..race.service import Service

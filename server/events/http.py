@@ -20,21 +20,15 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import error_response, json_response, service_of
+from ..answers import bearer, error_response, json_response, service_of
 from ..ops.log import log
 from ..deals.checked import solver_can_check
-from ..players.accounts import BadKey, check_key
+from ..players.registration import bearer_account
 from ..race.clock import now_ms
 from ..store import StoreError
-from ..store.accounts import Account
 from ..store.events import EventMeta
 from .feed import EventFeed
 from .standings import arena_standings, event_info, standings
-
-
-def _bearer(request: Request) -> str | None:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
 def _organiser_refusal(request: Request) -> Response | None:
@@ -43,23 +37,12 @@ def _organiser_refusal(request: Request) -> Response | None:
     if not expected:
         return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
                               "this server runs no events: it was started without --organiser-token")
-    given = _bearer(request)
+    given = bearer(request)
     if given is None or not hmac.compare_digest(given.encode(), expected.encode()):
         return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
                               "send the server's organiser token as 'Authorization: Bearer <token>' "
                               "(a player's key is not one)")
     return None
-
-
-async def bearer_account(request: Request) -> Account | Response:
-    """The account whose key the request carries as its bearer token, or the 401 that says why not."""
-    given = _bearer(request)
-    if given is None:
-        return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
-    try:
-        return await check_key(service_of(request).accounts, given)
-    except BadKey as exc:
-        return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
 
 
 async def _event_or_404(request: Request) -> EventMeta | Response:

@@ -13,9 +13,9 @@ from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..store.accounts import RegisterRefused
-from .accounts import BadKey, account_of, check_key, hash_secret, new_key, split_key
-from ..answers import error_response, json_response, service_of
+from ..answers import bearer, error_response, json_response, service_of
+from ..store.accounts import Account, RegisterRefused
+from .accounts import BadKey, account_of, check_key, new_key
 
 
 async def register_player(request: Request) -> Response:
@@ -47,24 +47,31 @@ async def register_player(request: Request) -> Response:
     return json_response(p.AccountKeyAnswer(name=body.name, key=key), 201)
 
 
+async def bearer_account(request: Request) -> Account | Response:
+    """The account whose key the request carries as its bearer token, or the 401 that says why not."""
+    given = bearer(request)
+    if given is None:
+        return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
+    try:
+        return await check_key(service_of(request).accounts, given)
+    except BadKey as exc:
+        return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
+
+
 async def rotate_key(request: Request) -> Response:
     """A new key for the account whose current key is the bearer token; the old one stops working."""
     service = service_of(request)
     account = account_of(request.path_params["name"])
     if not await service.accounts.exists(account):
         return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404)
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        return error_response(p.ErrorCode.BAD_KEY, 401, "send the current key as 'Authorization: Bearer <key>'")
-    try:
-        found = await check_key(service.accounts, given.strip())
-    except BadKey as exc:
-        return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
+    found = await bearer_account(request)
+    if isinstance(found, Response):
+        return found
     if found.account != account:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
     key, key_hash = new_key(found.name)
     try:
-        await service.accounts.rotate(account, hash_secret(split_key(given.strip())[1]), key_hash)
+        await service.accounts.rotate(account, found.key_hash, key_hash)
     except RegisterRefused as exc:
         return error_response(p.ErrorCode(exc.code), 401 if exc.code == "bad_key" else 404)
     return json_response(p.AccountKeyAnswer(name=found.name, key=key))

@@ -276,15 +276,24 @@ class Service:
                 checked = await self.checked.take(variant)
             except PoolUnavailable as exc:
                 raise races.CreateError(exc.code, str(exc)) from None
+        meta = await self._store_new(req, checked, race_id)
+        assert self.signer is not None
+        token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)
+        log("race_created", race=meta.id, code=meta.code, variant=meta.variant, seats=meta.seats,
+            deal_source=meta.deal_source, checked=meta.checked, hints=meta.hints,
+            time_limit=meta.time_limit, start_mode=meta.start_mode)
+        return meta, token
+
+    async def _store_new(self, req: p.Create, checked: CheckedDeal | None, race_id: str | None = None,
+                         **fields: Any) -> RaceMeta:
+        """A new race for ``req`` stored, with ``fields`` set on its meta; a fresh code (and id, unless
+        one was reserved) after each collision."""
         for _ in range(10):
             meta = races.new_race(req, now_ms(), checked, race_id)
+            for name, value in fields.items():
+                setattr(meta, name, value)
             if await self.store.create_race(meta):
-                assert self.signer is not None
-                token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)
-                log("race_created", race=meta.id, code=meta.code, variant=meta.variant, seats=meta.seats,
-                    deal_source=meta.deal_source, checked=meta.checked, hints=meta.hints,
-                    time_limit=meta.time_limit, start_mode=meta.start_mode)
-                return meta, token
+                return meta
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
     async def create_heat(self, event: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
@@ -301,13 +310,10 @@ class Service:
         req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
                        deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
                        start_mode=start_mode, rated=rated)
-        for _ in range(10):
-            meta = races.new_race(req, now_ms(), deal if deal.line else None)
-            meta.event, meta.entrants, meta.reveal_at = event, ",".join(entrants), reveal_at
-            if await self.store.create_race(meta):
-                log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
-                return meta
-        raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
+        meta = await self._store_new(req, deal if deal.line else None, event=event, entrants=",".join(entrants),
+                                     reveal_at=reveal_at)
+        log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
+        return meta
 
     async def end_race(self, race: str) -> bool:
         """End the race if its time is up or everyone is done; idempotent, safe from any process."""
