@@ -1,13 +1,17 @@
 -- The library of every script that logs an event: bump the version, log the event (stream id
 -- "<version>-1"), tell every process (a records.Note), keep a seat's progress line.
 -- Double-braced names are filled in by scripts.py from the one Python definition of each.
-local function log_event(meta, hist, kind, seat, data, old)
-  local v = redis.call('HINCRBY', meta, 'version', 1)
+local LINE = { {{LINE_FIELDS}} }  -- records.LINE_FIELDS: two texts, then whole numbers
+local function log_at(hist, v, kind, seat, data, old)
   if old then
     redis.call('XADD', hist, 'MAXLEN', '~', {{EVENTS_MAX}}, v .. '-1', 'k', kind, 's', seat, 'd', data, 'o', old)
   else
     redis.call('XADD', hist, 'MAXLEN', '~', {{EVENTS_MAX}}, v .. '-1', 'k', kind, 's', seat, 'd', data)
   end
+end
+local function log_event(meta, hist, kind, seat, data, old)
+  local v = redis.call('HINCRBY', meta, 'version', 1)
+  log_at(hist, v, kind, seat, data, old)
   return v
 end
 local function emit(meta, hist, chan, kind, seat, data, old)
@@ -15,13 +19,15 @@ local function emit(meta, hist, chan, kind, seat, data, old)
   redis.call('PUBLISH', chan, v .. ' ' .. kind)  -- records.Note: "<version> <kind>"
   return v
 end
-local function write_progress(progress, pkey, seat)
+local function put_line(progress, seat, f)
+  -- f: the values of LINE in order (a field not written yet counts 0); returns the line it replaced
   local old = redis.call('HGET', progress, seat)
-  -- records.LINE_FIELDS: two texts, then whole numbers (a field not written yet counts 0)
-  local f = redis.call('HMGET', pkey, {{LINE_FIELDS}})
-  for i = 3, #f do f[i] = tonumber(f[i]) or 0 end
+  for i = 3, #LINE do f[i] = tonumber(f[i]) or 0 end
   redis.call('HSET', progress, seat, cmsgpack.pack(f))
   return old
+end
+local function write_progress(progress, pkey, seat)
+  return put_line(progress, seat, redis.call('HMGET', pkey, unpack(LINE)))
 end
 local function start_race(meta, hist, chan, now, countdown)
   local tl = tonumber(redis.call('HGET', meta, 'time_limit'))

@@ -9,27 +9,48 @@
 -- per move. Moves publish at most one "move" message per tick_ms per race (the
 -- tick key lives that long); hubs flush once more a tick later, so no move
 -- goes unannounced.
+local AT = {}  -- a line field's place in LINE
+for i, name in ipairs(LINE) do AT[name] = i end
+local READ = {'seq', 'n', unpack(LINE)}
+local meta = redis.call('HMGET', KEYS[1], 'status', 'starts_at', 'ends_at', 'version')
+local version = tonumber(meta[4]) or 0
+local version_before = version
+-- The race's phase and version are read once for the whole batch (nothing in it changes the phase);
+-- the version is counted here and written once at the end.
 local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, status)
-  local bad = running_error(KEYS[1], now)
+  local bad = phase_error(meta, now)
   if bad then return {'err', bad} end
-  local p = redis.call('HMGET', pkey, 'status', 'seq', 'n', 'home')
-  if p[1] == 'finished' or p[1] == 'gave_up' or p[1] == 'left' then return {'err', 'player_finished'} end
-  local last = tonumber(p[2])
+  local p = redis.call('HMGET', pkey, unpack(READ))
+  local line = {}
+  for i = 1, #LINE do line[i] = p[2 + i] end
+  local was = line[AT.status]
+  if was == 'finished' or was == 'gave_up' or was == 'left' then return {'err', 'player_finished'} end
+  local last = tonumber(p[1])
   if seq <= last then
     if seq == last and redis.call('LINDEX', log, -1) == move then
-      return {'dup', tonumber(redis.call('HGET', KEYS[1], 'version')), tonumber(p[3])}
+      return {'dup', version, tonumber(p[2])}
     end
     return {'err', 'stale_sequence'}
   end
-  if tonumber(p[3]) ~= expected then return {'conflict', tonumber(p[3])} end
+  if tonumber(p[2]) ~= expected then return {'conflict', tonumber(p[2])} end
   redis.call('RPUSH', log, move)
-  redis.call('HSET', pkey, 'status', (status == 'finished') and 'racing' or status, 'seq', seq,
-    'n', expected + 1, 'home', home, 'moves', moves)
-  if home ~= tonumber(p[4]) then redis.call('HSET', pkey, 'home_at', now) end
+  local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', expected + 1,
+    'home', home, 'moves', moves}
+  if home ~= tonumber(line[AT.home]) then
+    set[#set + 1], set[#set + 2] = 'home_at', now
+    line[AT.home_at] = now
+  end
+  redis.call('HSET', pkey, unpack(set))
+  line[AT.status], line[AT.home], line[AT.moves] = status, home, moves
   local race_done = 0
-  if status == 'finished' then race_done = finish_player(KEYS[1], pkey, 'finished', now) end
-  local old = write_progress(KEYS[2], pkey, seat)
-  return {'ok', log_event(KEYS[1], KEYS[3], 'move', seat, move, old), race_done}
+  if status == 'finished' then
+    race_done = finish_player(KEYS[1], pkey, 'finished', now)
+    line[AT.finished_at] = now
+  end
+  local old = put_line(KEYS[2], seat, line)  -- the line the player hash now holds, without reading it back
+  version = version + 1
+  log_at(KEYS[3], version, 'move', seat, move, old)
+  return {'ok', version, race_done}
 end
 local replies, announce, last_v = {}, false, 0
 for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
@@ -40,6 +61,7 @@ for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
   end
   replies[i] = r
 end
+if version ~= version_before then redis.call('HSET', KEYS[1], 'version', version) end
 if last_v > 0 and (announce or redis.call('SET', KEYS[4], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
   redis.call('PUBLISH', KEYS[1] .. ':chan', last_v .. ' move')
 end
