@@ -24,6 +24,10 @@ Measured with uvicorn 0.54 (read ``uvicorn/protocols/websockets/websockets_sansi
   mark): a server frame is a two- to ten-byte header and the payload
   (unmasked, no extension here: per-message deflate is off). Only when it
   cannot does the application fall back to the ASGI send.
+- **Frames read here.** For an application that asks (:meth:`Backlog.read_frames`, the race
+  connection), a final masked binary frame is cut out of the bytes received and its unmasked payload
+  queued as ``bytes``, without websockets' parser, uvicorn's event dict and its pause and resume of
+  reading after every message; every other frame goes whole to websockets (``Protocol._walk``).
 - **Smaller connections.** uvicorn gives each connection an ``asyncio.Queue``
   of received events and an ``asyncio.Event`` for "writable": five deques
   of about 760 bytes each, most of an idle spectator's memory after the
@@ -40,17 +44,27 @@ import asyncio
 import fcntl
 import struct
 import termios
-from typing import Any
+from typing import Any, Awaitable
 
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Close
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # websockets without its C extension
+    from websockets.utils import apply_mask
 from websockets.protocol import State
 
 BACKLOG = "thieves.backlog"
 """Key of the connection's :class:`Backlog` in ``scope["extensions"]``."""
 LINGER_SECONDS = 5.0
 """How long a failed connection keeps reading (and discarding) for its close frame to be read."""
+REQUEST_BYTES = 65536
+"""A handshake request longer than this is not tracked: its connection's frames all go through websockets."""
+RAW_QUEUED = 16
+"""Messages queued for an application reading raw frames before reading from the client pauses (uvicorn
+pauses after each message: two system calls a frame)."""
 
 
 _OPEN = State.OPEN
@@ -129,6 +143,15 @@ class Backlog:
         self._transport.write(_last.of(data))
         self._since += len(data)
         return True
+
+    def read_frames(self) -> None:
+        """Have binary messages arrive as ``bytes`` from :meth:`receive` (ASGI event dicts still for the
+        rest: text, a fragmented message, the disconnect). Call before accepting the connection."""
+        self._protocol.raw = True
+
+    def receive(self) -> Awaitable[Any]:
+        """The next received item: a binary message's ``bytes`` (after :meth:`read_frames`) or an ASGI event."""
+        return self._protocol.receive()
 
     def at_most(self) -> int:
         """An upper bound of :meth:`unacknowledged` without a system call: the last measurement plus
@@ -246,6 +269,19 @@ class Protocol(WebSocketsSansIOProtocol):
         self.writable = _Writable(self.loop)  # type: ignore[assignment]
         if not was_set:
             self.writable.clear()
+        self._head: bytearray | None = bytearray()
+        """The handshake request's bytes until websockets has parsed it (then None). uvicorn's HTTP reader
+        hands the request over alone, so frames always start after it; checked all the same, since
+        a frame read with the request would leave this reader not knowing where the next one starts."""
+        self._clean = False
+        """The request ended exactly where the data received so far ends: the client's frames start
+        at the next byte received."""
+        self.raw = False
+        """The application reads whole binary messages as ``bytes`` items (:meth:`Backlog.read_frames`)."""
+        self._walking = False
+        """Frame boundaries are known here: simple frames are taken without websockets' parser."""
+        self._carry = b""
+        """While walking: the start of a frame not yet received whole."""
 
     async def send(self, message: Any) -> None:
         await super().send(message)
@@ -253,6 +289,8 @@ class Protocol(WebSocketsSansIOProtocol):
             # Answered: uvicorn reads neither again (the scope has the headers).
             self.request = None  # type: ignore[assignment]
             self.response = None  # type: ignore[assignment]
+            # No await since the 101 was written: nothing the client sent after it has been read yet.
+            self._walking = self.raw and self._clean and not self.conn.extensions
 
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]
@@ -274,7 +312,72 @@ class Protocol(WebSocketsSansIOProtocol):
         self.close_timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
     def data_received(self, data: bytes) -> None:
+        if self._walking:
+            self._walk(data)
+            return
         if self.close_sent and self.conn.parser_exc is not None:
             self.conn.receive_data(data)  # discarded by the parser; keeps the kernel buffer empty (no reset)
             return
+        head = self._head
+        if head is None:
+            self._clean = False  # data between the request and the answer: websockets parses everything
+        elif len(head) + len(data) <= REQUEST_BYTES:
+            head += data
+        else:
+            head = self._head = None
         super().data_received(data)
+        if head is not None and self.handshake_initiated:
+            end = head.find(b"\r\n\r\n")
+            self._clean = end >= 0 and end + 4 == len(head)
+            self._head = None
+
+    def _walk(self, data: bytes) -> None:
+        """Take the complete frames in ``data`` (after what was carried): a final, masked binary frame
+        goes to the application's queue as its payload; every other frame, whole, to websockets.
+
+        Why: websockets' parser (generators, a Frame object, events) and uvicorn's event dict and read
+        pause for every message cost about as much as the move's own checks. Since the handshake ended
+        exactly at a chunk's end, this reader knows where each frame starts, and websockets' parser is
+        handed whole frames only, so it is always at a frame boundary too: pings, pongs, closes, text,
+        fragments and every protocol error are still websockets' own. A frame larger than the limit ends
+        the walk: websockets reads it from its first byte and fails the connection with 1009.
+        """
+        buf = self._carry + data if self._carry else data
+        n, pos = len(buf), 0
+        view = memoryview(buf)
+        conn, limit = self.conn, self.config.ws_max_size
+        queue: Any = self.queue  # an _Inbox: takes bytes items too
+        while n - pos >= 2:
+            first, second = buf[pos], buf[pos + 1]
+            length, at = second & 0x7F, pos + 2
+            if length == 126:
+                if n - at < 2:
+                    break
+                length, at = int.from_bytes(buf[at:at + 2], "big"), at + 2
+            elif length == 127:
+                if n - at < 8:
+                    break
+                length, at = int.from_bytes(buf[at:at + 8], "big"), at + 8
+            if length > limit:
+                self._walking, self._carry = False, b""
+                self.data_received(bytes(view[pos:]))
+                return
+            masked = second & 0x80
+            end = at + (4 if masked else 0) + length
+            if end > n:
+                break
+            if (first == 0x82 and masked and conn.state is _OPEN and not self.close_sent
+                    and not conn.expect_continuation_frame):
+                queue.put_nowait(apply_mask(view[at + 4:end], buf[at:at + 4]))  # type: ignore[arg-type]
+            else:
+                conn.receive_data(bytes(view[pos:end]))
+                if conn.parser_exc is not None:
+                    self._walking, self._carry = False, b""
+                    self.handle_parser_exception()
+                    return
+                self.handle_events()
+            pos = end
+        self._carry = bytes(view[pos:]) if pos < n else b""
+        if not self.read_paused and queue.qsize() >= RAW_QUEUED:
+            self.read_paused = True
+            self.transport.pause_reading()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -197,6 +197,12 @@ class Connection:
 
     # ---------------------------------------------------------- reading
     async def run(self) -> None:
+        receive: Callable[[], Awaitable[Any]] = self.ws.receive
+        if self.backlog is not None:
+            # Binary frames straight from the transport's reader (see ops/websocket.py), not through
+            # websockets' parser and Starlette's receive.
+            self.backlog.read_frames()
+            receive = self.backlog.receive
         await self.ws.accept()
         self.service.connections += 1
         self.service.metrics.connections_opened += 1
@@ -206,15 +212,18 @@ class Connection:
             while not (self.closing and self._writer is None):  # until this side has closed (the client's close ends below)
                 if self.race is not None:
                     # Joined: no deadline, so a plain receive (wait_for's task and timer cost a few percent a move).
-                    message = await self.ws.receive()
+                    message = await receive()
                 else:
                     try:
-                        message = await asyncio.wait_for(self.ws.receive(), hello_deadline - loop.time())
+                        message = await asyncio.wait_for(receive(), hello_deadline - loop.time())
                     except asyncio.TimeoutError:
                         self.refuse(p.ErrorCode.HELLO_REQUIRED, "no hello in time", close=p.CloseCode.HELLO_TIMEOUT)
                         if self._writer is not None:
                             await asyncio.wait_for(asyncio.shield(self._writer), 1.0)
                         break
+                if type(message) is bytes:
+                    await self.handle(message)
+                    continue
                 if message["type"] == "websocket.disconnect":
                     break
                 data = message.get("bytes")

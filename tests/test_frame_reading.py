@@ -1,0 +1,175 @@
+"""The server reads a race connection's binary frames itself (server/ops/websocket.py, ``Protocol._walk``):
+whatever way the client's bytes are cut, every frame reaches the right reader, in order.
+
+A raw TCP client (websockets' sans-I/O client protocol to build and read frames) writes a mix of frames,
+cut into random chunks: binary protocol frames, a WebSocket ping, a text frame, a message in two fragments
+and a close. The server must answer exactly as websockets' own parser would: a ``pong`` frame for each
+``ping`` message in order, a WebSocket pong, a ``bad_frame`` error for the text, the fragmented message
+joined, and the close answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
+
+from server.ops.websocket import Protocol
+from shared import protocol as p
+from tests.redis_util import LiveServer
+
+
+class RawClient:
+    """A client whose every written byte is chosen here: frames built by websockets, cut as the test says."""
+
+    def __init__(self, server: LiveServer) -> None:
+        self.server = server
+        self.proto = ClientProtocol(parse_uri(server.ws_url))
+        self.events: list[Any] = []
+
+    async def open(self) -> None:
+        """Connect and handshake."""
+        host, port = self.server.server.servers[0].sockets[0].getsockname()[:2]
+        self.reader, self.writer = await asyncio.open_connection(host, port)
+        self.proto.send_request(self.proto.connect())
+        self.writer.write(b"".join(self.proto.data_to_send()))
+        while not any(isinstance(e, Response) for e in self.events):
+            await self._read()
+
+    def frames(self, build: Any) -> bytes:
+        """The bytes ``build(proto)`` makes the client protocol send (masked, as a client's are)."""
+        build(self.proto)
+        return b"".join(self.proto.data_to_send())
+
+    async def write_cut(self, data: bytes, cuts: list[int]) -> None:
+        """Write ``data`` in pieces ending at ``cuts``, each piece a write of its own reaching the server."""
+        start = 0
+        for end in sorted(set(cuts)) + [len(data)]:
+            if end > start:
+                self.writer.write(data[start:end])
+                await self.writer.drain()
+                await asyncio.sleep(0)  # let the piece go out on its own
+                start = end
+
+    async def _read(self) -> None:
+        data = await asyncio.wait_for(self.reader.read(65536), 5)
+        assert data, "the server closed the connection"
+        self.proto.receive_data(data)
+        self.events += self.proto.events_received()
+
+    async def until(self, count: int) -> list[Frame]:
+        """The first ``count`` frames received after the handshake."""
+        while len([e for e in self.events if isinstance(e, Frame)]) < count:
+            await self._read()
+        return [e for e in self.events if isinstance(e, Frame)][:count]
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def _ping(nonce: int) -> bytes:
+    return p.encode(p.Ping(nonce=nonce))
+
+
+LONG = p.encode(p.Move(seq=1, move="x" * 300))
+"""A frame whose length takes the two-byte form (126 to 65,535 bytes)."""
+
+
+def _mixed(client: RawClient) -> bytes:
+    """A ping message, a WebSocket ping, a text frame, a ping message in two fragments, a ping message,
+    and a long move before any hello."""
+    fragment = _ping(2)
+    return b"".join([
+        client.frames(lambda c: c.send_binary(_ping(1))),
+        client.frames(lambda c: c.send_ping(b"are you there")),
+        client.frames(lambda c: c.send_text(b"not msgpack")),
+        client.frames(lambda c: (c.send_binary(fragment[:3], fin=False), c.send_continuation(fragment[3:], fin=True))),
+        client.frames(lambda c: c.send_binary(_ping(3))),
+        client.frames(lambda c: c.send_binary(LONG)),
+    ])
+
+
+def _check_mixed(frames: list[Frame]) -> None:
+    answers = [f for f in frames if f.opcode is Opcode.BINARY]
+    assert [f.opcode for f in frames if f.opcode is not Opcode.BINARY] == [Opcode.PONG]
+    assert frames[[f.opcode for f in frames].index(Opcode.PONG)].data == b"are you there"
+    decoded = [p.decode_server(bytes(f.data)) for f in answers]
+    assert [type(m) for m in decoded] == [p.Pong, p.Error, p.Pong, p.Pong, p.Error], decoded
+    assert [m.nonce for m in decoded if isinstance(m, p.Pong)] == [1, 2, 3]
+    text, long = decoded[1], decoded[4]
+    assert isinstance(text, p.Error) and text.code == p.ErrorCode.BAD_FRAME.value
+    assert isinstance(long, p.Error) and long.ref == "move", long
+
+
+def _walking(server: LiveServer) -> list[bool]:
+    """Whether each open WebSocket connection of the server reads its frames itself."""
+    return [conn._walking for conn in server.server.server_state.connections if isinstance(conn, Protocol)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_frames_cut_anywhere_reach_their_readers_in_order(server: LiveServer, seed: int) -> None:
+    rng = random.Random(seed)
+    client = RawClient(server)
+    await client.open()
+    try:
+        assert _walking(server) == [True], "the race connection reads its frames itself"
+        data = _mixed(client)
+        cuts = rng.sample(range(1, len(data)), rng.randint(1, min(12, len(data) - 1)))
+        await client.write_cut(data, cuts)
+        _check_mixed(await client.until(6))
+        assert _walking(server) == [True], "the control, text and fragmented frames kept the walk"
+    finally:
+        client.close()
+
+
+async def test_frames_written_a_byte_at_a_time(server: LiveServer) -> None:
+    client = RawClient(server)
+    await client.open()
+    try:
+        data = _mixed(client)
+        await client.write_cut(data, list(range(1, len(data))))
+        _check_mixed(await client.until(6))
+    finally:
+        client.close()
+
+
+async def test_a_handshake_request_written_in_pieces(server: LiveServer) -> None:
+    """The request cut into pieces (uvicorn's HTTP reader joins them and hands the request on whole):
+    the frames after it are still read by the server itself."""
+    client = RawClient(server)
+    host, port = server.server.servers[0].sockets[0].getsockname()[:2]
+    client.reader, client.writer = await asyncio.open_connection(host, port)
+    client.proto.send_request(client.proto.connect())
+    request = b"".join(client.proto.data_to_send())
+    await client.write_cut(request, [5, 40, len(request) - 2])
+    try:
+        while not any(isinstance(e, Response) for e in client.events):
+            await client._read()
+        assert _walking(server) == [True]
+        data = _mixed(client)
+        await client.write_cut(data, [1, 7, 30])
+        _check_mixed(await client.until(6))
+    finally:
+        client.close()
+
+
+async def test_a_close_frame_is_answered_while_walking(server: LiveServer) -> None:
+    client = RawClient(server)
+    await client.open()
+    try:
+        ping = client.frames(lambda c: c.send_binary(_ping(1)))
+        await client.write_cut(ping, [3])
+        (answer,) = await client.until(1)
+        assert isinstance(p.decode_server(bytes(answer.data)), p.Pong)
+        close = client.frames(lambda c: c.send_close(1000))
+        await client.write_cut(close, [1, 4])
+        closed = (await client.until(2))[1]
+        assert closed.opcode is Opcode.CLOSE and closed.data[:2] == (1000).to_bytes(2, "big")
+    finally:
+        client.close()
