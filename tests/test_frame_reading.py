@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from websockets.client import ClientProtocol
@@ -33,12 +33,12 @@ class RawClient:
         self.proto = ClientProtocol(parse_uri(server.ws_url))
         self.events: list[Any] = []
 
-    async def open(self) -> None:
-        """Connect and handshake."""
+    async def open(self, request_cuts: list[int] | None = None) -> None:
+        """Connect and handshake (the request written in pieces ending at ``request_cuts``)."""
         host, port = self.server.server.servers[0].sockets[0].getsockname()[:2]
         self.reader, self.writer = await asyncio.open_connection(host, port)
         self.proto.send_request(self.proto.connect())
-        self.writer.write(b"".join(self.proto.data_to_send()))
+        await self.write_cut(b"".join(self.proto.data_to_send()), request_cuts or [])
         while not any(isinstance(e, Response) for e in self.events):
             await self._read()
 
@@ -112,51 +112,35 @@ def _walking(server: LiveServer) -> list[bool]:
     return [conn._walking for conn in server.server.server_state.connections if isinstance(conn, Protocol)]
 
 
-@pytest.mark.parametrize("seed", range(12))
-async def test_frames_cut_anywhere_reach_their_readers_in_order(server: LiveServer, seed: int) -> None:
-    rng = random.Random(seed)
+async def _mixed_answered(server: LiveServer, cuts: Callable[[int], list[int]], request_cuts: list[int]) -> None:
+    """Open a connection (its request written cut at ``request_cuts``), write :func:`_mixed` cut at
+    ``cuts(its length)``, and check the answers; the connection reads its frames itself throughout."""
     client = RawClient(server)
-    await client.open()
+    await client.open(request_cuts)
     try:
         assert _walking(server) == [True], "the race connection reads its frames itself"
         data = _mixed(client)
-        cuts = rng.sample(range(1, len(data)), rng.randint(1, min(12, len(data) - 1)))
-        await client.write_cut(data, cuts)
+        await client.write_cut(data, cuts(len(data)))
         _check_mixed(await client.until(6))
         assert _walking(server) == [True], "the control, text and fragmented frames kept the walk"
     finally:
         client.close()
 
 
+@pytest.mark.parametrize("seed", range(12))
+async def test_frames_cut_anywhere_reach_their_readers_in_order(server: LiveServer, seed: int) -> None:
+    rng = random.Random(seed)
+    await _mixed_answered(server, lambda n: rng.sample(range(1, n), rng.randint(1, 12)), [])
+
+
 async def test_frames_written_a_byte_at_a_time(server: LiveServer) -> None:
-    client = RawClient(server)
-    await client.open()
-    try:
-        data = _mixed(client)
-        await client.write_cut(data, list(range(1, len(data))))
-        _check_mixed(await client.until(6))
-    finally:
-        client.close()
+    await _mixed_answered(server, lambda n: list(range(1, n)), [])
 
 
 async def test_a_handshake_request_written_in_pieces(server: LiveServer) -> None:
     """The request cut into pieces (uvicorn's HTTP reader joins them and hands the request on whole):
     the frames after it are still read by the server itself."""
-    client = RawClient(server)
-    host, port = server.server.servers[0].sockets[0].getsockname()[:2]
-    client.reader, client.writer = await asyncio.open_connection(host, port)
-    client.proto.send_request(client.proto.connect())
-    request = b"".join(client.proto.data_to_send())
-    await client.write_cut(request, [5, 40, len(request) - 2])
-    try:
-        while not any(isinstance(e, Response) for e in client.events):
-            await client._read()
-        assert _walking(server) == [True]
-        data = _mixed(client)
-        await client.write_cut(data, [1, 7, 30])
-        _check_mixed(await client.until(6))
-    finally:
-        client.close()
+    await _mixed_answered(server, lambda n: [1, 7, 30], [5, 40, 100])
 
 
 async def test_a_close_frame_is_answered_while_walking(server: LiveServer) -> None:
