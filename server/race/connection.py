@@ -26,7 +26,7 @@ from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
 from ..ops.websocket import BACKLOG, Backlog
 from ..players.accounts import BadKey, account_of, check_key
-from ..store import UNAVAILABLE, Committed, Conflict, EventKind, HintRefused, RaceMeta, StoreError
+from ..store import UNAVAILABLE, Committed, CommitResult, Conflict, EventKind, HintRefused, RaceMeta, StoreError
 from ..store.accounts import Account
 from . import rules as races
 from .clock import now_ms
@@ -86,6 +86,10 @@ class Connection:
         """Sending failed (the client went away): frames it sent before are still handled."""
         self._version = 0
         """The race version of this connection's last answer, while it has no seat."""
+        self.in_flight: asyncio.Future[Any] | None = None
+        """The move being stored (the store's future, or the task of its slow path): the next frame waits."""
+        self._moving: tuple[p.Move, Pending, RaceMeta] | Any = None
+        """The move in flight: its frame, its pending step and the race's settings it was checked against."""
 
     @property
     def version(self) -> int:
@@ -221,6 +225,8 @@ class Connection:
                         if self._writer is not None:
                             await asyncio.wait_for(asyncio.shield(self._writer), 1.0)
                         break
+                if self.in_flight is not None:
+                    await self._settled()
                 if type(message) is bytes:
                     await self.handle(message)
                     continue
@@ -234,6 +240,8 @@ class Connection:
         except (WebSocketDisconnect, RuntimeError, asyncio.TimeoutError):
             pass
         finally:
+            if self.in_flight is not None:
+                await self._settled()
             self.closing = True
             writer = self._writer
             if writer is not None:
@@ -246,6 +254,17 @@ class Connection:
                     await self.ws.close(p.CloseCode.NORMAL)
                 except (RuntimeError, OSError, WebSocketDisconnect):
                     pass
+
+    async def _settled(self) -> None:
+        """Wait until the move in flight is answered (its slow path included); never raises."""
+        while self.in_flight is not None:
+            waiting = self.in_flight
+            try:
+                await asyncio.shield(waiting)
+            except BaseException:  # answered by _committed or _after_commit, which saw the same outcome
+                pass
+            if self.in_flight is waiting:  # the callback has not run yet: let it
+                await asyncio.sleep(0)
 
     async def _leave(self) -> None:
         if self.hub is not None:
@@ -273,22 +292,27 @@ class Connection:
             if self.store.down:
                 await self.store.check_up()
             await getattr(self, _HANDLERS[type(msg)])(msg)
-        except p.ProtocolError as exc:
+        except Exception as exc:
+            self.failed(exc, msg)
+
+    def failed(self, exc: Exception, msg: Any) -> None:
+        """Answer a frame whose handling raised: a typed refusal, ``unavailable``, or ``internal``."""
+        if isinstance(exc, p.ProtocolError):
             # A refused hello always ends the connection, whichever check refused it (docs: "Close codes").
             refused_hello = exc.ref == "hello" and self.race is None
             self.refuse(exc.code, str(exc), ref=exc.ref, close=p.CloseCode.HELLO_REFUSED if refused_hello else None)
-        except Refused as exc:
+        elif isinstance(exc, Refused):
             # A refused move is play (a misclick, a race lost by a hair), not abuse; a rate-limited frame
             # is counted by the flood allowance instead.
             self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
                         counts=not isinstance(msg, p.Move) and exc.code != p.ErrorCode.RATE_LIMITED.value)
-        except UNAVAILABLE as exc:
+        elif isinstance(exc, UNAVAILABLE):
             self.service.metrics.redis_errors += 1
             self.store.down = True
             log("redis_unavailable", logging.WARNING, peer=self.peer, race=self.race, error=exc)
             self.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
                         counts=False, close=None if self.race else p.CloseCode.TRY_AGAIN_LATER)
-        except Exception as exc:
+        else:
             # One line per frame (a client repeating the frame must not fill the log), the traceback
             # once per place of failure; counted like a bad frame, so that repeating it gets the client closed.
             _log_failure(exc, peer=self.peer, race=self.race, ref=_tag(msg))
@@ -552,7 +576,13 @@ class Connection:
 
     # ----------------------------------------------------------- moves
     async def on_move(self, msg: p.Move) -> None:
-        """Check the move on the cached game, store it, acknowledge it (session.py decides, this awaits)."""
+        """Check the move on the cached game and hand it to the store (session.py decides, this awaits).
+
+        The common case does not wait here: the store's future settles the move when Redis answers
+        (:meth:`_committed`, which sends the ack) and the next frame is handled only after that
+        (:meth:`run`). Why: waking this connection's task for every answer, then suspending it again
+        for the next frame, cost more than the ack itself.
+        """
         if self.race is None:
             raise Refused(p.ErrorCode.HELLO_REQUIRED)
         if self.session is None:
@@ -562,41 +592,83 @@ class Connection:
         meta = hub.meta if hub is not None else None
         if meta is None or meta.status == "lobby":  # settled once started: no await (see _current_meta)
             meta = await self._current_meta()
-        now = now_ms()
         if not session.loaded:
             await self._reload(meta)
-        for _ in range(3):
-            step = session.check(msg, meta, now)
-            if not isinstance(step, Pending):
-                await self._resent(msg)
-                return
-            try:
-                result = await self.store.commit_move(self.race, session.seat, *step.fields())
-            except StoreError as exc:  # the race or the player refused it: nothing was stored
-                step.revert()
-                raise Refused(exc.code) from None
-            except BaseException:
-                # Unknown whether Redis applied it: forget the cached game, reload on the next move
-                # (a resend of this seq is then acknowledged as a duplicate if it did go through).
-                session.forget()
-                raise
+        step = session.check(msg, meta, now_ms())
+        if not isinstance(step, Pending):
+            await self._resent(msg)
+            return
+        future = self.store.commit_move(self.race, session.seat, *step.fields())
+        self._moving = (msg, step, meta)
+        self.in_flight = future
+        future.add_done_callback(self._committed)
+
+    def _committed(self, future: "asyncio.Future[Any]") -> None:
+        """The store's answer to the move in flight: the ack, or the slow path (a task :meth:`run` awaits)."""
+        self.in_flight = None
+        msg, step, meta = self._moving
+        session = self.session
+        assert session is not None
+        try:
+            result = future.result()
             ack = session.settle(step, result)
             if isinstance(result, Committed) and ack is not None:
                 metrics = self.service.metrics
                 metrics.moves_accepted += 1
                 self.send(p.encode(ack))
                 metrics.frames_out["ack"] += 1  # send_msg's count, without its per-frame tag lookup
-                if result.race_done and self.hub is not None:
+                if result.race_done and self.hub is not None and self.race is not None:
                     self.hub.spawn(self.service.end_race(self.race))
                 return
-            if isinstance(result, Conflict):  # another connection of this seat moved: catch up and retry
-                log("move_conflict", race=self.race, seat=session.seat, n=step.expected_n, stored=result.n)
-                await self._reload(meta)
-                continue
-            await self._reload(meta)  # a Duplicate: this very move was stored before
-            await self._resent(msg)
+        except StoreError as exc:  # the race or the player refused it: nothing was stored
+            step.revert()
+            self.failed(Refused(exc.code), msg)
             return
-        raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+        except asyncio.CancelledError:  # shutting down: whether Redis applied it is unknown
+            session.forget()
+            return
+        except Exception as exc:
+            # Unknown whether Redis applied it: forget the cached game, reload on the next move
+            # (a resend of this seq is then acknowledged as a duplicate if it did go through).
+            session.forget()
+            self.failed(exc, msg)
+            return
+        self.in_flight = asyncio.ensure_future(self._after_commit(msg, result, meta))
+
+    async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta) -> None:
+        """A move the store did not take as sent: another connection of the seat moved first (catch up,
+        check it again, retry), or this very move was stored before (answer it as a resend)."""
+        try:
+            for _ in range(2):
+                assert self.race is not None and self.session is not None
+                if isinstance(result, Conflict):
+                    log("move_conflict", race=self.race, seat=self.session.seat, stored=result.n)
+                await self._reload(meta)
+                if not isinstance(result, Conflict):  # a Duplicate
+                    await self._resent(msg)
+                    return
+                step = self.session.check(msg, meta, now_ms())
+                if not isinstance(step, Pending):
+                    await self._resent(msg)
+                    return
+                try:
+                    result = await self.store.commit_move(self.race, self.session.seat, *step.fields())
+                except StoreError as exc:
+                    step.revert()
+                    raise Refused(exc.code) from None
+                except BaseException:
+                    self.session.forget()
+                    raise
+                ack = self.session.settle(step, result)
+                if isinstance(result, Committed) and ack is not None:
+                    self.service.metrics.moves_accepted += 1
+                    self.send_msg(ack)
+                    if result.race_done and self.hub is not None:
+                        self.hub.spawn(self.service.end_race(self.race))
+                    return
+            raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+        except Exception as exc:
+            self.failed(exc, msg)
 
     async def _current_meta(self) -> RaceMeta:
         """The race's settings, read again from Redis only while they may still change (the lobby)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import secrets
 import time
 from typing import Any, Awaitable
@@ -246,7 +248,7 @@ class Store:
     def commit_move(
         self, race: str, seat: int, now: int, seq: int, expected_n: int, move: str, home: int, moves: int,
         status: str,
-    ) -> Awaitable[CommitResult]:
+    ) -> "asyncio.Future[CommitResult]":
         """Append one validated move; ``status`` is the player's after it (racing, blocked, finished).
 
         Raises :class:`StoreError` when the race or the player refuses it
