@@ -16,6 +16,10 @@ from .records import CommitResult, StoreError, decode_commit
 
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
+_MOVE_HEAD = b"\x99"
+"""A msgpack array of nine: the race's number in the call, then a move's eight fields (moves.lua)."""
+_Item = tuple[int, bytes, "asyncio.Future[CommitResult]"]
+"""A pending move: its seat, its packed fields, its caller's future."""
 """Round trips under way at once: while one lane waits for Redis, the moves that arrive go out on the other."""
 
 
@@ -24,12 +28,12 @@ class MoveBatcher:
 
     Why: redis-py spends most of a call's cost in Python, per command and per
     argument (design.md: about 8,000 sequential EVALSHA a second on one
-    connection). Pending moves are grouped by race, one script call per race
-    (a script never touches two races' keys), all calls in one pipeline: one
-    write and one read for everything waiting. On a Redis Cluster redis-py
-    refuses script calls in a pipeline ("Calling pipelined function evalsha
-    is blocked"), so there the per-race calls go out concurrently, each to
-    its race's node. Each move is still checked and applied atomically, in
+    connection). On one Redis every pending move goes in one script call
+    (moves.lua takes the moves of many races): one write and one read for
+    everything waiting, and Redis runs one script, not one a race. On a Redis
+    Cluster a script's keys must share a slot, so there it is one call a race,
+    sent concurrently, each to its race's node (redis-py refuses script calls
+    in a cluster pipeline). Each move is still checked and applied atomically, in
     arrival order.
     """
 
@@ -40,7 +44,7 @@ class MoveBatcher:
         self.tick_ms = tick_ms
         self.cluster = cluster
         self.timer = timer
-        self._pending: dict[str, list[tuple[int, bytes, asyncio.Future[CommitResult]]]] = {}
+        self._pending: dict[str, list[_Item]] = {}
         self._idle = [_Lane() for _ in range(LANES)]
         """The lanes not flushing now (each flushes what is pending, one round trip at a time)."""
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -56,25 +60,36 @@ class MoveBatcher:
         items = self._pending.get(race)
         if items is None:
             items = self._pending[race] = []
-        items.append((seat, _pack(fields), fut))
+        items.append((seat, _pack(fields)[1:], fut))  # the fields without their array header (see _calls)
         if self._idle:
             lane = self._idle.pop()
             lane.task = loop.create_task(self._flush(lane))
         return fut
 
-    def _calls(self, batch: dict[str, list[tuple[int, bytes, asyncio.Future[CommitResult]]]]) -> list[tuple[list[str], list[Any]]]:
+    def _calls(self, batch: dict[str, list[_Item]]) -> list[tuple[list[str], list[Any], list[_Item]]]:
+        """The script calls for a batch: every race in one on one Redis, a race each on a Cluster (a
+        script's keys share one slot there). Each: its keys, its args, and its moves in reply order."""
+        groups = [[race] for race in batch] if self.cluster else [list(batch)]
         out = []
-        for race, items in batch.items():
-            k = Keys(race)
-            keys = [k.meta, k.progress, k.history, k.tick]
-            for seat, _, _ in items:
-                keys += [k.player(seat), k.log(seat)]
-            out.append((keys, [_pack_list([fields for _, fields, _ in items]), self.tick_ms]))
+        for races in groups:
+            keys: list[str] = []
+            for race in races:
+                k = Keys(race)
+                keys += [k.meta, k.progress, k.history, k.tick]
+            moves: list[bytes] = []
+            items: list[_Item] = []
+            for r, race in enumerate(races, 1):
+                k = Keys(race)
+                for item in batch[race]:
+                    keys += [k.player(item[0]), k.log(item[0])]
+                    moves.append(_MOVE_HEAD + _pack(r) + item[1])
+                items += batch[race]
+            out.append((keys, [_pack_list(moves), self.tick_ms, len(races)], items))
         return out
 
-    async def _round_trip(self, calls: list[tuple[list[str], list[Any]]], lane: "_Lane") -> list[Any]:
+    async def _round_trip(self, calls: list[tuple[list[str], list[Any], list[_Item]]], lane: "_Lane") -> list[Any]:
         if self.cluster:
-            return list(await asyncio.gather(*(self.script(keys=k, args=a) for k, a in calls),
+            return list(await asyncio.gather(*(self.script(keys=k, args=a) for k, a, _ in calls),
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
@@ -82,7 +97,7 @@ class MoveBatcher:
         return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls),
                                                      lambda _error: conn.disconnect()))
 
-    async def _exchange(self, conn: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+    async def _exchange(self, conn: Any, calls: list[tuple[list[str], list[Any], list[_Item]]]) -> list[Any]:
         """One write of every call, then their replies in order (a call Redis has no script for is
         loaded and sent again).
 
@@ -92,17 +107,17 @@ class MoveBatcher:
         key's RESP bulk string is the same every move), through the same connection, parser and retry.
         """
         sha = self.script.sha
-        await conn.send_packed_command(b"".join(_evalsha(sha, keys, args) for keys, args in calls),
+        await conn.send_packed_command(b"".join(_evalsha(sha, keys, args) for keys, args, _ in calls),
                                        check_health=False)
         results: list[Any] = []
-        for keys, args in calls:
+        for _call in calls:
             try:
                 results.append(await conn.read_response())
             except NoScriptError:
                 results.append(None)
             except ResponseError as exc:
                 results.append(exc)
-        for i, (keys, args) in enumerate(calls):
+        for i, (keys, args, _) in enumerate(calls):
             if results[i] is None:  # Redis forgot the script (flushed, restarted): loaded again by redis-py
                 try:
                     results[i] = await self.script(keys=keys, args=args)
@@ -116,7 +131,8 @@ class MoveBatcher:
                 batch, self._pending = self._pending, {}
                 started = time.perf_counter()
                 try:
-                    results = await self._round_trip(self._calls(batch), lane)
+                    calls = self._calls(batch)
+                    results = await self._round_trip(calls, lane)
                 except BaseException as exc:  # the round trip failed: every caller hears it
                     error = exc if isinstance(exc, Exception) else ConnectionError(repr(exc))
                     for items in batch.values():
@@ -128,7 +144,7 @@ class MoveBatcher:
                     continue
                 if self.timer is not None:
                     self.timer("moves", time.perf_counter() - started)
-                for items, result in zip(batch.values(), results):
+                for (_, _, items), result in zip(calls, results):
                     for i, (_, _, fut) in enumerate(items):
                         if fut.done():
                             continue

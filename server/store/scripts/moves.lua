@@ -1,24 +1,27 @@
 -- uses: events running
--- KEYS: meta, progress, history, tick, then for move i: player key, log key.
--- ARGV[1]: msgpack list of [seat, now, seq, expected_n, move, home, moves, status]
---          (status after the move: racing, blocked or finished)
--- ARGV[2]: tick_ms.
--- The moves of one race that arrived together, each checked and applied in
--- turn exactly as if it came alone (one packed argument: redis-py spends more
--- time packing arguments than Redis spends running this). Returns one reply
--- per move. Moves publish at most one "move" message per tick_ms per race (the
--- tick key lives that long); hubs flush once more a tick later, so no move
--- goes unannounced.
+-- KEYS: for each race r = 1..R: meta, progress, history, tick; then for move i: player key, log key.
+-- ARGV[1]: msgpack list of [r, seat, now, seq, expected_n, move, home, moves, status]
+--          (r: the move's race, 1..R; status after the move: racing, blocked or finished)
+-- ARGV[2]: tick_ms. ARGV[3]: R.
+-- The moves that arrived together (one race's on a Redis Cluster, every race's on one Redis), each
+-- checked and applied in turn exactly as if it came alone (one packed argument: redis-py spends more
+-- time packing arguments than Redis spends running this). Returns one reply per move. Moves publish
+-- at most one "move" message per tick_ms per race (the tick key lives that long); hubs flush once
+-- more a tick later, so no move goes unannounced.
 local AT = {}  -- a line field's place in LINE
 for i, name in ipairs(LINE) do AT[name] = i end
 local READ = {'seq', 'n', unpack(LINE)}
-local meta = redis.call('HMGET', KEYS[1], 'status', 'starts_at', 'ends_at', 'version')
-local version = tonumber(meta[4]) or 0
-local version_before = version
--- The race's phase and version are read once for the whole batch (nothing in it changes the phase);
+local races = tonumber(ARGV[3])
+-- Each race's phase and version are read once for the whole batch (nothing in it changes the phase);
 -- the version is counted here and written once at the end.
-local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, status)
-  local bad = phase_error(meta, now)
+local meta, version, before, last_v, announce = {}, {}, {}, {}, {}
+for r = 1, races do
+  meta[r] = redis.call('HMGET', KEYS[4 * r - 3], 'status', 'starts_at', 'ends_at', 'version')
+  version[r] = tonumber(meta[r][4]) or 0
+  before[r], last_v[r], announce[r] = version[r], 0, false
+end
+local function one_move(r, pkey, log, seat, now, seq, expected, move, home, moves, status)
+  local bad = phase_error(meta[r], now)
   if bad then return {'err', bad} end
   local p = redis.call('HMGET', pkey, unpack(READ))
   local line = {}
@@ -28,7 +31,7 @@ local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, 
   local last = tonumber(p[1])
   if seq <= last then
     if seq == last and redis.call('LINDEX', log, -1) == move then
-      return {'dup', version, tonumber(p[2])}
+      return {'dup', version[r], tonumber(p[2])}
     end
     return {'err', 'stale_sequence'}
   end
@@ -44,25 +47,29 @@ local function one_move(pkey, log, seat, now, seq, expected, move, home, moves, 
   line[AT.status], line[AT.home], line[AT.moves] = status, home, moves
   local race_done = 0
   if status == 'finished' then
-    race_done = finish_player(KEYS[1], pkey, 'finished', now)
+    race_done = finish_player(KEYS[4 * r - 3], pkey, 'finished', now)
     line[AT.finished_at] = now
   end
-  local old = put_line(KEYS[2], seat, line)  -- the line the player hash now holds, without reading it back
-  version = version + 1
-  log_at(KEYS[3], version, 'move', seat, move, old)
-  return {'ok', version, race_done}
+  local old = put_line(KEYS[4 * r - 2], seat, line)  -- the line the player hash now holds, without reading it back
+  version[r] = version[r] + 1
+  log_at(KEYS[4 * r - 1], version[r], 'move', seat, move, old)
+  return {'ok', version[r], race_done}
 end
-local replies, announce, last_v = {}, false, 0
+local replies, first = {}, 4 * races
 for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
-  local r = one_move(KEYS[3 + 2 * i], KEYS[4 + 2 * i], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])
-  if r[1] == 'ok' then
-    last_v = r[2]
-    if r[3] == 1 then announce = true end
+  local r = m[1]
+  local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9])
+  if reply[1] == 'ok' then
+    last_v[r] = reply[2]
+    if reply[3] == 1 then announce[r] = true end
   end
-  replies[i] = r
+  replies[i] = reply
 end
-if version ~= version_before then redis.call('HSET', KEYS[1], 'version', version) end
-if last_v > 0 and (announce or redis.call('SET', KEYS[4], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
-  redis.call('PUBLISH', KEYS[1] .. ':chan', last_v .. ' move')
+for r = 1, races do
+  local meta_key = KEYS[4 * r - 3]
+  if version[r] ~= before[r] then redis.call('HSET', meta_key, 'version', version[r]) end
+  if last_v[r] > 0 and (announce[r] or redis.call('SET', KEYS[4 * r], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
+    redis.call('PUBLISH', meta_key .. ':chan', last_v[r] .. ' move')
+  end
 end
 return replies
