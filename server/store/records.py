@@ -315,6 +315,8 @@ def reply(raw: list[Any]) -> tuple[str, list[Any]]:
 
 def decode_commit(raw: list[Any]) -> CommitResult:
     """One move's reply of the moves script; raises :class:`StoreError` for a refusal."""
+    if raw[0] == b"ok":  # every accepted move: read without making the reply text first
+        return Committed(int(raw[1]), bool(raw[2]))
     kind, rest = reply(raw)
     if kind == "ok":
         return Committed(int(rest[0]), bool(rest[1]))
