@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from typing import Any
 
@@ -16,6 +15,8 @@ from .records import CommitResult, StoreError, decode_commit
 
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
+KEY_CACHE_RACES = 4096
+"""Races whose keys the batcher keeps encoded (more than move at once on one process)."""
 _MOVE_HEAD = b"\x99"
 """A msgpack array of nine: the race's number in the call, then a move's eight fields (moves.lua)."""
 _Item = tuple[int, bytes, "asyncio.Future[CommitResult]"]
@@ -48,6 +49,7 @@ class MoveBatcher:
         self._idle = [_Lane() for _ in range(LANES)]
         """The lanes not flushing now (each flushes what is pending, one round trip at a time)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._keys = _KeyCache()
 
     def call(self, race: str, seat: int, fields: list[Any]) -> "asyncio.Future[CommitResult]":
         """Commit one move (``fields`` as moves.lua reads them): a future of its result, which raises
@@ -66,30 +68,35 @@ class MoveBatcher:
             lane.task = loop.create_task(self._flush(lane))
         return fut
 
-    def _calls(self, batch: dict[str, list[_Item]]) -> list[tuple[list[str], list[Any], list[_Item]]]:
+    def _calls(self, batch: dict[str, list[_Item]]) -> list[_Call]:
         """The script calls for a batch: every race in one on one Redis, a race each on a Cluster (a
-        script's keys share one slot there). Each: its keys, its args, and its moves in reply order."""
+        script's keys share one slot there). Each: its keys (and their RESP form), its args, and its
+        moves in reply order."""
         groups = [[race] for race in batch] if self.cluster else [list(batch)]
         out = []
         for races in groups:
+            named = [self._keys.of(race) for race in races]
             keys: list[str] = []
-            for race in races:
-                k = Keys(race)
-                keys += [k.meta, k.progress, k.history, k.tick]
+            bulk: list[bytes] = []
+            for race_keys in named:
+                keys += race_keys.names
+                bulk.append(race_keys.bulk)
             moves: list[bytes] = []
             items: list[_Item] = []
-            for r, race in enumerate(races, 1):
-                k = Keys(race)
+            for r, (race, race_keys) in enumerate(zip(races, named), 1):
+                number = _pack(r)
                 for item in batch[race]:
-                    keys += [k.player(item[0]), k.log(item[0])]
-                    moves.append(_MOVE_HEAD + _pack(r) + item[1])
+                    seat_names, seat_bulk = race_keys.seat(item[0])
+                    keys += seat_names
+                    bulk.append(seat_bulk)
+                    moves.append(_MOVE_HEAD + number + item[1])
                 items += batch[race]
-            out.append((keys, [_pack_list(moves), self.tick_ms, len(races)], items))
+            out.append(_Call(keys, b"".join(bulk), [_pack_list(moves), self.tick_ms, len(races)], items))
         return out
 
-    async def _round_trip(self, calls: list[tuple[list[str], list[Any], list[_Item]]], lane: "_Lane") -> list[Any]:
+    async def _round_trip(self, calls: list[_Call], lane: "_Lane") -> list[Any]:
         if self.cluster:
-            return list(await asyncio.gather(*(self.script(keys=k, args=a) for k, a, _ in calls),
+            return list(await asyncio.gather(*(self.script(keys=c.keys, args=c.args) for c in calls),
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
@@ -97,7 +104,7 @@ class MoveBatcher:
         return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls),
                                                      lambda _error: conn.disconnect()))
 
-    async def _exchange(self, conn: Any, calls: list[tuple[list[str], list[Any], list[_Item]]]) -> list[Any]:
+    async def _exchange(self, conn: Any, calls: list[_Call]) -> list[Any]:
         """One write of every call, then their replies in order (a call Redis has no script for is
         loaded and sent again).
 
@@ -107,7 +114,7 @@ class MoveBatcher:
         key's RESP bulk string is the same every move), through the same connection, parser and retry.
         """
         sha = self.script.sha
-        await conn.send_packed_command(b"".join(_evalsha(sha, keys, args) for keys, args, _ in calls),
+        await conn.send_packed_command(b"".join(_evalsha(sha, c) for c in calls),
                                        check_health=False)
         results: list[Any] = []
         for _call in calls:
@@ -117,10 +124,10 @@ class MoveBatcher:
                 results.append(None)
             except ResponseError as exc:
                 results.append(exc)
-        for i, (keys, args, _) in enumerate(calls):
+        for i, call in enumerate(calls):
             if results[i] is None:  # Redis forgot the script (flushed, restarted): loaded again by redis-py
                 try:
-                    results[i] = await self.script(keys=keys, args=args)
+                    results[i] = await self.script(keys=call.keys, args=call.args)
                 except ResponseError as exc:
                     results[i] = exc
         return results
@@ -144,8 +151,8 @@ class MoveBatcher:
                     continue
                 if self.timer is not None:
                     self.timer("moves", time.perf_counter() - started)
-                for (_, _, items), result in zip(calls, results):
-                    for i, (_, _, fut) in enumerate(items):
+                for call, result in zip(calls, results):
+                    for i, (_, _, fut) in enumerate(call.items):
                         if fut.done():
                             continue
                         if isinstance(result, BaseException):
@@ -171,18 +178,64 @@ class _Lane:
         self.conn: Any = None
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _bulk(value: str | bytes) -> bytes:
-    """A RESP bulk string: a race's keys recur in every flush, so each is encoded once."""
-    data = value.encode() if isinstance(value, str) else value
+def _bulk(value: str) -> bytes:
+    """A RESP bulk string."""
+    data = value.encode()
     return b"$%d\r\n%s\r\n" % (len(data), data)
 
 
-def _evalsha(sha: str, keys: list[str], args: list[Any]) -> bytes:
+class _RaceKeys:
+    """A race's keys as moves.lua takes them, and as RESP bulk strings: the same in every flush."""
+
+    __slots__ = ("_keys", "names", "bulk", "_seats")
+
+    def __init__(self, race: str) -> None:
+        k = self._keys = Keys(race)
+        self.names = [k.meta, k.progress, k.history, k.tick]
+        self.bulk = b"".join(_bulk(name) for name in self.names)
+        self._seats: dict[int, tuple[list[str], bytes]] = {}
+
+    def seat(self, seat: int) -> tuple[list[str], bytes]:
+        """A seat's player and log keys, and their bulk strings."""
+        got = self._seats.get(seat)
+        if got is None:
+            names = [self._keys.player(seat), self._keys.log(seat)]
+            got = self._seats[seat] = (names, b"".join(_bulk(name) for name in names))
+        return got
+
+
+class _KeyCache:
+    """The keys of the races moving lately (forgotten all at once past :data:`KEY_CACHE_RACES`)."""
+
+    __slots__ = ("_races",)
+
+    def __init__(self) -> None:
+        self._races: dict[str, _RaceKeys] = {}
+
+    def of(self, race: str) -> _RaceKeys:
+        got = self._races.get(race)
+        if got is None:
+            if len(self._races) >= KEY_CACHE_RACES:
+                self._races.clear()
+            got = self._races[race] = _RaceKeys(race)
+        return got
+
+
+class _Call:
+    """One moves.lua call: its keys (and their RESP bulk strings), its args, its moves in reply order."""
+
+    __slots__ = ("keys", "bulk", "args", "items")
+
+    def __init__(self, keys: list[str], bulk: bytes, args: list[Any], items: list[_Item]) -> None:
+        self.keys, self.bulk, self.args, self.items = keys, bulk, args, items
+
+
+def _evalsha(sha: str, call: _Call) -> bytes:
     """``EVALSHA sha numkeys keys... args...`` as RESP (args: bytes, or whole numbers)."""
-    parts = [b"*%d\r\n$7\r\nEVALSHA\r\n" % (3 + len(keys) + len(args)), _bulk(sha), _bulk(str(len(keys)))]
-    parts += [_bulk(key) for key in keys]
-    for arg in args:
+    nkeys = str(len(call.keys)).encode()
+    parts = [b"*%d\r\n$7\r\nEVALSHA\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (
+        3 + len(call.keys) + len(call.args), len(sha), sha.encode(), len(nkeys), nkeys, call.bulk)]
+    for arg in call.args:
         data = arg if isinstance(arg, bytes) else str(arg).encode()
         parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
     return b"".join(parts)
@@ -191,5 +244,6 @@ def _evalsha(sha: str, keys: list[str], args: list[Any]) -> bytes:
 def _pack_list(packed_items: list[bytes]) -> bytes:
     """A msgpack array of already packed items (no decode and re-encode)."""
     n = len(packed_items)
-    head = bytes([0x90 | n]) if n < 16 else (b"\xdc" + n.to_bytes(2, "big"))
+    head = bytes([0x90 | n]) if n < 16 else (b"\xdc" + n.to_bytes(2, "big") if n < 65536 else
+                                             b"\xdd" + n.to_bytes(4, "big"))
     return head + b"".join(packed_items)
