@@ -14,7 +14,7 @@ import uvicorn
 from shared import protocol as p
 
 
-from .ops import limits
+from .ops import collector, limits
 from .app import create_app
 from .store import UNAVAILABLE, redis_client
 from .config import Config, parse_args
@@ -149,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         redis_url = embedded.url
         log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
+    collector.tune()
     try:
         with asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(serve(config, redis_url))
