@@ -298,3 +298,22 @@ def test_a_direct_frame_is_the_binary_frame_websockets_itself_would_send(size: i
 
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     assert binary_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False)
+
+
+def test_the_server_process_collects_garbage_less_often_and_never_walks_its_startup_objects() -> None:
+    import gc
+
+    from server.ops import collector
+
+    before = gc.get_threshold()
+    try:
+        collector.tune()
+        assert gc.get_threshold() == collector.THRESHOLDS
+        assert gc.get_freeze_count() > 1000, "the modules' objects are frozen"
+        garbage = []
+        garbage.append(garbage)  # a cycle: still collected by a full collection
+        del garbage
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
