@@ -136,3 +136,35 @@ async def test_moves_of_two_races_in_one_pipeline_run_after_redis_forgot_the_scr
             assert isinstance(alone[0], StoreError), alone
     finally:
         await client.aclose()
+
+
+async def test_moves_waiting_when_the_batcher_is_cancelled_are_answered_not_lost_in_silence(redis_url: str) -> None:
+    """The server stopping cancels the batcher's lanes while Redis has not answered: every caller's future
+    still ends (with a connection error, so the connection answers ``unavailable`` or closes), none waits
+    forever. The Redis here is reached through a proxy frozen at the first move, so nothing answers."""
+    from urllib.parse import urlparse
+
+    from freeze_proxy import FreezeProxy
+
+    from server.store.batcher import LANES, MoveBatcher
+    from server.store.scripts import register
+
+    target = urlparse(redis_url)
+    proxy = FreezeProxy(target.hostname or "127.0.0.1", target.port or 6379, trigger=b"EVALSHA")
+    client = redis_client(proxy.url, retry=False)
+    try:
+        batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
+        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        sent = [batcher.call(f"race{i}", 0, fields) for i in range(LANES)]  # each lane takes one
+        await eventually(lambda: proxy.frozen.is_set(), what="the first move reaching the proxy")
+        waiting = [batcher.call("later", 0, fields) for _ in range(3)]  # no lane free: they wait
+        lanes = [task for task in asyncio.all_tasks() if "_flush" in repr(task.get_coro())]
+        assert len(lanes) == LANES
+        for task in lanes:
+            task.cancel()
+        await asyncio.gather(*lanes, return_exceptions=True)
+        for fut in sent + waiting:
+            assert fut.done() and isinstance(fut.exception(), OSError), fut
+    finally:
+        proxy.close()
+        await client.aclose()

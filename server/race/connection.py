@@ -256,12 +256,16 @@ class Connection:
                     pass
 
     async def _settled(self) -> None:
-        """Wait until the move in flight is answered (its slow path included); never raises."""
+        """Wait until the move in flight is answered (its slow path included); raises only this task's
+        own cancellation."""
         while self.in_flight is not None:
             waiting = self.in_flight
             try:
                 await asyncio.shield(waiting)
-            except BaseException:  # answered by _committed or _after_commit, which saw the same outcome
+            except asyncio.CancelledError:
+                if not waiting.cancelled():  # this task was cancelled, not the move: stop waiting
+                    raise
+            except Exception:  # answered by _committed or _after_commit, which saw the same outcome
                 pass
             if self.in_flight is waiting:  # the callback has not run yet: let it
                 await asyncio.sleep(0)

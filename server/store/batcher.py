@@ -46,7 +46,8 @@ class MoveBatcher:
         self.cluster = cluster
         self.timer = timer
         self._pending: dict[str, list[_Item]] = {}
-        self._idle = [_Lane() for _ in range(LANES)]
+        self._lanes = [_Lane() for _ in range(LANES)]
+        self._idle = self._lanes[:]
         """The lanes not flushing now (each flushes what is pending, one round trip at a time)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._keys = _KeyCache()
@@ -65,7 +66,8 @@ class MoveBatcher:
         items.append((seat, _pack(fields)[1:], fut))  # the fields without their array header (see _calls)
         if self._idle:
             lane = self._idle.pop()
-            lane.task = loop.create_task(self._flush(lane))
+            lane.task = task = loop.create_task(self._flush(lane))
+            task.add_done_callback(self._lane_ended)
         return fut
 
     def _calls(self, batch: dict[str, list[_Item]]) -> list[_Call]:
@@ -163,8 +165,25 @@ class MoveBatcher:
                         except StoreError as exc:
                             fut.set_exception(exc)
         finally:
-            lane.task = None
-            self._idle.append(lane)
+            self._lane_free(lane)
+
+    def _lane_ended(self, task: "asyncio.Task[None]") -> None:
+        """A lane's task is over; if it was cancelled before it ever ran, its ``finally`` never did."""
+        for lane in self._lanes:
+            if lane.task is task:
+                self._lane_free(lane)
+
+    def _lane_free(self, lane: "_Lane") -> None:
+        lane.task = None
+        self._idle.append(lane)
+        if self._pending and len(self._idle) == LANES:
+            # Cancelled (the server is stopping) with moves not sent, and no lane left to send them:
+            # their callers hear it now rather than never.
+            pending, self._pending = self._pending, {}
+            for items in pending.values():
+                for _, _, fut in items:
+                    if not fut.done():
+                        fut.set_exception(ConnectionError("the move was not sent: the server is stopping"))
 
 
 class _Lane:
