@@ -580,7 +580,7 @@ class Connection:
 
     # ----------------------------------------------------------- moves
     async def on_move(self, msg: p.Move) -> None:
-        """Check the move on the cached game and hand it to the store (session.py decides, this awaits).
+        """Check the move on the cached game and hand it to the store (session.py decides).
 
         The common case does not wait here: the store's future settles the move when Redis answers
         (:meth:`_committed`, which sends the ack) and the next frame is handled only after that
@@ -617,12 +617,7 @@ class Connection:
             result = future.result()
             ack = session.settle(step, result)
             if isinstance(result, Committed) and ack is not None:
-                metrics = self.service.metrics
-                metrics.moves_accepted += 1
-                self.send(p.encode(ack))
-                metrics.frames_out["ack"] += 1  # send_msg's count, without its per-frame tag lookup
-                if result.race_done and self.hub is not None and self.race is not None:
-                    self.hub.spawn(self.service.end_race(self.race))
+                self._acked(result, ack)
                 return
         except StoreError as exc:  # the race or the player refused it: nothing was stored
             step.revert()
@@ -638,6 +633,15 @@ class Connection:
             self.failed(exc, msg)
             return
         self.in_flight = asyncio.ensure_future(self._after_commit(msg, result, meta))
+
+    def _acked(self, result: Committed, ack: p.Ack) -> None:
+        """A stored move: its ack out, and the race's end begun if this was its last player finishing."""
+        metrics = self.service.metrics
+        metrics.moves_accepted += 1
+        self.send(p.encode(ack))
+        metrics.frames_out["ack"] += 1  # send_msg's count, without its per-frame tag lookup
+        if result.race_done and self.hub is not None and self.race is not None:
+            self.hub.spawn(self.service.end_race(self.race))
 
     async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta) -> None:
         """A move the store did not take as sent: another connection of the seat moved first (catch up,
@@ -665,10 +669,7 @@ class Connection:
                     raise
                 ack = self.session.settle(step, result)
                 if isinstance(result, Committed) and ack is not None:
-                    self.service.metrics.moves_accepted += 1
-                    self.send_msg(ack)
-                    if result.race_done and self.hub is not None:
-                        self.hub.spawn(self.service.end_race(self.race))
+                    self._acked(result, ack)
                     return
             raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
         except Exception as exc:
