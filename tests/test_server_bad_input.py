@@ -714,3 +714,19 @@ async def test_a_slow_reader_is_cut_loose(redis_url: str, caplog: pytest.LogCapt
         await ok.send(p.Ping(nonce=1))
         assert (await ok.expect(p.Pong)).nonce == 1
         await ok.close()
+
+
+async def test_each_move_logs_the_progress_line_it_replaced(race: Race) -> None:
+    """The moves script builds the line a move replaces from the player hash instead of reading the
+    progress hash: the two must agree, byte for byte, for every move (a card home, a draw, a plain move),
+    or a resumed client would be sent a wrong table."""
+    from server.store import Keys
+
+    redis = race.server.service.store.redis
+    k = Keys(race.id)
+    for seq, move in enumerate(["ba", "bF", "hg"], 1):
+        before = await redis.hget(k.progress, "0")
+        assert isinstance(await race.ann.move(move, seq=seq), p.Ack)
+        (_, fields), = await redis.xrevrange(k.history, count=1)
+        assert fields[b"k"] == b"move" and fields[b"d"] == move.encode()
+        assert fields[b"o"] == before, move

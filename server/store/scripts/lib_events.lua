@@ -19,11 +19,19 @@ local function emit(meta, hist, chan, kind, seat, data, old)
   redis.call('PUBLISH', chan, v .. ' ' .. kind)  -- records.Note: "<version> <kind>"
   return v
 end
+local function line_blob(f)
+  -- f: the values of LINE in order, as the player hash holds them: the stored line (whole numbers from
+  -- the third field on, a field not written yet counting 0)
+  local out = {}
+  for i = 1, #LINE do
+    if i >= 3 then out[i] = tonumber(f[i]) or 0 else out[i] = f[i] end
+  end
+  return cmsgpack.pack(out)
+end
 local function put_line(progress, seat, f)
-  -- f: the values of LINE in order (a field not written yet counts 0); returns the line it replaced
+  -- returns the line it replaced
   local old = redis.call('HGET', progress, seat)
-  for i = 3, #LINE do f[i] = tonumber(f[i]) or 0 end
-  redis.call('HSET', progress, seat, cmsgpack.pack(f))
+  redis.call('HSET', progress, seat, line_blob(f))
   return old
 end
 local function write_progress(progress, pkey, seat)

@@ -36,6 +36,10 @@ local function one_move(r, pkey, log, seat, now, seq, expected, move, home, move
     return {'err', 'stale_sequence'}
   end
   if tonumber(p[2]) ~= expected then return {'conflict', tonumber(p[2])} end
+  -- The progress hash holds exactly this line: every script that changes a line field writes it
+  -- (write_progress), and only a seat given back (which cannot move) loses it. So the line it replaces
+  -- is built here, not read.
+  local old = line_blob(line)
   redis.call('RPUSH', log, move)
   local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', expected + 1,
     'home', home, 'moves', moves}
@@ -50,7 +54,7 @@ local function one_move(r, pkey, log, seat, now, seq, expected, move, home, move
     race_done = finish_player(KEYS[4 * r - 3], pkey, 'finished', now)
     line[AT.finished_at] = now
   end
-  local old = put_line(KEYS[4 * r - 2], seat, line)  -- the line the player hash now holds, without reading it back
+  redis.call('HSET', KEYS[4 * r - 2], seat, line_blob(line))  -- what the player hash now holds, not read back
   version[r] = version[r] + 1
   log_at(KEYS[4 * r - 1], version[r], 'move', seat, move, old)
   return {'ok', version[r], race_done}
