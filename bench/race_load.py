@@ -30,6 +30,7 @@ server's resident memory (VmRSS) per connection.
     python bench/race_load.py                       # 20 races x 10 players, 2 spectators each, 10 s
     python bench/race_load.py --races 5 --players 4 --duration 5
     python bench/race_load.py --idle-spectators 1000
+    python bench/race_load.py --line-moves 1500 --repeat 5   # medians and ranges: one run proves little
 """
 
 from __future__ import annotations
@@ -507,7 +508,10 @@ def main() -> None:
     parser.add_argument("--redis-url", help="use this Redis instead of the embedded one (its CPU is not measured)")
     parser.add_argument("--server-url", help="drive a running server (http://host:port) instead of starting one "
                         "(its CPU is not measured)")
-    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run race and echo this many times, one after the other, and print medians, "
+                        "ranges and how many runs met each goal")
+    parser.add_argument("--json", help="also write the figures to this file (a list of runs with --repeat)")
     parser.add_argument("--echo-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
@@ -515,10 +519,42 @@ def main() -> None:
         return
     from server.main import loop_factory
 
-    with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        result = runner.run(main_async(args))
+    runs = []
+    for i in range(args.repeat):
+        if args.repeat > 1:
+            print(f"--- run {i + 1} of {args.repeat}", flush=True)
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runs.append(runner.run(main_async(args)))
+    if args.repeat > 1:
+        summarize(runs)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+        Path(args.json).write_text(json.dumps(runs[0] if args.repeat == 1 else runs, indent=2))
+
+
+def summarize(runs: list[dict[str, object]]) -> None:
+    """Medians and ranges over repeated runs, and how many met each goal of the move path.
+
+    Why: on a small shared machine the three processes of the race run (client, server, Redis on two
+    cores) swing from run to run far more than the two of the echo run; one run proves little.
+    """
+    def figures(key: str) -> list[float]:
+        return [float(r[key]) for r in runs if r.get(key) is not None]  # type: ignore[arg-type]
+
+    def race(key: str) -> list[float]:
+        return [float(r["race"][key]) for r in runs if r["race"].get(key) is not None]  # type: ignore[index,attr-defined]
+
+    def line(name: str, values: list[float], goal: str = "", met: int | None = None) -> None:
+        if not values:
+            return
+        told = f"  ({goal}: met in {met} of {len(values)})" if goal else ""
+        print(f"  {name:34} median {statistics.median(values):8.2f}   range {min(values):.2f} .. {max(values):.2f}{told}")
+
+    cpu, ratio = figures("cpu_ratio"), figures("ratio")
+    print(f"over {len(runs)} runs, each a race run then an echo run:")
+    line("server CPU per move (us)", race("server_cpu_us_per_move"))
+    line("redis CPU per move (us)", race("redis_cpu_us_per_move"))
+    line("server CPU / echo CPU", cpu, "goal <= 2", sum(v <= 2 for v in cpu))
+    line("race/echo round trips", ratio, "goal >= 0.5", sum(v >= 0.5 for v in ratio))
 
 
 if __name__ == "__main__":
