@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -53,3 +54,14 @@ def test_proc_readings_of_a_child(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_repeated_runs_are_summed_up_as_medians_ranges_and_goals_met(capsys: Any) -> None:
+    runs = [{"race": {"server_cpu_us_per_move": cpu, "redis_cpu_us_per_move": 14.0}, "cpu_ratio": cpu / 14,
+             "ratio": ratio} for cpu, ratio in ((26.0, 0.45), (30.0, 0.52), (42.0, 0.30))]
+    race_load.summarize(runs)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "over 3 runs" in out
+    assert "server CPU per move (us)           median    30.00   range 26.00 .. 42.00" in out
+    assert "(goal <= 2: met in 1 of 3)" in out  # 26/14 only
+    assert "(goal >= 0.5: met in 1 of 3)" in out
