@@ -111,8 +111,8 @@ class MoveBatcher:
         loaded and sent again).
 
         Why not redis-py's pipeline: for a batch of a few moves a race, its per-command packing, per-flush
-        SCRIPT EXISTS round trip and pool checkout cost more than the moves' own checks (measured: about
-        a fifth of the server's CPU a move). The commands' bytes are built here from cached pieces (a
+        SCRIPT EXISTS round trip and pool checkout cost more than the moves' own checks (the flush was
+        about a sixth of the server's time in a cProfile of bench/race_load.py). The commands' bytes are built here from cached pieces (a
         key's RESP bulk string is the same every move), through the same connection, parser and retry.
         """
         sha = self.script.sha
