@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -110,21 +111,7 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
             tasks += [asyncio.create_task(w.run(url, race, ready, joined)) for w in watchers[i:i + 100]]
             await asyncio.sleep(0.2)
         await asyncio.wait_for(ready.wait(), 120)
-        acks: list[tuple[int, float]] = []
-        async with websockets.connect(url, compression=None, max_queue=None) as ws:
-            await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="mover")))
-            await ws.send(p.encode(p.Start(creator_token=created["creator_token"])))
-            while not isinstance(msg := p.decode_server(await ws.recv()), p.Countdown):  # type: ignore[arg-type]
-                pass
-            await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000) + 0.3)
-            for seq in range(1, args.moves + 1):
-                sent = time.perf_counter()
-                await ws.send(p.encode(p.Move(seq=seq, move="S")))
-                while not isinstance(ack := p.decode_server(await ws.recv()), (p.Ack, p.Reject)):  # type: ignore[arg-type]
-                    pass
-                if isinstance(ack, p.Ack):
-                    acks.append((ack.version, sent))
-                await asyncio.sleep(args.gap)
+        acks, _ = await mover(url, race, created["creator_token"], args.moves, args.gap)
         await asyncio.sleep(1.0)
         for task in tasks:
             task.cancel()
@@ -144,6 +131,30 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
         "any_spectator_p99_ms": pct(each, 99) * 1000,
         "frames_missing": float(missing),
     }
+
+
+async def mover(url: str, race: str, creator_token: str, moves: int, gap: float,
+                clock: Callable[[], float] = lambda: 0.0) -> tuple[list[tuple[int, float]], float]:
+    """The one player of a fan-out race: joins, starts it, and once it is under way draws ``moves`` times,
+    ``gap`` seconds apart. Returns each acknowledged move's (version, time sent), and how far ``clock``
+    (a CPU reading, say) moved over the moves."""
+    acks: list[tuple[int, float]] = []
+    async with websockets.connect(url, compression=None, max_queue=None) as ws:
+        await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="mover")))
+        await ws.send(p.encode(p.Start(creator_token=creator_token)))
+        while not isinstance(msg := p.decode_server(await ws.recv()), p.Countdown):  # type: ignore[arg-type]
+            pass
+        await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000) + 0.3)
+        before = clock()
+        for seq in range(1, moves + 1):
+            sent = time.perf_counter()
+            await ws.send(p.encode(p.Move(seq=seq, move="S")))
+            while not isinstance(ack := p.decode_server(await ws.recv()), (p.Ack, p.Reject)):  # type: ignore[arg-type]
+                pass
+            if isinstance(ack, p.Ack):
+                acks.append((ack.version, sent))
+            await asyncio.sleep(gap)
+        return acks, clock() - before
 
 
 def pct(values: list[float], q: int) -> float:

@@ -35,10 +35,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import websockets  # noqa: E402
 from race_load import http, server_command, start_child  # noqa: E402
 from procfs import cpu_seconds  # noqa: E402
-from scale import delays, pct  # noqa: E402
+from scale import delays, mover, pct  # noqa: E402
 
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
@@ -92,23 +91,8 @@ async def fan_out(redis_url: str, args: argparse.Namespace) -> dict[str, float]:
                       for s in streams[i:i + 100]]
             await asyncio.sleep(0.2)
         await asyncio.wait_for(ready.wait(), 120)
-        acks: list[tuple[int, float]] = []
-        async with websockets.connect(url, compression=None, max_queue=None) as ws:
-            await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="mover")))
-            await ws.send(p.encode(p.Start(creator_token=created["creator_token"])))
-            while not isinstance(msg := p.decode_server(await ws.recv()), p.Countdown):  # type: ignore[arg-type]
-                pass
-            await asyncio.sleep(max(0.0, (msg.starts_at - msg.server_time) / 1000) + 0.3)
-            cpu_before = cpu_seconds(proc.pid)
-            for seq in range(1, args.moves + 1):
-                sent = time.perf_counter()
-                await ws.send(p.encode(p.Move(seq=seq, move="S")))
-                while not isinstance(ack := p.decode_server(await ws.recv()), (p.Ack, p.Reject)):  # type: ignore[arg-type]
-                    pass
-                if isinstance(ack, p.Ack):
-                    acks.append((ack.version, sent))
-                await asyncio.sleep(args.gap)
-            cpu = cpu_seconds(proc.pid) - cpu_before
+        acks, cpu = await mover(url, race, created["creator_token"], args.moves, args.gap,
+                                lambda: cpu_seconds(proc.pid))
         await asyncio.sleep(1.0)
         stop.set()
         await asyncio.wait(tasks, timeout=15)
