@@ -10,8 +10,11 @@ joined, and the close answered.
 
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
 import random
+import termios
 from typing import Any, Callable
 
 import pytest
@@ -54,8 +57,16 @@ class RawClient:
             if end > start:
                 self.writer.write(data[start:end])
                 await self.writer.drain()
-                await asyncio.sleep(0)  # let the piece go out on its own
+                await self._read_by_server()  # so that the next piece comes in a read of its own
                 start = end
+
+    async def _read_by_server(self, timeout: float = 5.0) -> None:
+        """Wait until the server has read every byte written to it (its sockets' receive queues empty)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(_unread(conn) for conn in self.server.server.server_state.connections):
+            assert loop.time() < deadline, "the server did not read what was written"
+            await asyncio.sleep(0)  # the server runs in this loop: let it read
 
     async def _read(self) -> None:
         data = await asyncio.wait_for(self.reader.read(65536), 5)
@@ -105,6 +116,16 @@ def _check_mixed(frames: list[Frame]) -> None:
     text, long = decoded[1], decoded[4]
     assert isinstance(text, p.Error) and text.code == p.ErrorCode.BAD_FRAME.value
     assert isinstance(long, p.Error) and long.ref == "move", long
+
+
+def _unread(conn: Any) -> int:
+    """Bytes waiting in the kernel for one of the server's connections to read (FIONREAD)."""
+    sock = conn.transport.get_extra_info("socket") if conn.transport is not None else None
+    if sock is None or sock.fileno() < 0:
+        return 0
+    count = array.array("i", [0])
+    fcntl.ioctl(sock.fileno(), termios.FIONREAD, count)
+    return count[0]
 
 
 def _walking(server: LiveServer) -> list[bool]:
