@@ -28,14 +28,11 @@ local function line_blob(f)
   end
   return cmsgpack.pack(out)
 end
-local function put_line(progress, seat, f)
-  -- returns the line it replaced
-  local old = redis.call('HGET', progress, seat)
-  redis.call('HSET', progress, seat, line_blob(f))
-  return old
-end
 local function write_progress(progress, pkey, seat)
-  return put_line(progress, seat, redis.call('HMGET', pkey, unpack(LINE)))
+  -- the player's line into the progress hash; returns the line it replaced
+  local old = redis.call('HGET', progress, seat)
+  redis.call('HSET', progress, seat, line_blob(redis.call('HMGET', pkey, unpack(LINE))))
+  return old
 end
 local function start_race(meta, hist, chan, now, countdown)
   local tl = tonumber(redis.call('HGET', meta, 'time_limit'))
