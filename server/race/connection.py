@@ -88,7 +88,7 @@ class Connection:
         """The race version of this connection's last answer, while it has no seat."""
         self.in_flight: asyncio.Future[Any] | None = None
         """The move being stored (the store's future, or the task of its slow path): the next frame waits."""
-        self._moving: tuple[p.Move, Pending, RaceMeta] | Any = None
+        self._moving: tuple[p.Move, Pending, RaceMeta] | None = None
         """The move in flight: its frame, its pending step and the race's settings it was checked against."""
 
     @property
@@ -610,6 +610,7 @@ class Connection:
     def _committed(self, future: "asyncio.Future[Any]") -> None:
         """The store's answer to the move in flight: the ack, or the slow path (a task :meth:`run` awaits)."""
         self.in_flight = None
+        assert self._moving is not None
         msg, step, meta = self._moving
         session = self.session
         assert session is not None
