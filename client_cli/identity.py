@@ -9,6 +9,7 @@ token a ``welcome`` brings is saved at once (:class:`SeatKeeper`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from shared import protocol as p
@@ -102,3 +103,14 @@ class SeatKeeper:
             self.store.forget_seat(self.server, self.race, self.joining.name)
         except StoreError as exc:
             self.problem = str(exc)
+
+
+def keep_issued_key(store: LocalStore, server: str, issued: p.AccountKeyAnswer, command: str, what: str) -> bool:
+    """Keep a key the server has just issued (it shows a key once). False, with the key printed so that
+    the account is not lost, when it cannot be kept; ``what`` names the key in that message."""
+    try:
+        store.set_account(server, Account(issued.name, issued.key))
+    except StoreError as exc:
+        print(f"thieves {command}: {exc}; {what}, shown only now: {issued.key}", file=sys.stderr)
+        return False
+    return True

@@ -65,7 +65,7 @@ def _show(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
 
 def _rotate(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
     from client_cli import api
-    from client_cli.local_store import Account, StoreError
+    from client_cli.identity import keep_issued_key
 
     account = store.account(server)
     if account is None:
@@ -75,10 +75,7 @@ def _rotate(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
     except api.ApiError as exc:
         print(f"thieves account: cannot rotate the key of {account.name}: {exc.words()}", file=sys.stderr)
         return 1
-    try:
-        store.set_account(server, Account(answer.name, answer.key))
-    except StoreError as exc:
-        print(f"thieves account: {exc}; the new key, shown only now: {answer.key}", file=sys.stderr)
+    if not keep_issued_key(store, server, answer, "account", "the new key"):
         return 1
     print(f"new key for {answer.name} kept in {store.path}; the old key no longer works anywhere")
     return 0

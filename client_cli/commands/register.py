@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from client_cli import api
-    from client_cli.local_store import Account, LocalStore, StoreError
+    from client_cli.identity import keep_issued_key
+    from client_cli.local_store import LocalStore, StoreError
 
     if re.fullmatch(p.ACCOUNT_NAME_PATTERN, args.name) is None:
         print(f"thieves register: {args.name!r} cannot be an account name: {p.ErrorCode.BAD_NAME.explanation}",
@@ -53,11 +54,7 @@ def run(args: argparse.Namespace) -> int:
     except api.ApiError as exc:
         print(f"thieves register: cannot register {args.name}: {exc.words()}", file=sys.stderr)
         return 1
-    try:
-        store.set_account(server, Account(answer.name, answer.key))
-    except StoreError as exc:
-        # The server shows a key once: say it rather than lose the account.
-        print(f"thieves register: {exc}; the account's key, shown only now: {answer.key}", file=sys.stderr)
+    if not keep_issued_key(store, server, answer, "register", "the account's key"):
         return 1
     print(f"registered {answer.name} on {server}")
     print(f"its key is kept in {store.path} (only you can read it); keep a copy: `thieves account show --key`")
