@@ -85,6 +85,33 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
         await c.close()
 
 
+async def test_an_end_read_by_a_progress_flush_before_its_lost_note_is_still_announced(server: LiveServer) -> None:
+    """The hub's progress flush reads the table (and its version) after the end was stored, while the
+    end's pub/sub message is lost: the catch-up must still announce the end, though the hub has seen
+    that version already."""
+    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+    race = created.race.id
+    ann, watcher = await Client.connect(server), await Client.connect(server)
+    await ann.hello(race, "ann")
+    await watcher.hello(race, role="spectator")
+    await start_race(server, created.creator_token, [ann])
+    await watcher.expect(p.Countdown)
+    await server.service.subscriber.unsubscribe(race)
+    await ann.give_up()
+
+    async def ended() -> bool:
+        meta = await server.service.store.meta(race)
+        return meta is not None and meta.status == "finished"
+
+    await eventually(ended, "the race stored as finished")
+    hub = server.service.hubs[race]
+    await hub._flush()  # the flush that reads the ended race's table first
+    finished = await watcher.expect(p.Finished, timeout=10)
+    assert [s.status for s in finished.results.standings] == ["gave_up"]
+    for c in (ann, watcher):
+        await c.close()
+
+
 async def test_a_join_or_a_create_sent_twice_by_a_retry_applies_once(redis_url: str) -> None:
     """The retry may resend a script whose first run went through (the reply was lost): the join finds
     its own seat instead of ``name_taken``, the create its own race instead of a collision."""

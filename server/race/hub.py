@@ -69,6 +69,10 @@ class RaceHub:
         """This process's connections to the race, each with what its table has been sent."""
         self.meta: RaceMeta | None = None
         self.version = 0
+        """The highest race version this hub knows of (its frames carry it)."""
+        self.heard = 0
+        """The highest version this hub handled as an event (a note, or a catch-up): a flush may read
+        a later table, and an end stored meanwhile must still be caught up (:meth:`catch_up`)."""
         self._last_sent: dict[int, p.PlayerProgress] = {}
         self._dirty = False
         self._trailing = False
@@ -169,6 +173,7 @@ class RaceHub:
     def on_event(self, version: int, kind: EventKind | None) -> None:
         """An event of this race was stored (by any process); None: something changed (a catch-up)."""
         self.version = max(self.version, version)
+        self.heard = max(self.heard, version)
         if kind is EventKind.MOVE:
             # Moves of the next tick are not announced: flush once more a tick later for them.
             self._trailing = True

@@ -201,7 +201,7 @@ class Service:
         hubs = list(self.hubs.values())
         versions = await self.store.versions([hub.race for hub in hubs])
         for hub, version in zip(hubs, versions):
-            if version is None or version > hub.version:
+            if version is None or version > hub.heard:
                 hub.spawn(hub.catch_up())
 
     async def _janitor(self) -> None:
