@@ -54,9 +54,8 @@ async def test_after_a_redis_restart_no_request_fails_on_a_dead_pooled_connectio
         store.stop()
 
 
-async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: LiveServer) -> None:
-    """With this process's subscription gone (as while Redis restarts), moves and the end still reach
-    spectators: the stored version is compared with the hub's and the hub catches up."""
+async def _started_with_a_spectator(server: LiveServer) -> tuple[str, Client, Client]:
+    """A one-seat race under way on a winnable deal: its id, its player ann, and a spectator."""
     created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
     race = created.race.id
     ann, watcher = await Client.connect(server), await Client.connect(server)
@@ -64,6 +63,13 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
     await watcher.hello(race, role="spectator")
     await start_race(server, created.creator_token, [ann])
     await watcher.expect(p.Countdown)
+    return race, ann, watcher
+
+
+async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: LiveServer) -> None:
+    """With this process's subscription gone (as while Redis restarts), moves and the end still reach
+    spectators: the stored version is compared with the hub's and the hub catches up."""
+    race, ann, watcher = await _started_with_a_spectator(server)
 
     await server.service.subscriber.unsubscribe(race)  # every message of this race is now lost
     for text in WIN["moves"][:3]:
@@ -89,13 +95,7 @@ async def test_an_end_read_by_a_progress_flush_before_its_lost_note_is_still_ann
     """The hub's progress flush reads the table (and its version) after the end was stored, while the
     end's pub/sub message is lost: the catch-up must still announce the end, though the hub has seen
     that version already."""
-    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
-    race = created.race.id
-    ann, watcher = await Client.connect(server), await Client.connect(server)
-    await ann.hello(race, "ann")
-    await watcher.hello(race, role="spectator")
-    await start_race(server, created.creator_token, [ann])
-    await watcher.expect(p.Countdown)
+    race, ann, watcher = await _started_with_a_spectator(server)
     await server.service.subscriber.unsubscribe(race)
     await ann.give_up()
 
