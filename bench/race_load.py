@@ -23,7 +23,9 @@ Beside throughput and percentiles it reports the cost of a move from
 outside: utime + stime (/proc) of the server process and of its embedded
 redis-server over the measured window, divided by the server's own
 ``thieves_moves_accepted_total`` (/metrics) over the same window; and the
-echo server's CPU per frame, with the ratio of the two. ``--idle-spectators
+echo server's CPU per frame, with the ratio of the two; and the bench's
+own CPU (the client) per round trip in both runs, since on a small machine
+the client shares the cores with what it measures. ``--idle-spectators
 N`` also opens N idle spectator connections before the load and prints the
 server's resident memory (VmRSS) per connection.
 
@@ -429,14 +431,14 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     idle: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="thieves-bench-") as data:
         if args.server_url:  # a server elsewhere: its counter, not its CPU
-            window = Window({"server": None, "redis": None}, args.server_url, MOVES_ACCEPTED)
+            window = Window({"server": None, "redis": None, "client": os.getpid()}, args.server_url, MOVES_ACCEPTED)
             stats, elapsed = await race_load(args.server_url, args, window)
         else:
             proc, base = start_child(server_command(args.rate, data_dir=data, redis_url=args.redis_url))
             try:
                 # the embedded redis-server is the server's child; a --redis-url one is not watched
-                window = Window({"server": proc.pid, "redis": child_named(proc.pid, "redis-server")},
-                                base, MOVES_ACCEPTED)
+                window = Window({"server": proc.pid, "redis": child_named(proc.pid, "redis-server"),
+                                 "client": os.getpid()}, base, MOVES_ACCEPTED)
                 if args.idle_spectators:
                     idle = await idle_spectators(base, proc.pid, args.idle_spectators)
                 stats, elapsed = await race_load(base, args, window)
@@ -450,6 +452,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     race["server_cpu_us_per_move"] = cpu_per(window.cpu["server"], moves)
     race["redis_cpu_cores"] = None if window.cpu["redis"] is None else window.cpu["redis"] / elapsed
     race["redis_cpu_us_per_move"] = cpu_per(window.cpu["redis"], moves)
+    race["client_cpu_us_per_move"] = cpu_per(window.cpu["client"], moves)
     report("race server (validated moves)", race)
     if stats.exhausted:
         print(f"  WARNING: {stats.exhausted} players ran out of their line before the end: raise --line-moves")
@@ -460,7 +463,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     print(f"bare echo: {args.races * args.players} connections, same client loop ...", flush=True)
     proc, base = start_child([sys.executable, str(Path(__file__).resolve()), "--echo-server"])
     try:
-        echo_window = Window({"server": proc.pid})
+        echo_window = Window({"server": proc.pid, "client": os.getpid()})
         echo_stats, elapsed = await echo_load(base, args, frame, echo_window)
     finally:
         proc.terminate()
@@ -469,6 +472,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
                                      if k in ("round_trips_per_s", "p50_ms", "p99_ms")}
     echo["server_cpu_cores"] = echo_window.cpu["server"] / elapsed  # type: ignore[operator]
     echo["server_cpu_us_per_frame"] = cpu_per(echo_window.cpu["server"], echo_stats.acks)
+    echo["client_cpu_us_per_frame"] = cpu_per(echo_window.cpu["client"], echo_stats.acks)
     report("bare echo (upper bound)", echo)
     ratio = race["round_trips_per_s"] / echo["round_trips_per_s"]  # type: ignore[operator]
     print(f"ratio race/echo round trips: {ratio:.2f}")
@@ -540,8 +544,9 @@ def summarize(runs: list[dict[str, object]]) -> None:
     def figures(key: str) -> list[float]:
         return [float(r[key]) for r in runs if r.get(key) is not None]  # type: ignore[arg-type]
 
-    def race(key: str) -> list[float]:
-        return [float(r["race"][key]) for r in runs if r["race"].get(key) is not None]  # type: ignore[index,attr-defined]
+    def of(run: str, key: str) -> list[float]:
+        parts = [r.get(run) or {} for r in runs]
+        return [float(part[key]) for part in parts if part.get(key) is not None]  # type: ignore[attr-defined]
 
     def line(name: str, values: list[float], goal: str = "", met: int | None = None) -> None:
         if not values:
@@ -551,8 +556,11 @@ def summarize(runs: list[dict[str, object]]) -> None:
 
     cpu, ratio = figures("cpu_ratio"), figures("ratio")
     print(f"over {len(runs)} runs, each a race run then an echo run:")
-    line("server CPU per move (us)", race("server_cpu_us_per_move"))
-    line("redis CPU per move (us)", race("redis_cpu_us_per_move"))
+    line("server CPU per move (us)", of("race", "server_cpu_us_per_move"))
+    line("redis CPU per move (us)", of("race", "redis_cpu_us_per_move"))
+    line("client CPU per move (us)", of("race", "client_cpu_us_per_move"))
+    line("echo server CPU per frame (us)", of("echo", "server_cpu_us_per_frame"))
+    line("client CPU per echo (us)", of("echo", "client_cpu_us_per_frame"))
     line("server CPU / echo CPU", cpu, "goal <= 2", sum(v <= 2 for v in cpu))
     line("race/echo round trips", ratio, "goal >= 0.5", sum(v >= 0.5 for v in ratio))
 

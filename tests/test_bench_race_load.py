@@ -57,11 +57,14 @@ def test_proc_readings_of_a_child(tmp_path: Path) -> None:
 
 
 def test_repeated_runs_are_summed_up_as_medians_ranges_and_goals_met(capsys: Any) -> None:
-    runs = [{"race": {"server_cpu_us_per_move": cpu, "redis_cpu_us_per_move": 14.0}, "cpu_ratio": cpu / 14,
-             "ratio": ratio} for cpu, ratio in ((26.0, 0.45), (30.0, 0.52), (42.0, 0.30))]
+    runs = [{"race": {"server_cpu_us_per_move": cpu, "redis_cpu_us_per_move": 14.0, "client_cpu_us_per_move": 20.0},
+             "echo": {"server_cpu_us_per_frame": 14.0, "client_cpu_us_per_frame": client},
+             "cpu_ratio": cpu / 14, "ratio": ratio}
+            for cpu, ratio, client in ((26.0, 0.45, 16.0), (30.0, 0.52, 17.0), (42.0, 0.30, 21.0))]
     race_load.summarize(runs)  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert "over 3 runs" in out
     assert "server CPU per move (us)           median    30.00   range 26.00 .. 42.00" in out
+    assert "client CPU per echo (us)           median    17.00   range 16.00 .. 21.00" in out
     assert "(goal <= 2: met in 1 of 3)" in out  # 26/14 only
     assert "(goal >= 0.5: met in 1 of 3)" in out
