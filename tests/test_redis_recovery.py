@@ -165,9 +165,48 @@ async def test_moves_of_two_races_in_one_pipeline_run_after_redis_forgot_the_scr
         await client.aclose()
 
 
+async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(redis_url: str) -> None:
+    """A read given to the batcher (the hubs' progress tables) goes in the moves' round trip: each read
+    gets its own script's reply, a read Redis refuses (a key of the wrong type) fails alone, and a
+    Redis that forgot the read's script still answers it."""
+    from redis.exceptions import ResponseError
+
+    from server.store.batcher import MoveBatcher
+    from server.store.records import StoreError
+    from server.store.scripts import register
+
+    client = redis_client(redis_url)
+    try:
+        read_lines = register(client, "read_lines")
+        batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
+        k, wrong = Keys("readsride1"), Keys("readsride2")
+        await client.hset(k.meta, "version", 7)
+        await client.hset(k.progress, mapping={"0": b"line0", "1": b"line1"})
+        await client.set(wrong.progress, "not a hash")
+        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        for flushed in (False, True):
+            if flushed:
+                await client.script_flush()
+            got = await asyncio.gather(batcher.call("nosuchrace9", 0, fields),
+                                       batcher.read(read_lines, [k.meta, k.progress]),
+                                       batcher.read(read_lines, [wrong.meta, wrong.progress]),
+                                       batcher.read(read_lines, [k.meta, k.progress]), return_exceptions=True)
+            assert isinstance(got[0], StoreError), got  # the move still answered by moves.lua
+            for table in (got[1], got[3]):
+                assert int(table[0]) == 7 and dict(zip(table[1][::2], table[1][1::2])) == {
+                    b"0": b"line0", b"1": b"line1"}, table
+            assert isinstance(got[2], ResponseError) and "WRONGTYPE" in str(got[2]), got[2]
+            # a read alone, no move waiting
+            alone = await batcher.read(read_lines, [k.meta, k.progress])
+            assert int(alone[0]) == 7
+    finally:
+        await client.delete(k.meta, k.progress, wrong.progress)
+        await client.aclose()
+
+
 async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_in_silence(redis_url: str) -> None:
     """The server stopping cancels every task at once, a batcher lane that has not run yet among them:
-    the moves it was to send still get an answer (a connection error: the connection answers
+    the moves (and the reads) it was to send still get an answer (a connection error: the connection answers
     ``unavailable``), none waits forever."""
     from server.store import UNAVAILABLE
     from server.store.batcher import LANES, MoveBatcher
@@ -179,6 +218,7 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
         batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
         fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
         moves = [batcher.call(f"race{i}", 0, fields) for i in range(LANES + 1)]
+        moves.append(batcher.read(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))
         lanes = [lane.task for lane in batcher._lanes if lane.task is not None]
         assert len(lanes) == LANES, "every lane started for the moves waiting"
         for task in lanes:

@@ -87,10 +87,11 @@ expire and the next sweep (any process's heartbeat, or the next join)
 marks those players disconnected: counts never stay too high.
 
 Moves are committed through ``batcher.MoveBatcher``: the moves that come in
-while one round trip is under way go together in the next one, one script
-call per race, all in one pipeline (on a Redis Cluster, where a script call
-cannot be pipelined, the per-race calls go out concurrently instead). Each
-move is still checked and applied atomically, in arrival order.
+while one round trip is under way go together in the next one, all in one
+``moves.lua`` call on one Redis (on a Redis Cluster, where a script's keys
+share a slot, one call per race, sent concurrently). Each move is still
+checked and applied atomically, in arrival order. The hubs' progress-table
+reads ride in the same round trips (``MoveBatcher.read``).
 
 Why an append-only move log and no state blob: a move appends a few
 bytes instead of rewriting a whole game, which keeps the append-only file

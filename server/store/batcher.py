@@ -1,4 +1,5 @@
-"""Group commit: the moves that arrive while one round trip is under way go together in the next."""
+"""Group commit: the moves (and the reads that ride with them) that arrive while one round trip is under
+way go together in the next."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ _Item = tuple[int, bytes, "asyncio.Future[CommitResult]"]
 
 
 class MoveBatcher:
-    """Moves that arrive while a round trip is under way go together in the next one.
+    """Moves that arrive while a round trip is under way go together in the next one, and so do the
+    frequent reads of a single script call that :meth:`read` is given (each hub's progress table, ten
+    times a second a race): they share the moves' write and read instead of a redis-py call each.
 
     Why: redis-py spends most of a call's cost in Python, per command and per
     argument (design.md: about 8,000 sequential EVALSHA a second on one
@@ -46,6 +49,7 @@ class MoveBatcher:
         self.cluster = cluster
         self.timer = timer
         self._pending: dict[str, list[_Item]] = {}
+        self._reads: list[_Call] = []
         self._lanes = [_Lane() for _ in range(LANES)]
         self._idle = self._lanes[:]
         """The lanes not flushing now (each flushes what is pending, one round trip at a time)."""
@@ -65,10 +69,26 @@ class MoveBatcher:
             items = self._pending[race] = []
         items.append((seat, _pack(fields)[1:], fut))  # the fields without their array header (see _calls)
         if self._idle:
-            lane = self._idle.pop()
-            lane.task = task = loop.create_task(self._flush(lane))
-            task.add_done_callback(self._lane_ended)
+            self._start_lane(loop)
         return fut
+
+    def read(self, script: Any, keys: list[str]) -> "asyncio.Future[Any]":
+        """Run ``script`` (a registered read-only script, no args) on ``keys`` in the next round trip: a
+        future of its raw reply. Why not a call of its own: a read a race ten times a second is as many
+        round trips as moves on a quiet server, each paying redis-py's per-command cost."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._reads.append(_Call(script, keys, b"".join(_bulk(key) for key in keys), [], [], fut))
+        if self._idle:
+            self._start_lane(loop)
+        return fut
+
+    def _start_lane(self, loop: asyncio.AbstractEventLoop) -> None:
+        lane = self._idle.pop()
+        lane.task = task = loop.create_task(self._flush(lane))
+        task.add_done_callback(self._lane_ended)
 
     def _calls(self, batch: dict[str, list[_Item]]) -> list[_Call]:
         """The script calls for a batch: every race in one on one Redis, a race each on a Cluster (a
@@ -93,12 +113,12 @@ class MoveBatcher:
                     bulk.append(seat_bulk)
                     moves.append(_MOVE_HEAD + number + item[1])
                 items += batch[race]
-            out.append(_Call(keys, b"".join(bulk), [_pack_list(moves), self.tick_ms, len(races)], items))
+            out.append(_Call(self.script, keys, b"".join(bulk), [_pack_list(moves), self.tick_ms, len(races)], items))
         return out
 
     async def _round_trip(self, calls: list[_Call], lane: "_Lane") -> list[Any]:
         if self.cluster:
-            return list(await asyncio.gather(*(self.script(keys=c.keys, args=c.args) for c in calls),
+            return list(await asyncio.gather(*(c.script(keys=c.keys, args=c.args) for c in calls),
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
@@ -115,9 +135,7 @@ class MoveBatcher:
         about a sixth of the server's time in a cProfile of bench/race_load.py). The commands' bytes are built here from cached pieces (a
         key's RESP bulk string is the same every move), through the same connection, parser and retry.
         """
-        sha = self.script.sha
-        await conn.send_packed_command(b"".join(_evalsha(sha, c) for c in calls),
-                                       check_health=False)
+        await conn.send_packed_command(b"".join(_evalsha(c) for c in calls), check_health=False)
         results: list[Any] = []
         for _call in calls:
             try:
@@ -129,41 +147,30 @@ class MoveBatcher:
         for i, call in enumerate(calls):
             if results[i] is None:  # Redis forgot the script (flushed, restarted): loaded again by redis-py
                 try:
-                    results[i] = await self.script(keys=call.keys, args=call.args)
+                    results[i] = await call.script(keys=call.keys, args=call.args)
                 except ResponseError as exc:
                     results[i] = exc
         return results
 
     async def _flush(self, lane: "_Lane") -> None:
         try:
-            while self._pending:
+            while self._pending or self._reads:
                 batch, self._pending = self._pending, {}
+                reads, self._reads = self._reads, []
                 started = time.perf_counter()
                 try:
-                    calls = self._calls(batch)
+                    calls = (self._calls(batch) if batch else []) + reads
                     results = await self._round_trip(calls, lane)
                 except BaseException as exc:  # the round trip failed: every caller hears it
                     error = exc if isinstance(exc, Exception) else ConnectionError(repr(exc))
-                    for items in batch.values():
-                        for _, _, fut in items:
-                            if not fut.done():
-                                fut.set_exception(error)
+                    _fail(batch, reads, error)
                     if not isinstance(exc, Exception):
                         raise
                     continue
-                if self.timer is not None:
+                if self.timer is not None and batch:
                     self.timer("moves", time.perf_counter() - started)
                 for call, result in zip(calls, results):
-                    for i, (_, _, fut) in enumerate(call.items):
-                        if fut.done():
-                            continue
-                        if isinstance(result, BaseException):
-                            fut.set_exception(result)
-                            continue
-                        try:
-                            fut.set_result(decode_commit(result[i]))
-                        except StoreError as exc:
-                            fut.set_exception(exc)
+                    call.settle(result)
         finally:
             self._lane_free(lane)
 
@@ -176,14 +183,12 @@ class MoveBatcher:
     def _lane_free(self, lane: "_Lane") -> None:
         lane.task = None
         self._idle.append(lane)
-        if self._pending and len(self._idle) == LANES:
+        if (self._pending or self._reads) and len(self._idle) == LANES:
             # Cancelled (the server is stopping) with moves not sent, and no lane left to send them:
             # their callers hear it now rather than never.
             pending, self._pending = self._pending, {}
-            for items in pending.values():
-                for _, _, fut in items:
-                    if not fut.done():
-                        fut.set_exception(ConnectionError("the move was not sent: the server is stopping"))
+            reads, self._reads = self._reads, []
+            _fail(pending, reads, ConnectionError("not sent: the server is stopping"))
 
 
 class _Lane:
@@ -241,16 +246,48 @@ class _KeyCache:
 
 
 class _Call:
-    """One moves.lua call: its keys (and their RESP bulk strings), its args, its moves in reply order."""
+    """One script call of a round trip: its script, its keys (and their RESP bulk strings) and args, and
+    who waits for its reply: the moves in reply order (moves.lua), or the one future of a read."""
 
-    __slots__ = ("keys", "bulk", "args", "items")
+    __slots__ = ("script", "keys", "bulk", "args", "items", "reader")
 
-    def __init__(self, keys: list[str], bulk: bytes, args: list[Any], items: list[_Item]) -> None:
-        self.keys, self.bulk, self.args, self.items = keys, bulk, args, items
+    def __init__(self, script: Any, keys: list[str], bulk: bytes, args: list[Any], items: list[_Item],
+                 reader: "asyncio.Future[Any] | None" = None) -> None:
+        self.script, self.keys, self.bulk, self.args, self.items = script, keys, bulk, args, items
+        self.reader = reader
+
+    def settle(self, result: Any) -> None:
+        """Hand the call's reply (or the error Redis answered) to whoever waits for it."""
+        if self.reader is not None:
+            if not self.reader.done():
+                if isinstance(result, BaseException):
+                    self.reader.set_exception(result)
+                else:
+                    self.reader.set_result(result)
+            return
+        for i, (_, _, fut) in enumerate(self.items):
+            if fut.done():
+                continue
+            if isinstance(result, BaseException):
+                fut.set_exception(result)
+                continue
+            try:
+                fut.set_result(decode_commit(result[i]))
+            except StoreError as exc:
+                fut.set_exception(exc)
 
 
-def _evalsha(sha: str, call: _Call) -> bytes:
+def _fail(batch: dict[str, list[_Item]], reads: list[_Call], error: BaseException) -> None:
+    """Every move of ``batch`` and every read of ``reads`` that is still waiting hears ``error``."""
+    futures = [fut for items in batch.values() for _, _, fut in items] + [c.reader for c in reads if c.reader]
+    for fut in futures:
+        if not fut.done():
+            fut.set_exception(error)
+
+
+def _evalsha(call: _Call) -> bytes:
     """``EVALSHA sha numkeys keys... args...`` as RESP (args: bytes, or whole numbers)."""
+    sha = call.script.sha
     nkeys = str(len(call.keys)).encode()
     parts = [b"*%d\r\n$7\r\nEVALSHA\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (
         3 + len(call.keys) + len(call.args), len(sha), sha.encode(), len(nkeys), nkeys, call.bulk)]

@@ -154,7 +154,7 @@ class Store:
         """The race version and every player's progress line, read together."""
         k = Keys(race)
         started = time.perf_counter()
-        version, flat = await self._read_lines(keys=[k.meta, k.progress])
+        version, flat = await self._moves.read(self._read_lines, [k.meta, k.progress])
         if self.timer is not None:
             self.timer("lines", time.perf_counter() - started)
         raw = _pairs(flat)
