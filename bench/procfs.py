@@ -12,6 +12,7 @@ import os
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -22,6 +23,13 @@ def cpu_seconds(pid: int) -> float:
     # The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # fields 14 and 15 of the whole line
+
+
+def io_calls(pid: int) -> int:
+    """Read and write system calls of a process so far (syscr + syscw of /proc/<pid>/io: read, write and
+    their vector forms, which is how libuv and Redis use sockets; recv and send are not counted)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["syscr"]) + int(fields["syscw"])
 
 
 def rss_kb(pid: int) -> int:
@@ -68,20 +76,23 @@ class Window:
     base: str | None = None
     counter: str | None = None
     cpu: dict[str, float | None] = field(default_factory=dict)
+    calls: dict[str, float | None] = field(default_factory=dict)
+    """Read and write system calls of each watched process over the window (:func:`io_calls`)."""
     count: float | None = None
 
     def start(self) -> None:
         self.count = self._read()
-        self.cpu = self._sample()
+        self.cpu, self.calls = self._sample(cpu_seconds), self._sample(io_calls)
 
     def stop(self) -> None:
-        now = self._sample()
-        self.cpu = {k: None if v is None else v - self.cpu[k] for k, v in now.items()}  # type: ignore[operator]
+        cpu, calls = self._sample(cpu_seconds), self._sample(io_calls)
+        self.cpu = {k: None if v is None else v - self.cpu[k] for k, v in cpu.items()}  # type: ignore[operator]
+        self.calls = {k: None if v is None else v - self.calls[k] for k, v in calls.items()}  # type: ignore[operator]
         end = self._read()
         self.count = None if end is None or self.count is None else end - self.count
 
-    def _sample(self) -> dict[str, float | None]:
-        return {k: None if pid is None else cpu_seconds(pid) for k, pid in self.pids.items()}
+    def _sample(self, read: "Callable[[int], float]") -> dict[str, float | None]:
+        return {k: None if pid is None else read(pid) for k, pid in self.pids.items()}
 
     def _read(self) -> float | None:
         return metric(self.base, self.counter) if self.base and self.counter else None

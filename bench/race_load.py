@@ -25,7 +25,9 @@ redis-server over the measured window, divided by the server's own
 ``thieves_moves_accepted_total`` (/metrics) over the same window; and the
 echo server's CPU per frame, with the ratio of the two; and the bench's
 own CPU (the client) per round trip in both runs, since on a small machine
-the client shares the cores with what it measures. ``--idle-spectators
+the client shares the cores with what it measures; and the server's read
+and write system calls per move and per echoed frame (/proc/<pid>/io: a
+count that does not drift with the machine's speed). ``--idle-spectators
 N`` also opens N idle spectator connections before the load and prints the
 server's resident memory (VmRSS) per connection.
 
@@ -418,9 +420,15 @@ def report(name: str, s: dict[str, float | None]) -> None:
         print(f"  {k:23} {'n/a':>10}" if v is None else f"  {k:23} {v:10.{digits}f}")
 
 
+def per(amount: float | None, work: float | None) -> float | None:
+    """``amount`` per unit of work, if both are known."""
+    return None if amount is None or not work else amount / work
+
+
 def cpu_per(cpu: float | None, work: float | None) -> float | None:
     """Microseconds of CPU per unit of work, if both are known."""
-    return None if cpu is None or not work else cpu / work * 1e6
+    share = per(cpu, work)
+    return None if share is None else share * 1e6
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, object]:
@@ -452,6 +460,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     race["server_cpu_us_per_move"] = cpu_per(window.cpu["server"], moves)
     race["redis_cpu_cores"] = None if window.cpu["redis"] is None else window.cpu["redis"] / elapsed
     race["redis_cpu_us_per_move"] = cpu_per(window.cpu["redis"], moves)
+    race["server_syscalls_per_move"] = per(window.calls["server"], moves)
     race["client_cpu_us_per_move"] = cpu_per(window.cpu["client"], moves)
     report("race server (validated moves)", race)
     if stats.exhausted:
@@ -473,6 +482,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     echo["server_cpu_cores"] = echo_window.cpu["server"] / elapsed  # type: ignore[operator]
     echo["server_cpu_us_per_frame"] = cpu_per(echo_window.cpu["server"], echo_stats.acks)
     echo["client_cpu_us_per_frame"] = cpu_per(echo_window.cpu["client"], echo_stats.acks)
+    echo["server_syscalls_per_frame"] = per(echo_window.calls["server"], echo_stats.acks)
     report("bare echo (upper bound)", echo)
     ratio = race["round_trips_per_s"] / echo["round_trips_per_s"]  # type: ignore[operator]
     print(f"ratio race/echo round trips: {ratio:.2f}")
@@ -560,6 +570,8 @@ def summarize(runs: list[dict[str, object]]) -> None:
     line("redis CPU per move (us)", of("race", "redis_cpu_us_per_move"))
     line("client CPU per move (us)", of("race", "client_cpu_us_per_move"))
     line("echo server CPU per frame (us)", of("echo", "server_cpu_us_per_frame"))
+    line("server syscalls per move", of("race", "server_syscalls_per_move"))
+    line("echo server syscalls per frame", of("echo", "server_syscalls_per_frame"))
     line("client CPU per echo (us)", of("echo", "client_cpu_us_per_frame"))
     line("server CPU / echo CPU", cpu, "goal <= 2", sum(v <= 2 for v in cpu))
     line("race/echo round trips", ratio, "goal >= 0.5", sum(v >= 0.5 for v in ratio))

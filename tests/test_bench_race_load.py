@@ -50,6 +50,9 @@ def test_proc_readings_of_a_child(tmp_path: Path) -> None:
         assert until(lambda: procfs.child_named(os.getpid(), "bench-probe"), "the child's name at exec") == child.pid
         assert procfs.child_named(os.getpid(), "no-such-command") is None
         assert procfs.cpu_seconds(os.getpid()) > 0
+        before = procfs.io_calls(os.getpid())
+        Path(os.devnull).read_bytes()  # one open, a read or two, a close
+        assert procfs.io_calls(os.getpid()) > before
         assert procfs.rss_kb(child.pid) > 0
     finally:
         child.kill()

@@ -131,6 +131,22 @@ class Backlog:
         :class:`ClientDisconnected` (an ``OSError``, as the ASGI send does) when the connection is
         closing or gone, so nothing may be sent on it any more. Counts the bytes (:meth:`wrote`).
         """
+        if not self._can_send():
+            return False
+        self._transport.write(_last.of(data))
+        self._since += len(data)
+        return True
+
+    def send_all_now(self, frames: list[bytes]) -> bool:
+        """:meth:`send_now` for several frames, in order, in one write (one system call, one wake-up of
+        the client for all of them)."""
+        if not self._can_send():
+            return False
+        self._transport.write(b"".join([binary_frame(data) for data in frames]))
+        self._since += sum(len(data) for data in frames)
+        return True
+
+    def _can_send(self) -> bool:
         proto = self._protocol
         if proto.disconnected or proto.close_sent or self._transport.is_closing():
             raise ClientDisconnected()
@@ -138,11 +154,7 @@ class Backlog:
             return False
         if proto.conn.state is not _OPEN:  # the client's close arrived, or the keepalive failed
             raise ClientDisconnected()
-        if not proto.writable.is_set():
-            return False
-        self._transport.write(_last.of(data))
-        self._since += len(data)
-        return True
+        return proto.writable.is_set()
 
     def read_frames(self) -> None:
         """Have binary messages arrive as ``bytes`` from :meth:`receive` (ASGI event dicts still for the

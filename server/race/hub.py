@@ -43,6 +43,9 @@ class Listener(Protocol):
 
     def send(self, data: bytes) -> None: ...
 
+    def hold(self, data: bytes) -> None:
+        """Send a frame that may wait for the answer to the connection's move in flight (a progress frame)."""
+
     def close_after_queue(self, code: p.CloseCode) -> None: ...
 
 
@@ -311,21 +314,21 @@ class RaceHub:
                 if full is None:
                     full = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                players=table, full=True))
-                conn.send(full)
+                conn.hold(full)
                 sent += 1
             elif cursor.seen is not None:
                 # Resumed: this connection's table is the one its welcome left it with, not the hub's.
                 own = [e for e in table if cursor.seen.get(e.seat) != e]
                 cursor.seen = None
                 if own:
-                    conn.send(p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
+                    conn.hold(p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                   players=own)))
                     sent += 1
             elif changed:
                 if delta is None:
                     delta = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                 players=changed))
-                conn.send(delta)
+                conn.hold(delta)
                 sent += 1
         self.service.progress_frames += sent
         self.service.metrics.sent("progress", sent)

@@ -137,6 +137,9 @@ class SseSpectator:
         if last:
             self.close_after_queue(p.CloseCode.NORMAL)
 
+    hold = send
+    """A spectator has no move in flight: a progress frame goes out as it comes."""
+
     def close_after_queue(self, code: p.CloseCode) -> None:
         self.ended = True
         self._wake.set()
