@@ -178,3 +178,46 @@ async def test_a_close_frame_is_answered_while_walking(server: LiveServer) -> No
         assert closed.opcode is Opcode.CLOSE and closed.data[:2] == (1000).to_bytes(2, "big")
     finally:
         client.close()
+
+
+async def test_a_move_is_handled_as_it_is_read_and_the_frames_around_it_keep_their_order(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A player's move goes to the store from the read itself (``Connection.take_now``), with no task
+    woken; a frame behind it in the same read waits for its answer, and a move behind another frame
+    waits its turn. Each pair is written at once, so that the server reads it in one piece."""
+    from server.race.connection import Connection
+    from tests.redis_util import Client, create_race, start_race
+
+    offered: list[bool] = []
+    take_now = Connection.take_now
+
+    def spied(self: Connection, data: bytes) -> bool:
+        offered.append(take_now(self, data))
+        return offered[-1]
+
+    monkeypatch.setattr(Connection, "take_now", spied)
+    created = await create_race(server, seats=1, deal_source="number", deal=2)
+    ann = await Client.connect(server)
+    await ann.hello(created.race.id, "ann")
+    await start_race(server, created.creator_token, [ann])
+    transport: Any = ann.ws.transport
+
+    async def both(first: Any, second: Any) -> list[Any]:
+        """``first`` and ``second`` in one write; their two answers (progress frames left out)."""
+        offered.clear()
+        transport.write(b"".join(Frame(Opcode.BINARY, p.encode(m)).serialize(mask=True, extensions=[])
+                                 for m in (first, second)))
+        answers = []
+        while len(answers) < 2:
+            msg = await ann.recv()
+            if not isinstance(msg, p.Progress):
+                answers.append(msg)
+        return answers
+
+    ack, pong = await both(p.Move(seq=1, move="S"), p.Ping(nonce=7))
+    assert isinstance(ack, p.Ack) and ack.seq == 1 and isinstance(pong, p.Pong) and pong.nonce == 7
+    assert offered[0] is True, "the move was handled as it was read"
+    pong, ack = await both(p.Ping(nonce=8), p.Move(seq=2, move="S"))
+    assert isinstance(pong, p.Pong) and pong.nonce == 8 and isinstance(ack, p.Ack) and ack.seq == 2
+    assert offered[:1] == [False], "a ping goes to the connection's task, and the move behind it too"
+    await ann.close()

@@ -309,3 +309,24 @@ async def test_a_move_that_arrived_before_the_client_vanished_is_applied_though_
     await asyncio.wait_for(running, 10)
     state = await server.service.store.player(created.race.id, 0)
     assert state is not None and state.moves == [WIN["moves"][0]], "the move it sent before it went is stored"
+
+
+async def test_two_connections_of_one_seat_take_turns_and_each_goes_on_after_a_conflict(server: LiveServer) -> None:
+    """A connection of ann's seat moves on a game its cache has behind the store's (her other connection
+    moved since): the store answers "conflict", the connection catches up, checks the move again and
+    stores it; and both connections go on answering after that. Draws are legal on either game."""
+    created, (ann, bob, cy), (w_ann, _, _) = await _three(server)
+    await start_race(server, created.creator_token, [ann, bob, cy])
+    assert isinstance(await ann.move("S", seq=1), p.Ack)  # ann's connection has the game cached
+    second = await Client.connect(server)
+    await second.hello(created.race.id, token=w_ann.token, last_version=w_ann.version)
+    assert isinstance(await second.move("S", seq=2), p.Ack)
+    # ann's cache has one move, the store two: a conflict, caught up, checked again and stored
+    caught = await ann.move("S", seq=3)
+    assert isinstance(caught, p.Ack) and not caught.duplicate, caught
+    assert isinstance(await ann.move("S", seq=4), p.Ack), "the frame after a conflict is answered"
+    assert isinstance(await second.move("S", seq=5), p.Ack)
+    state = await server.service.store.player(created.race.id, w_ann.seat)  # type: ignore[arg-type]
+    assert state is not None and state.moves == ["S"] * 5 and state.seq == 5
+    for c in (ann, bob, cy, second):
+        await c.close()

@@ -44,7 +44,7 @@ import asyncio
 import fcntl
 import struct
 import termios
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -156,10 +156,15 @@ class Backlog:
             raise ClientDisconnected()
         return proto.writable.is_set()
 
-    def read_frames(self) -> None:
+    def read_frames(self, take: Callable[[bytes], bool] | None = None) -> None:
         """Have binary messages arrive as ``bytes`` from :meth:`receive` (ASGI event dicts still for the
-        rest: text, a fragmented message, the disconnect). Call before accepting the connection."""
+        rest: text, a fragmented message, the disconnect). Call before accepting the connection.
+
+        ``take``, if given, is offered each binary message as it is read while nothing waits in the
+        queue before it: True means it handled the message there and then (it must not raise), False
+        that it goes to the queue as usual."""
         self._protocol.raw = True
+        self._protocol.take = take
 
     def receive(self) -> Awaitable[Any]:
         """The next received item: a binary message's ``bytes`` (after :meth:`read_frames`) or an ASGI event."""
@@ -290,6 +295,8 @@ class Protocol(WebSocketsSansIOProtocol):
         at the next byte received."""
         self.raw = False
         """The application reads whole binary messages as ``bytes`` items (:meth:`Backlog.read_frames`)."""
+        self.take: Callable[[bytes], bool] | None = None
+        """Offered each binary message first while the queue is empty (:meth:`Backlog.read_frames`)."""
         self._walking = False
         """Frame boundaries are known here: simple frames are taken without websockets' parser."""
         self._carry = b""
@@ -357,7 +364,7 @@ class Protocol(WebSocketsSansIOProtocol):
         buf = self._carry + data if self._carry else data
         n, pos = len(buf), 0
         view = memoryview(buf)
-        conn, limit = self.conn, self.config.ws_max_size
+        conn, limit, take = self.conn, self.config.ws_max_size, self.take
         queue: Any = self.queue  # an _Inbox: takes bytes items too
         while n - pos >= 2:
             first, second = buf[pos], buf[pos + 1]
@@ -380,7 +387,9 @@ class Protocol(WebSocketsSansIOProtocol):
                 break
             if (first == 0x82 and masked and conn.state is _OPEN and not self.close_sent
                     and not conn.expect_continuation_frame):
-                queue.put_nowait(apply_mask(view[at + 4:end], buf[at:at + 4]))  # type: ignore[arg-type]
+                payload = apply_mask(view[at + 4:end], buf[at:at + 4])  # type: ignore[arg-type]
+                if take is None or not queue.empty() or not take(payload):
+                    queue.put_nowait(payload)
             else:
                 conn.receive_data(bytes(view[pos:end]))
                 if conn.parser_exc is not None:
