@@ -58,12 +58,14 @@ class _HeldAnswers:
         self.waiting = 0
         self.store.commit_move = self._commit
 
-    def _commit(self, race: str, seat: int, *fields: Any) -> "asyncio.Future[Any]":
-        stored = self.real(race, seat, *fields)
+    def _commit(self, race: str, seat: int, *fields: Any, then: Any = None) -> "asyncio.Future[Any]":
         if seat != self.seat:
-            return stored
+            return self.real(race, seat, *fields, then=then)
+        stored = self.real(race, seat, *fields)
         self.waiting += 1
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if then is not None:
+            answer.add_done_callback(then)
 
         async def later() -> None:
             await self.gate.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 from pathlib import Path
 
 from process_util import RedisProcess
@@ -204,6 +205,37 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
         await client.aclose()
 
 
+async def test_a_moves_then_is_called_once_with_its_done_future_and_one_that_raises_spoils_nothing(
+        redis_url: str) -> None:
+    """``then`` runs as the batcher settles the move (the future already done); a ``then`` that raises is
+    reported to the loop's exception handler and the other moves of the round trip are answered."""
+    from server.store.batcher import MoveBatcher
+    from server.store.records import StoreError
+    from server.store.scripts import register
+
+    client = redis_client(redis_url)
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
+        seen: list[tuple[asyncio.Future[Any], bool]] = []
+
+        def broken(fut: asyncio.Future[Any]) -> None:
+            raise RuntimeError("a broken callback")
+
+        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        futures = [batcher.call("thenrace1", 0, fields, broken),
+                   batcher.call("thenrace2", 0, fields, lambda fut: seen.append((fut, fut.done())))]
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        assert all(isinstance(r, StoreError) for r in results), results  # neither race exists: both refused
+        assert seen == [(futures[1], True)], "called once, with its own future, already done"
+        assert [str(c["exception"]) for c in reported] == ["a broken callback"]
+    finally:
+        loop.set_exception_handler(None)
+        await client.aclose()
+
+
 async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_in_silence(redis_url: str) -> None:
     """The server stopping cancels every task at once, a batcher lane that has not run yet among them:
     the moves (and the reads) it was to send still get an answer (a connection error: the connection answers
@@ -217,7 +249,8 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
     try:
         batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
         fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
-        moves = [batcher.call(f"race{i}", 0, fields) for i in range(LANES + 1)]
+        told: list[asyncio.Future[Any]] = []
+        moves = [batcher.call(f"race{i}", 0, fields, told.append) for i in range(LANES + 1)]
         moves.append(batcher.read(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))
         lanes = [lane.task for lane in batcher._lanes if lane.task is not None]
         assert len(lanes) == LANES, "every lane started for the moves waiting"
@@ -226,6 +259,7 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
         await asyncio.wait(lanes, timeout=5)
         for fut in moves:
             assert fut.done() and isinstance(fut.exception(), UNAVAILABLE), fut
+        assert told == moves[:-1], "each move's then, once"
         # and the batcher goes on: its lanes are free again
         again = await asyncio.gather(batcher.call("race3", 0, fields), return_exceptions=True)
         assert isinstance(again[0], StoreError), again

@@ -679,10 +679,8 @@ class Connection:
         if not isinstance(step, Pending):
             self._apart(self._resent(msg), msg)
             return
-        future = self.store.commit_move(self.race, session.seat, *step.fields())
         self._moving = (msg, step, meta)
-        self.in_flight = future
-        future.add_done_callback(self._committed)
+        self.in_flight = self.store.commit_move(self.race, session.seat, *step.fields(), then=self._committed)
 
     def _apart(self, handling: Awaitable[None], msg: Any) -> None:
         """Put a frame's handling in flight as a task of its own, answering what it raises; the next

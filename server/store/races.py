@@ -11,7 +11,7 @@ from typing import Any, Awaitable
 import redis.asyncio as aioredis
 
 from ..ops.metrics import Timer
-from .batcher import MoveBatcher
+from .batcher import MoveBatcher, Settled
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import NoteHandler, Subscriber
@@ -247,14 +247,15 @@ class Store:
 
     def commit_move(
         self, race: str, seat: int, now: int, seq: int, expected_n: int, move: str, home: int, moves: int,
-        status: str,
+        status: str, *, then: Settled | None = None,
     ) -> "asyncio.Future[CommitResult]":
         """Append one validated move; ``status`` is the player's after it (racing, blocked, finished).
 
         Raises :class:`StoreError` when the race or the player refuses it
-        (race over, player finished, a stale ``seq``). Returns the batcher's future (await it).
+        (race over, player finished, a stale ``seq``). Returns the batcher's future (await it, or
+        have ``then`` called with it as soon as it is done: see :meth:`MoveBatcher.call`).
         """
-        return self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, status])
+        return self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, status], then)
 
     async def give_up(self, race: str, seat: int, now: int) -> tuple[int, bool]:
         k = Keys(race)
