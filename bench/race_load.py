@@ -56,6 +56,7 @@ import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -566,8 +567,8 @@ def summarize(runs: list[dict[str, object]]) -> None:
         return [float(r[key]) for r in runs if r.get(key) is not None]  # type: ignore[arg-type]
 
     def of(run: str, key: str) -> list[float]:
-        parts = [r.get(run) or {} for r in runs]
-        return [float(part[key]) for part in parts if part.get(key) is not None]  # type: ignore[attr-defined]
+        parts: list[dict[str, Any]] = [r.get(run) or {} for r in runs]  # type: ignore[misc]
+        return [float(part[key]) for part in parts if part.get(key) is not None]
 
     def line(name: str, values: list[float], goal: str = "", met: int | None = None) -> None:
         if not values:
