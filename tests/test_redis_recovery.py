@@ -154,7 +154,7 @@ async def test_moves_of_two_races_in_one_pipeline_run_after_redis_forgot_the_scr
             await client.script_flush()
             # Two races waiting together: one pipeline. Neither race exists, so the script refuses both
             # moves: what matters is that it ran (a refusal), where a lost script would be NOSCRIPT.
-            fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+            fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
             results = await asyncio.gather(batcher.call("nosuchrace1", 0, fields),
                                            batcher.call("nosuchrace2", 0, fields), return_exceptions=True)
             assert all(isinstance(r, StoreError) for r in results), results
@@ -184,7 +184,7 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
         await client.hset(k.meta, "version", 7)
         await client.hset(k.progress, mapping={"0": b"line0", "1": b"line1"})
         await client.set(wrong.progress, "not a hash")
-        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
         for flushed in (False, True):
             if flushed:
                 await client.script_flush()
@@ -224,7 +224,7 @@ async def test_a_moves_then_is_called_once_with_its_done_future_and_one_that_rai
         def broken(fut: asyncio.Future[Any]) -> None:
             raise RuntimeError("a broken callback")
 
-        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
         futures = [batcher.call("thenrace1", 0, fields, broken),
                    batcher.call("thenrace2", 0, fields, lambda fut: seen.append((fut, fut.done())))]
         results = await asyncio.gather(*futures, return_exceptions=True)
@@ -248,7 +248,7 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
     client = redis_client(redis_url)
     try:
         batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
-        fields = [0, 0, 1, 0, "S", 0, 1, "racing"]
+        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
         told: list[asyncio.Future[Any]] = []
         moves = [batcher.call(f"race{i}", 0, fields, told.append) for i in range(LANES + 1)]
         moves.append(batcher.read(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))

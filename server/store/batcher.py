@@ -18,8 +18,8 @@ _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
 KEY_CACHE_RACES = 4096
 """Races whose keys the batcher keeps encoded (more than move at once on one process)."""
-_MOVE_HEAD = b"\x99"
-"""A msgpack array of nine: the race's number in the call, then a move's eight fields (moves.lua)."""
+_MOVE_HEAD = b"\x9a"
+"""A msgpack array of ten: the race's number in the call, then a move's nine fields (moves.lua)."""
 Settled = Callable[["asyncio.Future[CommitResult]"], None]
 """Called with a move's future the moment it is done (:meth:`MoveBatcher.call`)."""
 _Item = tuple[int, bytes, "asyncio.Future[CommitResult]", "Settled | None"]

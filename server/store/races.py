@@ -255,7 +255,9 @@ class Store:
         (race over, player finished, a stale ``seq``). Returns the batcher's future (await it, or
         have ``then`` called with it as soon as it is done: see :meth:`MoveBatcher.call`).
         """
-        return self._moves.call(race, seat, [seat, now, seq, expected_n, move, home, moves, status], then)
+        # moves.lua's fields; the numbers it only stores go as decimal texts (see its header)
+        fields = [str(seat), str(now), str(seq), expected_n, move, str(home), str(moves), status, str(expected_n + 1)]
+        return self._moves.call(race, seat, fields, then)
 
     async def give_up(self, race: str, seat: int, now: int) -> tuple[int, bool]:
         k = Keys(race)

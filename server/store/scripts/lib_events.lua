@@ -3,10 +3,12 @@
 -- Double-braced names are filled in by scripts.py from the one Python definition of each.
 local LINE = { {{LINE_FIELDS}} }  -- records.LINE_FIELDS: two texts, then whole numbers
 local function log_at(hist, v, kind, seat, data, old)
+  -- Texts where they can be (the cap, the id): a number passed to Redis is printed as a float first.
+  local id = string.format('%d-1', v)
   if old then
-    redis.call('XADD', hist, 'MAXLEN', '~', {{EVENTS_MAX}}, v .. '-1', 'k', kind, 's', seat, 'd', data, 'o', old)
+    redis.call('XADD', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}', id, 'k', kind, 's', seat, 'd', data, 'o', old)
   else
-    redis.call('XADD', hist, 'MAXLEN', '~', {{EVENTS_MAX}}, v .. '-1', 'k', kind, 's', seat, 'd', data)
+    redis.call('XADD', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}', id, 'k', kind, 's', seat, 'd', data)
   end
 end
 local function log_event(meta, hist, kind, seat, data, old)
@@ -19,14 +21,11 @@ local function emit(meta, hist, chan, kind, seat, data, old)
   redis.call('PUBLISH', chan, v .. ' ' .. kind)  -- records.Note: "<version> <kind>"
   return v
 end
+local LINE_HEAD = string.char(0x90 + #LINE)  -- a msgpack array of #LINE (< 16) items
 local function line_blob(f)
   -- f: the values of LINE in order, as the player hash holds them: the stored line (whole numbers from
-  -- the third field on, a field not written yet counting 0)
-  local out = {}
-  for i = 1, #LINE do
-    if i >= 3 then out[i] = tonumber(f[i]) or 0 else out[i] = f[i] end
-  end
-  return cmsgpack.pack(out)
+  -- the third field on, a field not written yet counting 0); packed item by item after the array's head
+  return LINE_HEAD .. cmsgpack.pack({{LINE_PACK}})
 end
 local function write_progress(progress, pkey, seat)
   -- the player's line into the progress hash; returns the line it replaced

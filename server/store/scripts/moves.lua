@@ -1,7 +1,9 @@
 -- uses: events running
 -- KEYS: for each race r = 1..R: meta, progress, history, tick; then for move i: player key, log key.
--- ARGV[1]: msgpack list of [r, seat, now, seq, expected_n, move, home, moves, status]
---          (r: the move's race, 1..R; status after the move: racing, blocked or finished)
+-- ARGV[1]: msgpack list of [r, seat, now, seq, expected_n, move, home, moves, status, n_after]
+--          (r: the move's race, 1..R; status after the move: racing, blocked or finished; n_after:
+--          expected_n + 1. seat, now, seq, home, moves and n_after come as decimal texts: they go into
+--          Redis as they are, where a Lua number would be printed as a float by every redis.call)
 -- ARGV[2]: tick_ms. ARGV[3]: R.
 -- The moves that arrived together (one race's on a Redis Cluster, every race's on one Redis), each
 -- checked and applied in turn exactly as if it came alone (one packed argument: redis-py spends more
@@ -20,30 +22,28 @@ for r = 1, races do
   version[r] = tonumber(meta[r][4]) or 0
   before[r], last_v[r], announce[r] = version[r], 0, false
 end
-local function one_move(r, pkey, log, seat, now, seq, expected, move, home, moves, status)
-  local bad = phase_error(meta[r], now)
+local function one_move(r, pkey, log, seat, now, seq, expected, move, home, moves, status, n_after)
+  local bad = phase_error(meta[r], tonumber(now))
   if bad then return {'err', bad} end
   local p = redis.call('HMGET', pkey, unpack(READ))
   local line = {}
   for i = 1, #LINE do line[i] = p[2 + i] end
   local was = line[AT.status]
   if was == 'finished' or was == 'gave_up' or was == 'left' then return {'err', 'player_finished'} end
-  local last = tonumber(p[1])
-  if seq <= last then
-    if seq == last and redis.call('LINDEX', log, -1) == move then
+  local last, seq_n = tonumber(p[1]), tonumber(seq)
+  if seq_n <= last then
+    if seq_n == last and redis.call('LINDEX', log, -1) == move then
       return {'dup', version[r], tonumber(p[2])}
     end
     return {'err', 'stale_sequence'}
   end
   if tonumber(p[2]) ~= expected then return {'conflict', tonumber(p[2])} end
-  -- The progress hash holds exactly this line: every script that changes a line field writes it
-  -- (write_progress), and only a seat given back (which cannot move) loses it. So the line it replaces
-  -- is built here, not read.
-  local old = line_blob(line)
+  -- The line it replaces, as the progress hash holds it (read: cheaper than packing it again).
+  local old = redis.call('HGET', KEYS[4 * r - 2], seat)
   redis.call('RPUSH', log, move)
-  local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', expected + 1,
+  local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', n_after,
     'home', home, 'moves', moves}
-  if home ~= tonumber(line[AT.home]) then
+  if tonumber(home) ~= tonumber(line[AT.home]) then
     set[#set + 1], set[#set + 2] = 'home_at', now
     line[AT.home_at] = now
   end
@@ -62,7 +62,8 @@ end
 local replies, first = {}, 4 * races
 for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
   local r = m[1]
-  local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9])
+  local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9],
+    m[10])
   if reply[1] == 'ok' then
     last_v[r] = reply[2]
     if reply[3] == 1 then announce[r] = true end
