@@ -25,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/race_load.py
+	$(BIN)/python bench/moves_script.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/hint_latency.py
 
