@@ -265,3 +265,41 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
         assert isinstance(again[0], StoreError), again
     finally:
         await client.aclose()
+
+
+async def test_a_races_history_keeps_about_its_cap_and_says_when_it_no_longer_reaches_back(redis_url: str) -> None:
+    """Past EVENTS_MAX events a race's history is trimmed (approximately: whole stream nodes), so that a
+    long race's stream stays bounded; a resume from before what is kept gets None (a full table), one
+    from within it gets every event after it, in order."""
+    from server.store import EVENTS_MAX, RaceMeta
+
+    client = redis_client(redis_url)
+    try:
+        store = Store(client)
+        race, now = "historycap1", int(time.time() * 1000)
+        meta = RaceMeta(id=race, code="HCAP01", variant="forty-thieves", deal_source="number", deal=1, salt="s",
+                        commitment="c", seats=2, players=0, time_limit=3600, undo=True, start_mode="creator",
+                        status="lobby", created_at=now, starts_at=0, ends_at=0, ended_at=0, version=0, done=0)
+        assert await store.create_race(meta)
+        for seat in range(2):
+            await store.join(race, f"p{seat}", 0, f"conn{seat}", now + 3_600_000, now)
+        await store.start(race, now, 0)
+        n = [0, 0]
+        for _ in range(EVENTS_MAX // 40 + 5):  # batches of 40 moves, as the batcher sends them
+            moving = []
+            for _ in range(20):
+                for seat in range(2):
+                    moving.append(store.commit_move(race, seat, now + 1, n[seat] + 1, n[seat], "S", 0, n[seat] + 1,
+                                                    "racing"))
+                    n[seat] += 1
+            await asyncio.gather(*moving)
+        version = (await store.meta(race)).version  # type: ignore[union-attr]
+        assert version > EVENTS_MAX + 100
+        kept = int(await client.xlen(Keys(race).history))
+        assert EVENTS_MAX <= kept <= EVENTS_MAX + 200, kept
+        assert await store.history(race, 0, version) is None, "the start is trimmed away"
+        recent = await store.history(race, version - 50, version)
+        assert recent is not None and [e.version for e in recent] == list(range(version - 49, version + 1))
+        assert all(e.kind == "move" for e in recent)
+    finally:
+        await client.aclose()

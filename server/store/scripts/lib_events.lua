@@ -11,6 +11,14 @@ local function log_at(hist, v, kind, seat, data, old)
     redis.call('XADD', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}', id, 'k', kind, 's', seat, 'd', data)
   end
 end
+local function log_untrimmed(hist, v, kind, seat, data, old)
+  -- An event of a batch that trims the history once at its end (trim_log): three arguments fewer an
+  -- event, each of them copied into the append-only file.
+  redis.call('XADD', hist, string.format('%d-1', v), 'k', kind, 's', seat, 'd', data, 'o', old)
+end
+local function trim_log(hist)
+  redis.call('XTRIM', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}')
+end
 local function log_event(meta, hist, kind, seat, data, old)
   local v = redis.call('HINCRBY', meta, 'version', 1)
   log_at(hist, v, kind, seat, data, old)

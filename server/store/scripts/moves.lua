@@ -56,7 +56,7 @@ local function one_move(r, pkey, log, seat, now, seq, expected, move, home, move
   end
   redis.call('HSET', KEYS[4 * r - 2], seat, line_blob(line))  -- what the player hash now holds, not read back
   version[r] = version[r] + 1
-  log_at(KEYS[4 * r - 1], version[r], 'move', seat, move, old)
+  log_untrimmed(KEYS[4 * r - 1], version[r], 'move', seat, move, old)
   return {'ok', version[r], race_done}
 end
 local replies, first = {}, 4 * races
@@ -72,7 +72,10 @@ for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
 end
 for r = 1, races do
   local meta_key = KEYS[4 * r - 3]
-  if version[r] ~= before[r] then redis.call('HSET', meta_key, 'version', version[r]) end
+  if version[r] ~= before[r] then
+    redis.call('HSET', meta_key, 'version', version[r])
+    trim_log(KEYS[4 * r - 1])
+  end
   if last_v[r] > 0 and (announce[r] or redis.call('SET', KEYS[4 * r], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
     redis.call('PUBLISH', meta_key .. ':chan', last_v[r] .. ' move')
   end
