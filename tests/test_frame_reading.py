@@ -28,11 +28,34 @@ from shared import protocol as p
 from tests.redis_util import LiveServer
 
 
+class ServerReads:
+    """Every read the server's connections make (its HTTP protocol's, until the handshake, then its
+    WebSocket protocol's), as an event a test can wait for: the server runs in the test's loop, and a
+    piece written is read when the test lets the loop run."""
+
+    def __init__(self, server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.read = asyncio.Event()
+        for cls in (server.server.config.http_protocol_class, Protocol):
+            monkeypatch.setattr(cls, "data_received", self._heard(cls.data_received))
+
+    def _heard(self, original: Callable[[Any, bytes], None]) -> Callable[[Any, bytes], None]:
+        def heard(protocol: Any, data: bytes) -> None:
+            original(protocol, data)
+            self.read.set()
+        return heard
+
+
+@pytest.fixture
+def reads(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> ServerReads:
+    return ServerReads(server, monkeypatch)
+
+
 class RawClient:
     """A client whose every written byte is chosen here: frames built by websockets, cut as the test says."""
 
-    def __init__(self, server: LiveServer) -> None:
+    def __init__(self, server: LiveServer, reads: ServerReads) -> None:
         self.server = server
+        self.reads = reads
         self.proto = ClientProtocol(parse_uri(server.ws_url))
         self.events: list[Any] = []
 
@@ -61,12 +84,14 @@ class RawClient:
                 start = end
 
     async def _read_by_server(self, timeout: float = 5.0) -> None:
-        """Wait until the server has read every byte written to it (its sockets' receive queues empty)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        """Wait until the server has read every byte written to it (its sockets' receive queues empty),
+        one server read at a time."""
         while any(_unread(conn) for conn in self.server.server.server_state.connections):
-            assert loop.time() < deadline, "the server did not read what was written"
-            await asyncio.sleep(0)  # the server runs in this loop: let it read
+            self.reads.read.clear()
+            try:
+                await asyncio.wait_for(self.reads.read.wait(), timeout)
+            except asyncio.TimeoutError:
+                raise AssertionError("the server did not read what was written") from None
 
     async def _read(self) -> None:
         data = await asyncio.wait_for(self.reader.read(65536), 5)
@@ -133,10 +158,11 @@ def _walking(server: LiveServer) -> list[bool]:
     return [conn._walking for conn in server.server.server_state.connections if isinstance(conn, Protocol)]
 
 
-async def _mixed_answered(server: LiveServer, cuts: Callable[[int], list[int]], request_cuts: list[int]) -> None:
+async def _mixed_answered(server: LiveServer, reads: ServerReads, cuts: Callable[[int], list[int]],
+                          request_cuts: list[int]) -> None:
     """Open a connection (its request written cut at ``request_cuts``), write :func:`_mixed` cut at
     ``cuts(its length)``, and check the answers; the connection reads its frames itself throughout."""
-    client = RawClient(server)
+    client = RawClient(server, reads)
     await client.open(request_cuts)
     try:
         assert _walking(server) == [True], "the race connection reads its frames itself"
@@ -149,23 +175,24 @@ async def _mixed_answered(server: LiveServer, cuts: Callable[[int], list[int]], 
 
 
 @pytest.mark.parametrize("seed", range(12))
-async def test_frames_cut_anywhere_reach_their_readers_in_order(server: LiveServer, seed: int) -> None:
+async def test_frames_cut_anywhere_reach_their_readers_in_order(server: LiveServer, reads: ServerReads,
+                                                                seed: int) -> None:
     rng = random.Random(seed)
-    await _mixed_answered(server, lambda n: rng.sample(range(1, n), rng.randint(1, 12)), [])
+    await _mixed_answered(server, reads, lambda n: rng.sample(range(1, n), rng.randint(1, 12)), [])
 
 
-async def test_frames_written_a_byte_at_a_time(server: LiveServer) -> None:
-    await _mixed_answered(server, lambda n: list(range(1, n)), [])
+async def test_frames_written_a_byte_at_a_time(server: LiveServer, reads: ServerReads) -> None:
+    await _mixed_answered(server, reads, lambda n: list(range(1, n)), [])
 
 
-async def test_a_handshake_request_written_in_pieces(server: LiveServer) -> None:
+async def test_a_handshake_request_written_in_pieces(server: LiveServer, reads: ServerReads) -> None:
     """The request cut into pieces (uvicorn's HTTP reader joins them and hands the request on whole):
     the frames after it are still read by the server itself."""
-    await _mixed_answered(server, lambda n: [1, 7, 30], [5, 40, 100])
+    await _mixed_answered(server, reads, lambda n: [1, 7, 30], [5, 40, 100])
 
 
-async def test_a_close_frame_is_answered_while_walking(server: LiveServer) -> None:
-    client = RawClient(server)
+async def test_a_close_frame_is_answered_while_walking(server: LiveServer, reads: ServerReads) -> None:
+    client = RawClient(server, reads)
     await client.open()
     try:
         ping = client.frames(lambda c: c.send_binary(_ping(1)))
@@ -207,7 +234,7 @@ async def test_a_move_is_handled_as_it_is_read_and_the_frames_around_it_keep_the
         offered.clear()
         transport.write(b"".join(Frame(Opcode.BINARY, p.encode(m)).serialize(mask=True, extensions=[])
                                  for m in (first, second)))
-        answers = []
+        answers: list[Any] = []
         while len(answers) < 2:
             msg = await ann.recv()
             if not isinstance(msg, p.Progress):
