@@ -16,6 +16,7 @@ from .records import CommitResult, StoreError, decode_commit
 
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
+"""Round trips under way at once: while one lane waits for Redis, the moves that arrive go out on the other."""
 KEY_CACHE_RACES = 4096
 """Races whose keys the batcher keeps encoded (more than move at once on one process)."""
 _MOVE_HEAD = b"\x9a"
@@ -24,7 +25,6 @@ Settled = Callable[["asyncio.Future[CommitResult]"], None]
 """Called with a move's future the moment it is done (:meth:`MoveBatcher.call`)."""
 _Item = tuple[int, bytes, "asyncio.Future[CommitResult]", "Settled | None"]
 """A pending move: its seat, its packed fields, its caller's future and what to call when it is done."""
-"""Round trips under way at once: while one lane waits for Redis, the moves that arrive go out on the other."""
 
 
 class MoveBatcher:
@@ -67,9 +67,7 @@ class MoveBatcher:
         ``then(future)``, if given, is called as soon as the future is done, by the batcher itself
         rather than scheduled by the loop as a done callback would be: one callback handle and one
         loop pass fewer per move. It must not raise (an exception goes to the loop's handler)."""
-        loop = self._loop
-        if loop is None or not loop.is_running():  # asyncio.get_running_loop() makes a system call (getpid)
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         fut: asyncio.Future[CommitResult] = loop.create_future()
         items = self._pending.get(race)
         if items is None:
@@ -83,14 +81,19 @@ class MoveBatcher:
         """Run ``script`` (a registered read-only script, no args) on ``keys`` in the next round trip: a
         future of its raw reply. Why not a call of its own: a read a race ten times a second is as many
         round trips as moves on a quiet server, each paying redis-py's per-command cost."""
-        loop = self._loop
-        if loop is None or not loop.is_running():
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         self._reads.append(_Call(script, keys, b"".join(_bulk(key) for key in keys), [], [], fut))
         if self._idle:
             self._start_lane(loop)
         return fut
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop, kept: asyncio.get_running_loop() makes a system call (getpid) each time."""
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
 
     def _start_lane(self, loop: asyncio.AbstractEventLoop) -> None:
         lane = self._idle.pop()
@@ -266,39 +269,39 @@ class _Call:
     def settle(self, result: Any) -> None:
         """Hand the call's reply (or the error Redis answered) to whoever waits for it."""
         if self.reader is not None:
-            if not self.reader.done():
-                if isinstance(result, BaseException):
-                    self.reader.set_exception(result)
-                else:
-                    self.reader.set_result(result)
+            _answer(self.reader, None, result)
             return
         for i, (_, _, fut, then) in enumerate(self.items):
-            if not fut.done():
-                if isinstance(result, BaseException):
-                    fut.set_exception(result)
-                else:
-                    try:
-                        fut.set_result(decode_commit(result[i]))
-                    except StoreError as exc:
-                        fut.set_exception(exc)
-            _then(then, fut)
+            _answer(fut, then, result if isinstance(result, BaseException) else _decoded(result[i]))
+
+
+def _decoded(reply: Any) -> CommitResult | StoreError:
+    """One move's reply: its result, or the refusal to raise."""
+    try:
+        return decode_commit(reply)
+    except StoreError as exc:
+        return exc
 
 
 def _fail(batch: dict[str, list[_Item]], reads: list[_Call], error: BaseException) -> None:
     """Every move of ``batch`` and every read of ``reads`` that is still waiting hears ``error``."""
     for items in batch.values():
         for _, _, fut, then in items:
-            if not fut.done():
-                fut.set_exception(error)
-            _then(then, fut)
+            _answer(fut, then, error)
     for call in reads:
-        if call.reader is not None and not call.reader.done():
-            call.reader.set_exception(error)
+        if call.reader is not None:
+            _answer(call.reader, None, error)
 
 
-def _then(then: Settled | None, fut: "asyncio.Future[CommitResult]") -> None:
-    """A move's ``then``, if any, with its done future; what it raises goes to the loop's handler, never into
-    the lane (the other moves of the round trip are still answered)."""
+def _answer(fut: "asyncio.Future[Any]", then: Settled | None, outcome: Any) -> None:
+    """``outcome`` (a result, or an exception to raise) into ``fut`` unless it is done already; then
+    ``then(fut)``, if any. What ``then`` raises goes to the loop's handler, never into the lane: the other
+    moves of the round trip are still answered."""
+    if not fut.done():
+        if isinstance(outcome, BaseException):
+            fut.set_exception(outcome)
+        else:
+            fut.set_result(outcome)
     if then is None:
         return
     try:
