@@ -88,9 +88,9 @@ class Connection:
         """The race version of this connection's last answer, while it has no seat."""
         self.in_flight: asyncio.Future[Any] | None = None
         """The move being stored (the store's future, or the task of its slow path): the next frame waits."""
-        self._moving: tuple[p.Move, Pending, RaceMeta] | None = None
-        """The move in flight: its frame, its pending step and the race's settings it was checked against
-        (None once the store answered, its slow path included)."""
+        self._moving: tuple[p.Move, Pending, RaceMeta, int] | None = None
+        """The move in flight: its frame, its pending step, the race's settings it was checked against and
+        how many conflicts it met before (None once the store answered)."""
         self._held: list[bytes] | None = None
         """Frames waiting to go out with the answer to the move in flight (:meth:`hold`)."""
         self._parked = False
@@ -671,7 +671,7 @@ class Connection:
             await self._reload(meta)
         self._play(msg, session, meta)
 
-    def _play(self, msg: p.Move, session: SeatSession, meta: RaceMeta) -> None:
+    def _play(self, msg: p.Move, session: SeatSession, meta: RaceMeta, conflicts: int = 0) -> None:
         """Check the move and put it in flight: to the store, or (a ``seq`` already used) to the answer of
         a resend; the next frame waits for either (:meth:`run`)."""
         assert self.race is not None
@@ -679,7 +679,7 @@ class Connection:
         if not isinstance(step, Pending):
             self._apart(self._resent(msg), msg)
             return
-        self._moving = (msg, step, meta)
+        self._moving = (msg, step, meta, conflicts)
         self.in_flight = self.store.commit_move(self.race, session.seat, *step.fields(), then=self._committed)
 
     def _apart(self, handling: Awaitable[None], msg: Any) -> None:
@@ -703,7 +703,7 @@ class Connection:
         """The store's answer to the move in flight: the ack, or the slow path (a task :meth:`run` awaits)."""
         self.in_flight = None
         assert self._moving is not None
-        msg, step, meta = self._moving
+        msg, step, meta, conflicts = self._moving
         self._moving = None
         session = self.session
         assert session is not None
@@ -728,7 +728,7 @@ class Connection:
             return
         finally:
             self._release()  # held frames not taken along by an answer (the slow path below, a shutdown)
-        self._apart(self._after_commit(msg, result, meta), msg)
+        self._apart(self._after_commit(msg, result, meta, conflicts), msg)
 
     def _acked(self, result: Committed, ack: p.Ack) -> None:
         """A stored move: its ack out, and the race's end begun if this was its last player finishing."""
@@ -739,34 +739,20 @@ class Connection:
         if result.race_done and self.hub is not None and self.race is not None:
             self.hub.spawn(self.service.end_race(self.race))
 
-    async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta) -> None:
+    async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta, conflicts: int) -> None:
         """A move the store did not take as sent: another connection of the seat moved first (catch up,
-        check it again, retry), or this very move was stored before (answer it as a resend)."""
-        for _ in range(2):
-            assert self.race is not None and self.session is not None
-            if isinstance(result, Conflict):
-                log("move_conflict", race=self.race, seat=self.session.seat, stored=result.n)
-            await self._reload(meta)
-            if not isinstance(result, Conflict):  # a Duplicate
-                await self._resent(msg)
-                return
-            step = self.session.check(msg, meta, now_ms())
-            if not isinstance(step, Pending):
-                await self._resent(msg)
-                return
-            try:
-                result = await self.store.commit_move(self.race, self.session.seat, *step.fields())
-            except StoreError as exc:
-                step.revert()
-                raise Refused(exc.code) from None
-            except BaseException:
-                self.session.forget()
-                raise
-            ack = self.session.settle(step, result)
-            if isinstance(result, Committed) and ack is not None:
-                self._acked(result, ack)
-                return
-        raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+        then check and send it again, as the first time), or this very move was stored before (answer it
+        as a resend)."""
+        assert self.race is not None and self.session is not None
+        if isinstance(result, Conflict):
+            log("move_conflict", race=self.race, seat=self.session.seat, stored=result.n)
+        await self._reload(meta)
+        if not isinstance(result, Conflict):  # a Duplicate
+            await self._resent(msg)
+            return
+        if conflicts >= MOVE_RETRIES:
+            raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+        self._play(msg, self.session, meta, conflicts + 1)
 
     async def _current_meta(self) -> RaceMeta:
         """The race's settings, read again from Redis only while they may still change (the lobby)."""
@@ -849,6 +835,10 @@ class Connection:
     async def on_ping(self, msg: p.Ping) -> None:
         self.send_msg(p.Pong(nonce=msg.nonce, server_time=now_ms()))
 
+
+MOVE_RETRIES = 2
+"""Times a move is checked and sent again after a conflict before it is given up (a seat's connections
+racing each other that long is a bug, not play)."""
 
 _HANDLERS: dict[type, str] = {
     p.Hello: "on_hello",
