@@ -2,22 +2,22 @@
 -- "<version>-1"), tell every process (a records.Note), keep a seat's progress line.
 -- Double-braced names are filled in by scripts.py from the one Python definition of each.
 local LINE = { {{LINE_FIELDS}} }  -- records.LINE_FIELDS: two texts, then whole numbers
-local function log_at(hist, v, kind, seat, data, old)
-  -- Texts where they can be (the cap, the id): a number passed to Redis is printed as a float first.
+local function log_untrimmed(hist, v, kind, seat, data, old)
+  -- An event into the history, its id "<version>-1"; a batch of them trims once (trim_log). Texts where
+  -- they can be: a number passed to Redis is printed as a float first.
   local id = string.format('%d-1', v)
   if old then
-    redis.call('XADD', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}', id, 'k', kind, 's', seat, 'd', data, 'o', old)
+    redis.call('XADD', hist, id, 'k', kind, 's', seat, 'd', data, 'o', old)
   else
-    redis.call('XADD', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}', id, 'k', kind, 's', seat, 'd', data)
+    redis.call('XADD', hist, id, 'k', kind, 's', seat, 'd', data)
   end
-end
-local function log_untrimmed(hist, v, kind, seat, data, old)
-  -- An event of a batch that trims the history once at its end (trim_log): three arguments fewer an
-  -- event, each of them copied into the append-only file.
-  redis.call('XADD', hist, string.format('%d-1', v), 'k', kind, 's', seat, 'd', data, 'o', old)
 end
 local function trim_log(hist)
   redis.call('XTRIM', hist, 'MAXLEN', '~', '{{EVENTS_MAX}}')
+end
+local function log_at(hist, v, kind, seat, data, old)
+  log_untrimmed(hist, v, kind, seat, data, old)
+  trim_log(hist)
 end
 local function log_event(meta, hist, kind, seat, data, old)
   local v = redis.call('HINCRBY', meta, 'version', 1)
