@@ -66,28 +66,40 @@ async def _until_up(url: str, proc: subprocess.Popen[bytes]) -> aioredis.Redis:
             await asyncio.sleep(0.1)
 
 
+async def started_race(store: Store, race: str, seats: int, now: int) -> None:
+    """A race of ``seats`` players started at ``now``, made through the Store's own scripts (create, join, start)."""
+    meta = RaceMeta(id=race, code=race[:6].upper(), variant="forty-thieves", deal_source="number", deal=1,
+                    salt="s", commitment="c", seats=seats, players=0, time_limit=3600, undo=True,
+                    start_mode="creator", status="lobby", created_at=now, starts_at=0, ends_at=0, ended_at=0,
+                    version=0, done=0)
+    assert await store.create_race(meta)
+    for seat in range(seats):
+        await store.join(race, f"p{seat}", 0, f"conn{seat}", now + 3_600_000, now)
+    await store.start(race, now, 0)
+
+
+async def commit_round(store: Store, race: str, n: list[int], per_seat: int, now: int) -> None:
+    """``per_seat`` draws for each seat, committed together: one ``moves.lua`` call. ``n`` holds each seat's
+    moves so far (counted on); a refused move raises."""
+    moving = []
+    for _ in range(per_seat):
+        for seat in range(len(n)):
+            moving.append(store.commit_move(race, seat, now + 1, n[seat] + 1, n[seat], "S", 0, n[seat] + 1,
+                                            "racing"))
+            n[seat] += 1
+    await asyncio.gather(*moving)
+
+
 async def play(url: str, proc: subprocess.Popen[bytes], rounds: int, seats: int, per_seat: int) -> float:
     """The race made and ``rounds`` batches committed; Redis's microseconds a move in ``moves.lua``."""
     client = await _until_up(url, proc)
     store = Store(client)
     now = int(time.time() * 1000)
-    meta = RaceMeta(id=RACE, code="BENCHM", variant="forty-thieves", deal_source="number", deal=1, salt="s",
-                    commitment="c", seats=seats, players=0, time_limit=3600, undo=True, start_mode="creator",
-                    status="lobby", created_at=now, starts_at=0, ends_at=0, ended_at=0, version=0, done=0)
-    assert await store.create_race(meta)
-    for seat in range(seats):
-        await store.join(RACE, f"p{seat}", 0, f"conn{seat}", now + 3_600_000, now)
-    await store.start(RACE, now, 0)
+    await started_race(store, RACE, seats, now)
     n = [0] * seats
     await client.config_resetstat()
     for _ in range(rounds):
-        moving = []
-        for _ in range(per_seat):
-            for seat in range(seats):
-                moving.append(store.commit_move(RACE, seat, now + 1, n[seat] + 1, n[seat], "S", 0, n[seat] + 1,
-                                                "racing"))
-                n[seat] += 1
-        await asyncio.gather(*moving)  # refused moves raise: every one must be stored
+        await commit_round(store, RACE, n, per_seat, now)
     stats = await client.info("commandstats")
     usec = stats["cmdstat_evalsha"]["usec"]
     assert int(await client.llen(Keys(RACE).log(0))) == rounds * per_seat

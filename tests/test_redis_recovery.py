@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from process_util import RedisProcess
 from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
@@ -21,6 +22,8 @@ from server.race import rules as races
 from server.store import redis_client
 from server.store import Keys, Store
 from shared import protocol as p
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))  # moves_script: a race made through the Store
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
 
@@ -271,28 +274,18 @@ async def test_a_races_history_keeps_about_its_cap_and_says_when_it_no_longer_re
     """Past EVENTS_MAX events a race's history is trimmed (approximately: whole stream nodes), so that a
     long race's stream stays bounded; a resume from before what is kept gets None (a full table), one
     from within it gets every event after it, in order."""
-    from server.store import EVENTS_MAX, RaceMeta
+    from moves_script import commit_round, started_race
+
+    from server.store import EVENTS_MAX
 
     client = redis_client(redis_url)
     try:
         store = Store(client)
         race, now = "historycap1", int(time.time() * 1000)
-        meta = RaceMeta(id=race, code="HCAP01", variant="forty-thieves", deal_source="number", deal=1, salt="s",
-                        commitment="c", seats=2, players=0, time_limit=3600, undo=True, start_mode="creator",
-                        status="lobby", created_at=now, starts_at=0, ends_at=0, ended_at=0, version=0, done=0)
-        assert await store.create_race(meta)
-        for seat in range(2):
-            await store.join(race, f"p{seat}", 0, f"conn{seat}", now + 3_600_000, now)
-        await store.start(race, now, 0)
+        await started_race(store, race, 2, now)
         n = [0, 0]
         for _ in range(EVENTS_MAX // 40 + 5):  # batches of 40 moves, as the batcher sends them
-            moving = []
-            for _ in range(20):
-                for seat in range(2):
-                    moving.append(store.commit_move(race, seat, now + 1, n[seat] + 1, n[seat], "S", 0, n[seat] + 1,
-                                                    "racing"))
-                    n[seat] += 1
-            await asyncio.gather(*moving)
+            await commit_round(store, race, n, 20, now)
         version = (await store.meta(race)).version  # type: ignore[union-attr]
         assert version > EVENTS_MAX + 100
         kept = int(await client.xlen(Keys(race).history))
