@@ -197,6 +197,7 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
                                        batcher.read(read_lines, [k.meta, k.progress]), return_exceptions=True)
             assert isinstance(got[0], StoreError), got  # the move still answered by moves.lua
             for table in (got[1], got[3]):
+                assert isinstance(table, list), table
                 assert int(table[0]) == 7 and dict(zip(table[1][::2], table[1][1::2])) == {
                     b"0": b"line0", b"1": b"line1"}, table
             assert isinstance(got[2], ResponseError) and "WRONGTYPE" in str(got[2]), got[2]
