@@ -169,10 +169,8 @@ class PlayApp(TableApp):
             parts.append((2, "† with help"))
         return fit_parts(parts, status_width(self))
 
-    def redraw(self) -> None:
-        if not self.table_shown():
-            return
-        super().redraw()
+    def draw(self) -> None:
+        super().draw()
         self.query_one("#status").set_class(not self.link.online, "offline")
         lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
         self.query_one("#side", RacersPanel).show(self.state.ranking(), self.state.seat, panel_title(self.state), lobby)

@@ -10,11 +10,13 @@ locally (:meth:`TableApp.reason`) and what to do with one
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from textual import events
 from textual.app import App, ComposeResult, ScreenStackError
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
@@ -75,6 +77,26 @@ def table_layout(*middle: Widget, row: bool = False) -> ComposeResult:
         yield from middle
     yield MessageLine(id="message")
     yield Footer()
+
+
+def shows(app: App, part: str) -> bool:
+    """Whether ``app``'s active screen holds ``part``: not while the app starts or stops, nor under a
+    dialog (a frame can arrive at any of those times)."""
+    try:
+        return bool(app.screen.query(part))
+    except ScreenStackError:
+        return False
+
+
+def draw_shown(app: App, part: str, draw: Callable[[], None]) -> None:
+    """``draw()`` if ``app`` shows the screen holding ``part`` and all of it is there: while the app starts
+    or stops its widgets are mounted and removed one by one, and a frame arriving then draws nothing."""
+    if not shows(app, part):
+        return
+    try:
+        draw()
+    except NoMatches:  # a part of the table mounted not yet, or removed already
+        return
 
 
 def with_reasons(bindings: list[Binding], actions: set[str] | frozenset[str]) -> list[Binding]:
@@ -141,17 +163,15 @@ class TableApp(App):
         return self.query_one("#message", MessageLine)
 
     def table_shown(self) -> bool:
-        """Whether the table is the active screen: not while the app starts or
-        stops, nor under a dialog (a frame can arrive at any of those times)."""
-        try:
-            return bool(self.screen.query("#board"))
-        except ScreenStackError:
-            return False
+        """Whether the table is the active screen (see :func:`shows`)."""
+        return shows(self, "#board")
 
     def redraw(self) -> None:
+        """Draw the table from the current view, if it is shown and whole (see :func:`draw_shown`)."""
+        draw_shown(self, "#board", self.draw)
+
+    def draw(self) -> None:
         """Draw the board and the status line from the current view."""
-        if not self.table_shown():
-            return
         self.board.show(self.current_view(), self.picker.selection, self.hint)
         self.query_one("#status", Static).update(self.status_text())
 

@@ -9,7 +9,7 @@ move by move on the local engine, which also checks the server's verdict.
 from __future__ import annotations
 
 from textual import events
-from textual.app import App, ComposeResult, ScreenStackError
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
@@ -24,7 +24,7 @@ from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_p
 from .race_screens import race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
-from .table import CSS_PATH, MessageLine, format_clock, table_layout
+from .table import CSS_PATH, MessageLine, draw_shown, format_clock, table_layout
 from .wording import move_text_words
 
 TICK_SECONDS = 0.25
@@ -124,11 +124,9 @@ class WatchApp(App):
         return fit_parts(parts, status_width(self))
 
     def redraw(self) -> None:
-        try:  # a frame may arrive while the app starts or stops, or under a dialog
-            if not self.screen.query("#racers"):
-                return
-        except ScreenStackError:
-            return
+        draw_shown(self, "#racers", self._draw)
+
+    def _draw(self) -> None:
         self.query_one("#status", Static).update(self.status_text())
         self.query_one("#status").set_class(not self.link.online, "offline")
         title = panel_title(self.state)

@@ -293,3 +293,24 @@ async def test_q_mid_race_asks_first_and_quits_at_once_otherwise(server: LiveSer
         await pl.press("q")
         await until(lambda: not lobby.is_running, what="quitting the lobby, the seat kept")
     assert not lobby.state.left
+
+
+async def test_a_frame_that_finds_the_table_only_partly_there_draws_nothing(server: LiveServer) -> None:
+    """While an app starts or stops its widgets are mounted or removed one by one: a frame arriving when
+    the board is there but the status line is not must draw nothing, not raise (a race test failed so
+    once). The app draws again once the table is whole."""
+    from textual.widgets import Static
+
+    created = await create(server.url, seats=2, time_limit=120)
+    for app, part in ((PlayApp(server.url, created.race.code, "ann"), "#board"),
+                      (WatchApp(server.url, created.race.code), "#racers")):
+        async with app.run_test(size=SIZE):
+            await until(lambda: app.link.online, what="online")
+            status = app.query_one("#status", Static)
+            parent = status.parent
+            assert parent is not None and app.screen.query(part)
+            await status.remove()
+            app.redraw()  # no status line: nothing drawn, nothing raised
+            await parent.mount(Static("not drawn", id="status"), before=0)
+            app.redraw()
+            assert app.query_one("#status", Static).content == app.status_text(), "drawn again once whole"
