@@ -98,6 +98,9 @@ PlayerStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gav
 move at all (it may still undo, where the race allows it, or give up);
 ``disconnected`` is a racer whose last connection dropped while the race
 runs (its game goes on when it comes back)."""
+FinalStatus = Literal["finished", "racing", "gave_up"]
+"""A racer's status once its race is over: won, played on to the clock (racing, blocked or
+disconnected at the end), or gave up (``shared.standings.final_status``)."""
 
 
 class _Message(msgspec.Struct, tag_field="type", kw_only=True):
@@ -611,6 +614,15 @@ RoundState = Literal["waiting", "opening", "open", "running", "done"]
 """``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
 race; ``done``: the round is scored (the next opens after the break)."""
 EventName = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+RoundStatus = Literal["finished", "racing", "gave_up", "no_show", "absent"]
+"""An entrant's round in an event: a :data:`FinalStatus`, ``no_show`` (drawn into a heat, never
+joined it) or ``absent`` (not drawn: entered later, or withdrew)."""
+ArenaStatus = Literal["waiting", "playing", "paused"]
+"""An arena entrant: ``waiting`` to be paired, ``playing`` its race, ``paused`` (missed a race: entering
+again resumes it)."""
+LiveStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_up", "disconnected", "not_joined"]
+"""An entrant of a round under way as its heat's table shows it (a :data:`PlayerStatus`), or
+``not_joined``."""
 
 
 class EventCreate(msgspec.Struct, kw_only=True):
@@ -712,7 +724,7 @@ class EventRoundScore(msgspec.Struct, kw_only=True):
     round: int
     race: Union[str, None]
     heat: Union[int, None]
-    status: str
+    status: RoundStatus
     """``finished``, ``racing`` (stopped by the clock), ``gave_up``, ``no_show`` or ``absent`` (not in the round)."""
     home: int
     time_ms: Union[int, None]
@@ -737,7 +749,7 @@ class EventStandingLine(msgspec.Struct, kw_only=True):
     races: int = 0
     streak: int = 0
     """Arenas: wins in a row; from 2 the entrant is on fire (its points count double)."""
-    status: str = ""
+    status: Union[ArenaStatus, Literal[""]] = ""
     """Arenas: ``waiting`` (to be paired), ``playing``, ``paused`` (missed a race: enter again to come back)."""
     race: Union[str, None] = None
     """Arenas: the race the entrant is paired into now (join it with the account key)."""
@@ -760,7 +772,7 @@ class EventLiveLine(msgspec.Struct, kw_only=True):
     account: str
     heat: int
     race: str
-    status: str
+    status: LiveStatus
     """The race's status of the entrant (racing, finished, gave_up, disconnected ...), or ``not_joined``."""
     home: int
     matchpoints: float

@@ -40,7 +40,7 @@ def standing(seat: int, account: str | None, status: str = "racing", home: int =
 def put_finished_race(client: redis.Redis, race: str, lines: list[p.Standing], *, rated: bool = True,
                       ended_after: int = 300_000, status: str = "finished", variant: str = "forty-thieves") -> p.Results:
     """A race hash and its results blob as ``end.lua`` leaves them (``status="started"``: still running)."""
-    from server.race.standings import ranked
+    from shared.standings import ranked
 
     ordered = [msgspec.structs.replace(s, rank=rank) for rank, s in ranked(lines)]
     ended_at = START + ended_after

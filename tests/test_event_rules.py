@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
+import msgspec
+import pytest
+
 from server.events import arena
-from shared import scoring
-from shared.scoring import RoundResult
+from server.store import Line
 from server.store.events import ArenaState
+from shared import protocol as p
+from shared import scoring, standings
+from shared.scoring import RoundResult
 
 
 def _r(account: str, status: str = "racing", home: int = 0, finish: int | None = None, at: int | None = None) -> RoundResult:
@@ -47,18 +54,54 @@ def test_arena_pairs_close_scores_and_not_the_same_pair_twice_in_a_row() -> None
 
 def test_arena_points_win_two_tie_one_and_double_on_fire() -> None:
     states = {"hot": ArenaState(streak=2), "cold": ArenaState()}
-    out = {o.account: o for o in arena.race_points([_r("hot", "racing", 5, at=1), _r("cold", "racing", 3, at=1)], states)}
+    out = {o.account: o for o in scoring.race_points([_r("hot", "racing", 5, at=1), _r("cold", "racing", 3, at=1)], states)}
     assert (out["hot"].points, out["hot"].won, out["cold"].points) == (4, True, 0)
-    tie = {o.account: o.points for o in arena.race_points([_r("x", "gave_up", 2, at=3), _r("y", "gave_up", 2, at=3)], {})}
+    tie = {o.account: o.points for o in scoring.race_points([_r("x", "gave_up", 2, at=3), _r("y", "gave_up", 2, at=3)], {})}
     assert tie == {"x": 1, "y": 1}
-    four = {o.account: o.points for o in arena.race_points(
+    four = {o.account: o for o in scoring.race_points(
         [_r("p1", "finished", 104, finish=9), _r("p2", "racing", 50, at=1), _r("p3", "racing", 40, at=1),
          _r("p4", scoring.NO_SHOW)], {})}
-    assert four == {"p1": 2, "p2": 1, "p3": 0, "p4": 0}
-    after = arena.after_race(ArenaState(streak=2, points=4), arena.Outcome("hot", 0, False, True), 3, ["cold"])
-    assert (after.streak, after.status, after.last) == (0, "waiting", ["cold"])
-    gone = arena.after_race(ArenaState(), arena.Outcome("p4", 0, False, False), 0, [])
-    assert gone.status == "paused"
+    assert {a: o.points for a, o in four.items()} == {"p1": 2, "p2": 1, "p3": 0, "p4": 0}
+    assert [o.home for o in four.values()] == [104, 50, 40, 0], "a race's cards home go to the tally"
+    after = arena.after_race(ArenaState(streak=2, points=4, home=7), scoring.Outcome("hot", 0, False, True, 3), ["cold"])
+    assert (after.streak, after.points, after.home, after.races, after.status, after.last) == (0, 4, 10, 1, "waiting", ["cold"])
+    gone = arena.after_race(ArenaState(races=1), scoring.Outcome("p4", 0, False, False), [])
+    assert (gone.status, gone.races) == ("paused", 1), "a no-show is paused and its race does not count"
+
+
+def test_the_docs_arena_example_and_its_ranking() -> None:
+    """docs/events.md, "Arenas": ann wins twice (2 + 2), is on fire, wins a third (4), loses (0, the
+    fire goes out), ties for first (1): 9. The same fold is the server's and verify's."""
+    ann = scoring.ArenaTally()
+    for place in ("win", "win", "win", "lose", "tie"):
+        field = {"win": [_r("ann", "racing", 9, at=1), _r("bob", "racing", 3, at=1)],
+                 "lose": [_r("ann", "racing", 1, at=1), _r("bob", "racing", 3, at=1)],
+                 "tie": [_r("ann", "racing", 3, at=1), _r("bob", "racing", 3, at=1)]}[place]
+        outcome = {o.account: o for o in scoring.race_points(field, {"ann": ann})}["ann"]
+        ann = scoring.after_race(ann, outcome)
+    assert (ann.points, ann.wins, ann.streak, ann.races, ann.on_fire) == (9, 3, 0, 5, False)
+    tallies = {"ann": ann, "bob": scoring.ArenaTally(points=2, wins=1), "cy": scoring.ArenaTally(points=2, wins=1),
+               "dan": scoring.ArenaTally(points=2, wins=1, home=5)}
+    assert scoring.arena_ranked(tallies) == [(1, "ann"), (2, "dan"), (3, "bob"), (3, "cy")]
+
+
+def test_an_absent_round_counts_the_whole_time_limit() -> None:
+    """docs/events.md, "Standings and tie-breaks": any round not won, absent rounds included, counts the
+    whole time limit, so not playing a round never beats playing it to the clock."""
+    played = scoring.ScoredRound("ann", "r1", 1, "racing", 0, None, None, points2=0)
+    late = scoring.ScoredRound("bob", "r2", 1, "racing", 0, None, None, points2=0)
+    entrants = [p.EventStandingLine(rank=0, account=a, name=a, matchpoints=0, home=0, time_ms=0) for a in ("ann", "bob")]
+    lines = scoring.standing_lines(entrants, {(1, "ann"): played, (2, "ann"): played, (2, "bob"): late}, 60_000)
+    assert [(line.account, line.rank, line.time_ms) for line in lines] == [("ann", 1, 120_000), ("bob", 1, 120_000)]
+    assert [r.status for r in lines[1].rounds] == ["absent", "racing"]
+
+
+def test_a_scored_round_encodes_and_decodes_itself_and_refuses_a_stranger() -> None:
+    r = scoring.ScoredRound("ann", "r1", 2, "gave_up", 12, None, 3400, points2=5)
+    assert scoring.ScoredRound.decode(r.encode()) == r
+    assert json.loads(r.encode())["status"] == "gave_up", "stored as JSON: redis-cli shows it"
+    with pytest.raises(msgspec.ValidationError):
+        scoring.ScoredRound.decode(r.encode().replace(b"gave_up", b"won_it"))
 
 
 from hypothesis import given, strategies as st  # noqa: E402
@@ -74,3 +117,31 @@ def test_matchpoints_by_sorting_equal_the_pairwise_definition(rows: list[tuple[s
                                else 0 for o in field if o.account != r.account) for r in field}
     assert scoring.matchpoints(field) == pairwise
     assert sum(pairwise.values()) == len(field) * (len(field) - 1), "every pair shares out 2 points"
+
+
+_lines = st.lists(st.tuples(st.sampled_from(["racing", "blocked", "finished", "gave_up", "left"]), st.integers(0, 3),
+                            st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=12)
+
+
+@given(_lines, st.integers(0, 5))
+def test_the_race_order_and_the_round_order_are_one_total_order(rows: list[tuple[str, int, int, int]], start: int) -> None:
+    """A race's table (absolute times, 0 = never) and the round it scores (times from the heat's start)
+    order and tie its racers alike; the order is total (seat last) and ties are symmetric."""
+    lines = [Line(i, f"e{i}", status, home, 1, start + at if at else 0, start + fin if fin and status == "finished" else 0, 1)
+             for i, (status, home, at, fin) in enumerate(rows)]
+    results = {line.seat: scoring.result_at(line.name, "r", 1, line.status, line.home, line.finished_at, line.home_at, start)
+               for line in lines}
+    order = [line.seat for _, line in standings.ranked(lines)]
+    assert sorted(order) == list(range(len(lines))), "every line has one place"
+    for a in lines:
+        for b in lines:
+            assert standings.tied(a, b) == standings.tied(b, a)
+            ra, rb = scoring.place_key(results[a.seat]), scoring.place_key(results[b.seat])
+            assert standings.tied(a, b) == (ra == rb)
+            assert (standings.merit(a) < standings.merit(b)) == (ra < rb)
+            assert (standings.rank_key(a) == standings.rank_key(b)) == (a.seat == b.seat)
+    ordered = [line for _, line in standings.ranked(lines)]
+    ranks = standings.places(ordered)
+    for i, line in enumerate(ordered):
+        assert ranks[i] == 1 + sum(1 for o in lines if standings.merit(o) < standings.merit(line)), \
+            "a shared place counts everyone strictly above"

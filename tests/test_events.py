@@ -199,6 +199,8 @@ async def test_late_entry_no_show_withdrawal_and_who_may_join_a_heat(events_serv
     assert lines["ann"].rounds[0].matchpoints == 2 and lines["bob"].rounds[0].matchpoints == 1
     assert lines["dan"].rounds[0].status == "absent" and lines["bob"].withdrawn
     assert lines["bob"].rounds[1].status == "absent"
+    # Absent rounds count the whole time limit in the tie-break, as a round played and not won does.
+    assert lines["dan"].time_ms == lines["bob"].time_ms == lines["cy"].time_ms == 2 * 120_000
     status, answer = await server.http("POST", f"/events/{event.id}/entrants", headers={"authorization": f"Bearer {keys['bob']}"})
     assert (status, answer["code"]) == (409, "event_closed")
 
@@ -321,8 +323,8 @@ async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_
     assert proc.returncode == 0 and out.decode().startswith(f"agree: {len(info.schedule)} races, 8 entrants"), out
 
 
-async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_total(events_server: LiveServer,
-                                                                                   redis_url: str) -> None:
+async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_total_or_round(
+        events_server: LiveServer, redis_url: str) -> None:
     import redis.asyncio as aioredis
 
     server = events_server
@@ -346,13 +348,21 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
 
     code, out = await verify()
     assert code == 0 and out.startswith("agree: 2 rounds, 4 heats, 5 entrants"), out
-    # Tamper with one stored round result: the server's standings now disagree with the races.
     client = aioredis.from_url(redis_url)
+    results = f"event:{{{event.id}}}:results"
     try:
-        field = f"1|{next(iter(keys))}"
-        stored = json.loads(await client.hget(f"event:{{{event.id}}}:results", field))
+        # A round's status changed where no total shows it (gave up and played on both count the time
+        # limit): verify compares every round line too.
+        field = "1|ann"
+        honest = await client.hget(results, field)
+        assert json.loads(honest)["status"] == "gave_up", honest
+        await client.hset(results, field, honest.replace(b'"gave_up"', b'"racing"'))
+        code, out = await verify()
+        assert code == 1 and out.startswith("differ: ann: round 1 status 'racing' on the server, 'gave_up'"), out
+        # One stored round's matchpoints: the server's totals now disagree with the races.
+        stored = json.loads(honest)
         stored["points2"] += 2
-        await client.hset(f"event:{{{event.id}}}:results", field, json.dumps(stored))
+        await client.hset(results, field, json.dumps(stored))
     finally:
         await client.aclose()
     code, out = await verify()

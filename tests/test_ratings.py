@@ -7,7 +7,7 @@ import random
 from openskill.models import PlackettLuce
 
 from server.players import ratings
-from server.race.standings import ranked
+from shared.standings import ranked
 from shared import protocol as p
 
 

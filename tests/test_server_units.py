@@ -10,7 +10,8 @@ from server.race import rules as races
 from server.config import Config, parse_args
 from server.ops.log import format_event
 from server.ops.ratelimit import TokenBucket
-from server.race.standings import Line, ranked, shown_status
+from server.store import Line
+from shared.standings import ranked, shown_status
 from server.race.tokens import CREATOR, PLAYER, Signer, TokenError
 from shared import protocol as p
 from shared.engine import Game

@@ -1,9 +1,10 @@
-"""The standings rule (server/race/standings.py): giving up never ranks above playing on with the same
+"""The standings rule (shared/standings.py): giving up never ranks above playing on with the same
 cards home, and when two lines tie (for ratings, later for matchpoints)."""
 
 from __future__ import annotations
 
-from server.race.standings import Line, places, ranked, tied
+from server.store import Line
+from shared.standings import places, ranked, tied
 from shared import protocol as p
 
 

@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
         told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
         rounds = {r.round: _round(server, info, r) for r in info.schedule}
         if info.format == "arena":
-            _compare_arena(_arena(rounds, told), told)
+            _compare(_arena(rounds, told), told, ("points", "wins", "races", "home", "streak", "rank"))
         else:
-            _compare(_standings(info, told, rounds), told)
+            _compare(_standings(info, told, rounds), told, ("matchpoints", "home", "time_ms", "rank", "rounds"))
     except ApiError as exc:
         print(f"thieves verify: {exc}", file=sys.stderr)
         return 2
@@ -109,51 +109,57 @@ def _check_game(where: str, res: p.Results, s: p.Standing, record: p.PlayerRecor
 
 
 def _standings(info: p.EventInfo, told: p.EventStandings,
-               rounds: dict[int, list[scoring.RoundResult]]) -> dict[str, scoring.Total]:
-    names = {line.account: line.name for line in told.lines}
-    totals = {a: scoring.Total(a, n) for a, n in names.items()}
-    for results in rounds.values():
-        points = scoring.matchpoints(results)
-        for r in results:
-            t = totals.setdefault(r.account, scoring.Total(r.account, r.account))
-            t.points2 += points[r.account]
-            t.home += r.home
-            t.time_ms += scoring.round_time(r, info.time_limit * 1000)
-    return totals
+               rounds: dict[int, list[scoring.RoundResult]]) -> list[p.EventStandingLine]:
+    """The standings recomputed from the rounds' results, with the server's own function: only who
+    entered, their names and who withdrew are taken from the server (no race shows them)."""
+    scored = {(number, r.account): r for number, results in rounds.items() for r in scoring.scored(results)}
+    return scoring.standing_lines(told.lines, scored, info.time_limit * 1000)
 
 
-def _arena(races: dict[int, list[scoring.RoundResult]], told: p.EventStandings) -> dict[str, tuple[int, int, int, int]]:
-    """Each entrant's (points, wins, races, cards home), the races taken in the order they were paired."""
-    streak: dict[str, int] = {}
-    out = {line.account: (0, 0, 0, 0) for line in told.lines}
+def _arena(races: dict[int, list[scoring.RoundResult]], told: p.EventStandings) -> list[p.EventStandingLine]:
+    """Each entrant's points, wins, races, cards home, streak and rank, the races taken in the order
+    they were paired (the server's own ``shared.scoring`` functions fold them)."""
+    tallies = {line.account: scoring.ArenaTally() for line in told.lines}
     for number in sorted(races):
         field = races[number]
-        for o, r in zip(scoring.arena_points(field, {a for a, n in streak.items() if n >= 2}), field):
-            points, wins, played, home = out.get(o.account, (0, 0, 0, 0))
-            out[o.account] = (points + o.points, wins + int(o.won), played + int(o.showed),
-                              home + (r.home if o.showed else 0))
-            streak[o.account] = streak.get(o.account, 0) + 1 if o.won else 0
-    return out
+        for r in field:
+            tallies.setdefault(r.account, scoring.ArenaTally())
+        for o in scoring.race_points(field, tallies):
+            tallies[o.account] = scoring.after_race(tallies[o.account], o)
+    return [p.EventStandingLine(rank=rank, account=a, name=a, matchpoints=0.0, home=tallies[a].home, time_ms=0,
+                                points=tallies[a].points, wins=tallies[a].wins, races=tallies[a].races,
+                                streak=tallies[a].streak)
+            for rank, a in scoring.arena_ranked(tallies)]
 
 
-def _compare_arena(mine: dict[str, tuple[int, int, int, int]], told: p.EventStandings) -> None:
+_WORDS = {"home": "cards home", "time_ms": "time"}
+
+
+def _compare(mine: list[p.EventStandingLine], told: p.EventStandings, what: tuple[str, ...]) -> None:
+    """The first of ``what`` (line fields; ``rounds``: every round line, field by field) where the
+    server's standings and the recomputed ones differ."""
+    ours = {line.account: line for line in mine}
+    if len(told.lines) != len(ours):
+        raise Difference(f"the server lists {len(told.lines)} entrants, the rounds have {len(ours)}")
     for line in told.lines:
-        ours = mine.get(line.account, (0, 0, 0, 0))
-        theirs = (line.points or 0, line.wins, line.races, line.home)
-        for what, a, b in zip(("points", "wins", "races", "cards home"), theirs, ours):
-            if a != b:
-                raise Difference(f"{line.name}: {what} {a} on the server, {b} recomputed")
-
-
-def _compare(mine: dict[str, scoring.Total], told: p.EventStandings) -> None:
-    ranks = {t.account: rank for rank, t in scoring.ranked(mine.values())}
-    if len(told.lines) != len(mine):
-        raise Difference(f"the server lists {len(told.lines)} entrants, the rounds have {len(mine)}")
-    for line in told.lines:
-        t = mine.get(line.account)
-        if t is None:
+        me = ours.get(line.account)
+        if me is None:
             raise Difference(f"{line.name} is in the server's standings but in no round")
-        for what, theirs, ours in (("matchpoints", line.matchpoints, t.points2 / 2), ("cards home", line.home, t.home),
-                                   ("time", line.time_ms, t.time_ms), ("rank", line.rank, ranks[line.account])):
-            if theirs != ours:
-                raise Difference(f"{line.name}: {what} {theirs} on the server, {ours} recomputed")
+        for field in what:
+            if field == "rounds":
+                _compare_rounds(line, me)
+            elif getattr(line, field) != getattr(me, field):
+                raise Difference(f"{line.name}: {_WORDS.get(field, field)} {getattr(line, field)} on the server, "
+                                 f"{getattr(me, field)} recomputed")
+
+
+def _compare_rounds(line: p.EventStandingLine, me: p.EventStandingLine) -> None:
+    """Every round line of an entrant: the server's against the recomputed, field by field."""
+    if [r.round for r in line.rounds] != [r.round for r in me.rounds]:
+        raise Difference(f"{line.name}: rounds {[r.round for r in line.rounds]} on the server, "
+                         f"{[r.round for r in me.rounds]} recomputed")
+    for theirs, ours in zip(line.rounds, me.rounds):
+        for field in theirs.__struct_fields__:
+            if getattr(theirs, field) != getattr(ours, field):
+                raise Difference(f"{line.name}: round {theirs.round} {_WORDS.get(field, field)} "
+                                 f"{getattr(theirs, field)!r} on the server, {getattr(ours, field)!r} recomputed")

@@ -1,20 +1,19 @@
-"""Arena rules (pure): who is paired with whom, and what a race is worth.
+"""Arena pairing (pure): who is paired with whom, in the manner of lichess arenas: for the arena's
+duration an entrant who is waiting (just entered, or just finished a race) is paired at once with
+waiting entrants of close score. The same pair never meets twice in a row while someone else is
+waiting. Races under way at the end count when they finish.
 
-In the manner of lichess arenas: for the arena's duration an entrant who is waiting (just entered,
-or just finished a race) is paired at once with waiting entrants of close score; a win is 2, a tie
-for first 1 (and, in races of three or more, a place in the top half 1), nothing else; after two
-wins in a row the entrant is "on fire" and its points count double until a race is not won. The
-same pair never meets twice in a row while someone else is waiting. Races under way at the end
-count when they finish.
+What a race is worth (a win 2, a tie for first 1, doubled on fire), the streaks and the ranking are
+``shared/scoring.py``'s, so ``thieves verify`` recomputes them with the very same functions.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import replace
+
+from shared import scoring
 
 from ..store.events import ArenaState
-from shared.scoring import Outcome, RoundResult, arena_points
-
 
 
 def pair(waiting: list[tuple[str, ArenaState]], group_size: int) -> list[list[str]]:
@@ -41,29 +40,7 @@ def _repeats(group: list[str], last: dict[str, set[str]]) -> bool:
     return all(last[a] == set(group) - {a} for a in group)
 
 
-def race_points(results: Iterable[RoundResult], states: dict[str, ArenaState]) -> list[Outcome]:
-    """What one finished arena race gives each of its entrants (``states``: before the race)."""
-    return arena_points(results, {a for a, s in states.items() if s.on_fire})
-
-
-def after_race(state: ArenaState, outcome: Outcome, home: int, others: list[str]) -> ArenaState:
-    """The entrant's state once a race is scored: back to waiting (paused after a no-show)."""
-    return ArenaState(
-        status="waiting" if outcome.showed else "paused", race="", points=state.points + outcome.points,
-        streak=state.streak + 1 if outcome.won else 0, wins=state.wins + int(outcome.won),
-        races=state.races + int(outcome.showed), home=state.home + home, last=others)
-
-
-def ranked(states: dict[str, ArenaState]) -> list[tuple[int, str]]:
-    """Best first: points, then wins, then cards home over all races; equal on all three share a rank."""
-    order = sorted(states, key=lambda a: (-states[a].points, -states[a].wins, -states[a].home, a))
-    out: list[tuple[int, str]] = []
-    for i, a in enumerate(order):
-        s = states[a]
-        if out:
-            prev = states[out[-1][1]]
-            if (prev.points, prev.wins, prev.home) == (s.points, s.wins, s.home):
-                out.append((out[-1][0], a))
-                continue
-        out.append((i + 1, a))
-    return out
+def after_race(state: ArenaState, outcome: scoring.Outcome, others: list[str]) -> ArenaState:
+    """The entrant's stored state once a race is scored: its tally (``shared.scoring.after_race``),
+    out of the race, waiting or paused, and who it last met."""
+    return replace(scoring.after_race(state, outcome), status=scoring.status_after(outcome), race="", last=others)

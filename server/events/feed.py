@@ -53,7 +53,7 @@ class EventFeed:
         self._standings: tuple[int, p.EventInfo, p.EventStandings] | None = None
         """The event's description and standings at an event version: they change only when the event
         does (an entry, a step, a scored round), not with every move of a heat."""
-        self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, str]]]] = {}
+        self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, p.LiveStatus]]]] = {}
         """Each heat's entrants as its table showed them at a race version (a heat that did not move
         since the last frame is not read again)."""
 
@@ -149,7 +149,7 @@ class EventFeed:
 
 
 def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None, lines: list[Line],
-               total: int) -> list[tuple[scoring.RoundResult, str]]:
+               total: int) -> list[tuple[scoring.RoundResult, p.LiveStatus]]:
     """A heat's entrants as its table shows them: each one's result so far, and its shown status."""
     starts = race_meta.starts_at if race_meta else 0
     # A heat takes only its entrants, who join under their account's name: the name is the account.
@@ -161,9 +161,6 @@ def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | 
         if line is None:
             rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
             continue
-        status = "finished" if line.status == "finished" else "gave_up" if line.status == "gave_up" else "racing"
-        rows.append((scoring.RoundResult(account, race, heat, status, line.home,
-                                         line.finished_at - starts if status == "finished" else None,
-                                         line.home_at - starts if line.home_at else None),
-                     shown[line.seat].status if line.seat in shown else status))
+        r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
+        rows.append((r, shown[line.seat].status if line.seat in shown else r.status))
     return rows

@@ -11,10 +11,8 @@ replaced once its claim runs out (the races it made are left to expire as empty 
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -129,9 +127,8 @@ class EventRunner:
         field = [scoring.heat_result(a, race.race, 0, results, came=a in came, home0=home0) for a in race.entrants]
         states = await self.events.arena_states(meta.id)
         before = {a: states.get(a, ArenaState()) for a in race.entrants}
-        after = {o.account: arena.after_race(before[o.account], o, r.home if o.showed else 0,
-                                             [x for x in race.entrants if x != o.account])
-                 for o, r in zip(arena.race_points(field, before), field)}
+        after = {o.account: arena.after_race(before[o.account], o, [x for x in race.entrants if x != o.account])
+                 for o in scoring.race_points(field, before)}
         if await self.events.arena_update(meta.id, race.race, "scored", after):
             log("arena_scored", tournament=meta.id, race=race.race,
                 points=",".join(f"{a}:{after[a].points - before[a].points}" for a in race.entrants))
@@ -210,9 +207,7 @@ class EventRunner:
         field = [scoring.heat_result(account, heat.race, heat.heat, results[heat.race],
                                      came=account in came.get(heat.race, ()), home0=home0)
                  for heat in heats for account in heat.entrants]
-        points = scoring.matchpoints(field)
-        entries = [(r.account, points[r.account], json.dumps({**asdict(r), "points2": points[r.account]}))
-                   for r in field]
+        entries = scoring.scored(field)
         last = meta.round >= meta.rounds
         changes = {"round_state": "done", "next_at": now + meta.break_seconds * 1000}
         if last:

@@ -7,47 +7,22 @@ same from the races' revealed results alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from shared import protocol as p
+from shared import scoring
 
 from ..store.events import ArenaRace, ArenaState, Entrant, EventMeta
-from .arena import ranked as ranked_arena
-from shared.scoring import ABSENT, Total, ranked
 
 
-def event_totals(meta: EventMeta, entrants: list[Entrant], results: dict[tuple[int, str], dict[str, Any]]) -> list[Total]:
+def event_totals(meta: EventMeta, entrants: list[Entrant], results: scoring.Scores) -> list[scoring.Total]:
     """Each entrant's matchpoints, cards home and time over the rounds scored so far."""
-    limit_ms = meta.time_limit * 1000
-    totals = {e.account: Total(e.account, e.name, withdrawn=e.withdrawn) for e in entrants}
-    for (_, account), r in results.items():
-        t = totals.get(account)
-        if t is None:
-            continue
-        t.points2 += int(r["points2"])
-        t.home += int(r["home"])
-        t.time_ms += r["finish_ms"] if r["status"] == "finished" and r["finish_ms"] is not None else limit_ms
-    return list(totals.values())
+    return scoring.totals(entrants, results, meta.time_limit * 1000)
 
 
-def standings(meta: EventMeta, entrants: list[Entrant], results: dict[tuple[int, str], dict[str, Any]]) -> p.EventStandings:
+def standings(meta: EventMeta, entrants: list[Entrant], results: scoring.Scores) -> p.EventStandings:
     """``GET /events/{id}/standings``: ranked lines, each with its rounds."""
-    scored = sorted({r for r, _ in results})
-    lines = []
-    for rank, t in ranked(event_totals(meta, entrants, results)):
-        rounds = []
-        for number in scored:
-            r = results.get((number, t.account))
-            if r is None:
-                rounds.append(p.EventRoundScore(round=number, race=None, heat=None, status=ABSENT, home=0,
-                                                time_ms=None, matchpoints=0.0))
-            else:
-                rounds.append(p.EventRoundScore(round=number, race=r["race"], heat=r["heat"], status=r["status"],
-                                                home=r["home"], time_ms=r["finish_ms"], matchpoints=r["points2"] / 2))
-        lines.append(p.EventStandingLine(rank=rank, account=t.account, name=t.name, matchpoints=t.points2 / 2,
-                                         home=t.home, time_ms=t.time_ms, withdrawn=t.withdrawn, rounds=rounds))
     return p.EventStandings(event=meta.id, status=meta.status, round=meta.round, round_state=meta.round_state,
-                            version=meta.version, lines=lines)
+                            version=meta.version,
+                            lines=scoring.standing_lines(entrants, results, meta.time_limit * 1000))
 
 
 def event_info(meta: EventMeta, arena_races: list[ArenaRace] | None = None) -> p.EventInfo:
@@ -80,6 +55,6 @@ def arena_standings(meta: EventMeta, entrants: list[Entrant], states: dict[str, 
                                  time_ms=0, withdrawn=names[a].withdrawn, points=every[a].points,
                                  wins=every[a].wins, races=every[a].races, streak=every[a].streak,
                                  status=every[a].status, race=every[a].race or None)
-             for rank, a in ranked_arena(every)]
+             for rank, a in scoring.arena_ranked(every)]
     return p.EventStandings(event=meta.id, status=meta.status, round=meta.round, round_state=meta.round_state,
                             version=meta.version, lines=lines)

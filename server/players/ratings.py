@@ -15,7 +15,7 @@ from openskill.models import PlackettLuce
 
 from shared import protocol as p
 
-from ..race.standings import places, rank_key
+from shared.standings import places, rank_key
 from ..store.history_records import RatingChange, RatingPlan
 
 MU = 25.0

@@ -18,7 +18,7 @@ import msgspec
 
 from shared import protocol as p
 
-from ..race.standings import places
+from shared.standings import places
 from ..store import RaceMeta, Store
 from ..store.history import History
 from ..store.history_records import AccountPart, RatingChange, RatingPlan

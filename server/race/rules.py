@@ -19,11 +19,11 @@ from shared.deals import Deal, deal as make_deal
 from shared.engine import Game, Status
 from shared.moves import Move
 from shared.record import GameRecord, replay
+from shared.standings import final_status, ranked, shown_status
 from shared.variants import UnknownVariant, Variant, get_variant
 
 from ..deals.checked import CheckedDeal
-from .standings import Line, ranked, shown_status
-from ..store import Event, PlayerState, RaceMeta
+from ..store import Event, Line, PlayerState, RaceMeta
 
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -209,10 +209,8 @@ def results(meta: RaceMeta, players: list[PlayerState], ended_at: int) -> p.Resu
     accounts = {pl.seat: pl.account for pl in players}
     standings = []
     for rank, line in ranked([pl.line for pl in players]):
-        status: p.PlayerStatus = "finished" if line.status == "finished" else (
-            "gave_up" if line.status == "gave_up" else "racing")
         standings.append(p.Standing(
-            rank=rank, seat=line.seat, name=line.name, status=status,
+            rank=rank, seat=line.seat, name=line.name, status=final_status(line.status),
             home=line.home, total=total, moves=line.moves, finished_at=line.finished_at or None,
             home_at=line.home_at or None, helped=bool(line.helped), account=accounts.get(line.seat),
         ))

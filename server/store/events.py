@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from shared import protocol as p
+from shared.scoring import ArenaTally, ScoredRound
 
 from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys
 from .records import StoreError, hash_fields, hash_kwargs, reply, text
@@ -105,17 +106,13 @@ class Entrant:
 
 
 @dataclass
-class ArenaState:
-    """An entrant's arena so far (stored as JSON in the event's arena hash)."""
+class ArenaState(ArenaTally):
+    """An entrant's arena so far (stored as JSON in the event's arena hash): its tally (points, streak,
+    wins, races, cards home: ``shared.scoring.ArenaTally``) and where it is."""
 
-    status: str = "waiting"
+    status: p.ArenaStatus = "waiting"
     """waiting (to be paired), playing (in ``race``), paused (missed a race; entering again resumes)."""
     race: str = ""
-    points: int = 0
-    streak: int = 0
-    wins: int = 0
-    races: int = 0
-    home: int = 0
     last: list[str] = field(default_factory=list)
     """The entrants of its last race (not paired with exactly them again at once)."""
 
@@ -127,10 +124,6 @@ class ArenaState:
         d = json.loads(raw)
         d["last"] = list(d.get("last") or [])  # (Lua's cjson writes an empty list as {})
         return cls(**d)
-
-    @property
-    def on_fire(self) -> bool:
-        return self.streak >= 2
 
 
 @dataclass(frozen=True)
@@ -210,27 +203,27 @@ class EventStore:
             raise StoreError(rest[0])
         return kind == "ok"
 
-    async def score(self, meta: EventMeta, points: list[tuple[str, int, str]], **changes: Any) -> bool:
-        """Write a round's results (account, doubled matchpoints, result JSON) and move on, once."""
+    async def score(self, meta: EventMeta, points: list[ScoredRound], **changes: Any) -> bool:
+        """Write a round's scored results and move on, once."""
         k = EventKeys(meta.id)
         pairs: list[Any] = []
         for name, value in changes.items():
             pairs += [name, encode_field(value)]
         args: list[Any] = [meta.round, k.chan, len(changes), *pairs]
-        for account, points2, result in points:
-            args += [account, points2, result]
+        for r in points:
+            args += [r.account, r.points2, r.encode()]
         kind, rest = reply(await self._score(keys=[k.meta, k.results, k.scores], args=args))
         if kind == "err":
             raise StoreError(rest[0])
         return kind == "ok"
 
-    async def results(self, event: str) -> dict[tuple[int, str], dict[str, Any]]:
-        """Every scored round result: (round, account) -> its JSON, read as a dict."""
+    async def results(self, event: str) -> dict[tuple[int, str], ScoredRound]:
+        """Every scored round result: (round, account) -> its record."""
         raw = await self.redis.hgetall(EventKeys(event).results)
         out = {}
         for key, value in raw.items():
             round_no, _, account = text(key).partition("|")
-            out[(int(round_no), account)] = json.loads(value)
+            out[(int(round_no), account)] = ScoredRound.decode(value)
         return out
 
     async def scores(self, event: str) -> dict[str, int]:
