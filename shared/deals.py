@@ -28,6 +28,7 @@ recent PySolFC uses for its generators):
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
 
@@ -207,3 +208,9 @@ def deal(variant: Variant, number: int) -> Deal:
         stock=tuple(order[pos:]),
         foundations=foundations,
     )
+
+
+def commitment(variant: str, deal: int, salt: str) -> str:
+    """The hash published when a race is made, binding the server to its secret deal before anyone
+    plays it: the server computes it, ``thieves verify`` checks the revealed deal and salt against it."""
+    return hashlib.sha256(f"{variant}|{deal}|{salt}".encode()).hexdigest()

@@ -15,7 +15,7 @@ from shared import scoring, standings
 from shared.scoring import RoundResult
 
 
-def _r(account: str, status: str = "racing", home: int = 0, finish: int | None = None, at: int | None = None) -> RoundResult:
+def _r(account: str, status: p.RoundStatus = "racing", home: int = 0, finish: int | None = None, at: int | None = None) -> RoundResult:
     return RoundResult(account, "r", 1, status, home, finish, at)
 
 
@@ -106,11 +106,11 @@ def test_a_scored_round_encodes_and_decodes_itself_and_refuses_a_stranger() -> N
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-_statuses = st.sampled_from(["finished", "racing", "gave_up", scoring.NO_SHOW])
+_statuses: st.SearchStrategy[p.RoundStatus] = st.sampled_from(["finished", "racing", "gave_up", scoring.NO_SHOW])
 
 
 @given(st.lists(st.tuples(_statuses, st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), max_size=30))
-def test_matchpoints_by_sorting_equal_the_pairwise_definition(rows: list[tuple[str, int, int, int]]) -> None:
+def test_matchpoints_by_sorting_equal_the_pairwise_definition(rows: list[tuple[p.RoundStatus, int, int, int]]) -> None:
     field = [RoundResult(f"e{i}", "r", 1, status, home, finish, at) for i, (status, home, finish, at) in enumerate(rows)]
     keys = {r.account: scoring.place_key(r) for r in field}
     pairwise = {r.account: sum(2 if keys[r.account] < keys[o.account] else 1 if keys[r.account] == keys[o.account]

@@ -355,7 +355,7 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
         # limit): verify compares every round line too.
         field = "1|ann"
         honest = await client.hget(results, field)
-        assert json.loads(honest)["status"] == "gave_up", honest
+        assert isinstance(honest, bytes) and json.loads(honest)["status"] == "gave_up", honest
         await client.hset(results, field, honest.replace(b'"gave_up"', b'"racing"'))
         code, out = await verify()
         assert code == 1 and out.startswith("differ: ann: round 1 status 'racing' on the server, 'gave_up'"), out

@@ -10,7 +10,6 @@ difference, and exits 0 or 1.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 
 import msgspec
@@ -19,6 +18,7 @@ from client_cli.api import ApiError, get_json
 from client_cli.commands.netargs import add_server_option, server_of
 from shared import protocol as p
 from shared import scoring
+from shared.deals import commitment
 from shared.record import GameRecord, replay
 
 
@@ -80,7 +80,7 @@ def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.Ro
         where = f"{'race' if info.format == 'arena' else 'round'} {rnd.round}, heat {heat.heat} (race {heat.race})"
         if info.format == "duplicate" and (rnd.deal is None or res.deal != rnd.deal):
             raise Difference(f"{where}: the race's deal {res.deal} is not the round's {rnd.deal}")
-        if hashlib.sha256(f"{res.variant}|{res.deal}|{res.salt}".encode()).hexdigest() != res.commitment:
+        if commitment(res.variant, res.deal, res.salt) != res.commitment:
             raise Difference(f"{where}: deal and salt do not match the commitment published at the start")
         records = {r.seat: r for r in res.records}
         for s in res.standings:

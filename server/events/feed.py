@@ -19,6 +19,7 @@ import msgspec
 
 from shared import protocol as p
 from shared import scoring
+from shared.standings import final_status
 from shared.variants import get_variant
 
 from ..ops.log import log
@@ -155,12 +156,12 @@ def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | 
     # A heat takes only its entrants, who join under their account's name: the name is the account.
     by_account = {line.name.casefold(): line for line in lines}
     shown = {e.seat: e for e in races.progress_lines(lines, bool(race_meta and race_meta.started), total)}
-    rows = []
+    rows: list[tuple[scoring.RoundResult, p.LiveStatus]] = []
     for account in accounts:
         line = by_account.get(account)
         if line is None:
             rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
             continue
         r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
-        rows.append((r, shown[line.seat].status if line.seat in shown else r.status))
+        rows.append((r, shown[line.seat].status if line.seat in shown else final_status(line.status)))
     return rows

@@ -7,7 +7,6 @@ place and tested without sockets.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 
 import msgspec
@@ -15,7 +14,7 @@ from typing import Literal
 from functools import lru_cache
 
 from shared import protocol as p
-from shared.deals import Deal, deal as make_deal
+from shared.deals import Deal, commitment, deal as make_deal
 from shared.engine import Game, Status
 from shared.moves import Move
 from shared.record import GameRecord, replay
@@ -49,11 +48,6 @@ def new_id() -> str:
 def new_code() -> str:
     """A short code to read out or type: no 0/O or 1/I/l to confuse."""
     return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def commitment(variant: str, deal: int, salt: str) -> str:
-    """The published hash that binds the server to the deal before anyone plays it."""
-    return hashlib.sha256(f"{variant}|{deal}|{salt}".encode()).hexdigest()
 
 
 def check_request(req: p.Create) -> Variant:
