@@ -15,7 +15,7 @@ from typing import Final, Iterable, Literal, Mapping, Protocol, TypeVar
 import msgspec
 
 from . import protocol as p
-from .standings import Merit, final_status, merit_of, shared_ranks
+from .standings import Merit, final_status, merit_of, shared_ranks, win_ms
 
 NO_SHOW: Final = "no_show"
 ABSENT: Final = "absent"
@@ -91,9 +91,7 @@ def result_at(account: str, race: str, heat: int, status: str, home: int, finish
               home_at: int | None, starts: int) -> RoundResult:
     """An entrant's result from a race line (final or live; absolute times, 0 or None: never), its
     times taken from the heat's start ``starts`` so that heats compare."""
-    won = final_status(status)
-    return RoundResult(account, race, heat, won, home,
-                       finished_at - starts if won == "finished" and finished_at else None,
+    return RoundResult(account, race, heat, final_status(status), home, win_ms(status, finished_at, starts),
                        home_at - starts if home_at else None)
 
 

@@ -107,6 +107,12 @@ def final_status(stored: str) -> FinalStatus:
     return "finished" if stored == "finished" else "gave_up" if stored == "gave_up" else "racing"
 
 
+def win_ms(status: str, finished_at: int | None, starts: int) -> int | None:
+    """A win's time from the start ``starts`` (None: not a win): what an event round and the daily
+    board show and count."""
+    return finished_at - starts if final_status(status) == "finished" and finished_at else None
+
+
 def shown_status(stored: str, race_started: bool, online: int) -> PlayerStatus:
     """The status a client sees: lobby states turn into racing at the start;
     a racer (blocked or not) with no live connection shows as disconnected."""

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
+from shared.standings import shared_ranks, win_ms
 from shared.variants import UnknownVariant, get_variant
 
 from ..answers import error_response, json_response, service_of
@@ -119,14 +120,13 @@ async def board(service: "Service", variant: str, date: str) -> p.DailyBoard:
             continue
         res = msgspec.msgpack.decode(blob, type=p.Results)
         s = res.standings[0]
-        time_ms = s.finished_at - (res.starts_at or 0) if s.status == "finished" and s.finished_at else None
+        time_ms = win_ms(s.status, s.finished_at, res.starts_at or 0)
         lines.append((account, s.name, s.status, s.home, time_ms, race, res.records[0].moves if revealed else None))
     order = sorted(lines, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
-    out: list[p.DailyLine] = []
-    for i, (account, name, status, home, time_ms, race, moves) in enumerate(order):
-        same = out and (out[-1].time_ms, out[-1].home) == (time_ms, home)
-        out.append(p.DailyLine(rank=out[-1].rank if same else i + 1, account=account, name=name, status=status,
-                               home=home, time_ms=time_ms, race=race, moves=moves))
+    out = [p.DailyLine(rank=rank, account=account, name=name, status=status, home=home, time_ms=time_ms, race=race,
+                       moves=moves)
+           for rank, (account, name, status, home, time_ms, race, moves)
+           in zip(shared_ranks(order, lambda line: (line[4], line[3])), order)]
     drawn = await service.daily.deal(variant, date)
     return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
                         deal=drawn[0] if revealed and drawn else None)
