@@ -1,8 +1,10 @@
 """Duplicate scoring, as in duplicate bridge: every entrant of a round played the same deal, so
 results compare across heats. In each round an entrant scores 1 matchpoint for every other entrant
 of the round (in any heat) it beat on the race standings rule, and ½ for each tie; the event
-total is the sum over the rounds. Pure functions: the runner, the standings endpoint and
-``thieves verify`` all compute with these, so they cannot disagree.
+total is the sum over the rounds. Also the event's totals and tie-breaks (:func:`round_time`,
+:func:`totals`, :func:`standing_lines`) and the arena's points, streaks and ranking. Pure functions,
+each rule once: the runner, the standings endpoint, the live feed and ``thieves verify`` all compute
+with these, so they can disagree only when stored data was changed.
 
 Matchpoints are kept doubled (whole numbers: a tie is 1, a win 2) and halved when shown.
 """

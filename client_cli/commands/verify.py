@@ -2,9 +2,11 @@
 
 Duplicate events and arenas. Trusts nothing the server computed: each heat's deal is checked against the commitment published
 when the race was made, every entrant's game is replayed move by move on that deal (its cards home,
-its win and its final position must be what the results say), and the matchpoints and standings
-are recomputed from those results with the rules of docs/events.md. Prints ``agree`` or the first
-difference, and exits 0 or 1.
+its win and its final position must be what the results say), and the matchpoints and standings,
+every round line of them included, are recomputed from those results with the very functions the
+server uses (``shared/scoring.py``, ``shared/standings.py``: the rules of docs/events.md), so a
+difference means stored data was changed, not that two copies of a rule drifted apart. Prints
+``agree`` or the first difference, and exits 0 or 1.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="recompute a finished event's races and standings from the revealed deals and moves",
         description="Fetch a finished event, check every race's deal against its commitment, replay every "
         "entrant's moves, recompute the matchpoints (duplicate) or the points with their streaks (arena) and "
-        "the standings, and compare them with the server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
+        "the standings with every round line, and compare them with the server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
     )
     cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
     add_server_option(cmd)
