@@ -12,6 +12,7 @@ from starlette.websockets import WebSocket
 from shared import protocol as p
 
 if TYPE_CHECKING:
+    from .compose import Tournaments
     from .race.service import Service
 
 _json = msgspec.json.Encoder()
@@ -34,3 +35,8 @@ def bearer(request: Request) -> str | None:
 def service_of(request: Request | WebSocket) -> "Service":
     """The process's service (set on the app by its lifespan)."""
     return request.app.state.service  # type: ignore[no-any-return]
+
+
+def tournaments_of(request: Request | WebSocket) -> "Tournaments":
+    """The process's events side (server/compose.py; set on the app by its lifespan)."""
+    return request.app.state.tournaments  # type: ignore[no-any-return]

@@ -1,7 +1,8 @@
 """The Starlette application: HTTP endpoints, the WebSocket route, the lifespan.
 
-The lifespan owns the Redis pool and the :class:`~server.service.Service`
-(Starlette's way to share state without globals); routes are thin: decode,
+The lifespan owns the Redis pool and the parts server/compose.py builds (the race
+:class:`~server.race.service.Service` and the events' ``Tournaments``), kept on
+``app.state`` (Starlette's way to share state without globals); routes are thin: decode,
 call the service or store, encode with the same msgspec types as the wire.
 """
 
@@ -25,6 +26,7 @@ from .config import Config
 from .race.connection import Connection
 from .ops.log import log
 from .race.clock import now_ms
+from .compose import compose
 from .race.service import Service
 from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
@@ -176,9 +178,10 @@ def create_app(config: Config, redis_url: str) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         client = redis_client(redis_url, config.redis_cluster)
         probe = redis_client(redis_url, config.redis_cluster, retry=False)
-        service = Service(config, client, probe)
+        service, tournaments = compose(config, client, probe)
         await service.start()
         app.state.service = service
+        app.state.tournaments = tournaments
         log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
             instance=service.instance)
         try:

@@ -606,9 +606,11 @@ class Leaderboard(msgspec.Struct, kw_only=True):
 
 
 # -------------------------------------------------------- HTTP bodies: events
-EventFormat = Literal["duplicate", "arena"]
-"""How an event is played (docs/events.md): ``duplicate``, every entrant plays each round's deal, in
-heats; ``arena``, for ``duration`` seconds entrants are paired again as soon as a race ends."""
+EventFormat = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+"""How an event is played (docs/events.md), a name the server knows (else ``bad_field``): ``duplicate``,
+every entrant plays each round's deal, in heats; ``arena``, for ``duration`` seconds entrants are paired
+again as soon as a race ends. What a client shows of an event comes from EventInfo's fields (``summary``,
+``pairing``, ``score_field``), never from the name."""
 EventStatus = Literal["registration", "running", "finished"]
 RoundState = Literal["waiting", "opening", "open", "running", "done"]
 """``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
@@ -703,6 +705,17 @@ class EventInfo(msgspec.Struct, kw_only=True):
     ends_at: Union[Millis, None] = None
     """Arenas: when pairing stops (set at the start)."""
     check_in: bool = False
+    pairings: int = 0
+    """Arenas: how many times waiting entrants were paired so far (each time one race or more)."""
+    summary: str = ""
+    """The event's shape in a few words, as its format says it ("3 rounds in heats of 8")."""
+    pairing: bool = False
+    """Entrants are paired again as their races end (an arena): no rounds; each ``schedule`` entry is one
+    race, and each standings line names its entrant's ``race`` and ``status``."""
+    score_field: Literal["matchpoints", "points"] = "matchpoints"
+    """The standings line field that ranks the entrants (and is shown as their score)."""
+    score_rule: str = ""
+    """The scoring in a few words (a caption for the standings)."""
 
 
 class EventEntry(msgspec.Struct, kw_only=True):

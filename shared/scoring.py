@@ -85,7 +85,11 @@ def matchpoints(results: Iterable[RoundResult]) -> dict[str, int]:
 def scored(results: Iterable[RoundResult]) -> list[ScoredRound]:
     """A round's results with their matchpoints (the runner stores these; verify recomputes them)."""
     field = list(results)
-    points = matchpoints(field)
+    return with_points(field, matchpoints(field))
+
+
+def with_points(field: Iterable[RoundResult], points: Mapping[str, int]) -> list[ScoredRound]:
+    """A round's results with the doubled points each earned, by whatever rule its format scores."""
     return [ScoredRound(**msgspec.structs.asdict(r), points2=points[r.account]) for r in field]
 
 

@@ -62,6 +62,11 @@ class LiveServer:
     def service(self) -> Any:
         return self.app.state.service
 
+    @property
+    def tournaments(self) -> Any:
+        """The events side (server/compose.py): event store, runner, feeds, daily deal."""
+        return self.app.state.tournaments
+
     async def http(self, method: str, path: str, body: Any = None,
                    headers: dict[str, str] | None = None) -> tuple[int, Any]:
         """A plain HTTP request in a thread (urllib: no extra client library in the way)."""

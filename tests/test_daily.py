@@ -43,7 +43,7 @@ async def test_several_accounts_play_the_days_deal_once_each_at_different_times(
     first = await _play_post(server, keys["ann"])
     again = await _play_post(server, keys["ann"])
     assert first[1]["race"] == again[1]["race"], "one play a day: asking again gives the same race"
-    drawn = await server.service.daily.deal(VARIANT, today(now_ms()))
+    drawn = await server.tournaments.daily.deal(VARIANT, today(now_ms()))
     assert drawn is not None
     line = list(load_pool(VARIANT).lines[drawn[0]])
     await _play(server, keys["ann"], line, len(line))  # wins
@@ -69,10 +69,10 @@ async def test_the_deal_and_every_game_are_revealed_once_the_day_is_over(server:
     key = await register(server, "ann")
     service = server.service
     deal = CheckedDeal(VARIANT, 7, ())
-    await service.daily.draw(VARIANT, yesterday, 7, "", now_ms())
+    await server.tournaments.daily.draw(VARIANT, yesterday, 7, "", now_ms())
     race = await service.create_for(["ann"], deal, 60, "all-ready", event_name(VARIANT, yesterday),
                                     reveal_at=day_end(yesterday))
-    await service.daily.claim(VARIANT, yesterday, "ann", race.id)
+    await server.tournaments.daily.claim(VARIANT, yesterday, "ann", race.id)
     c = await Client.connect(server)
     await c.hello(race.code, key=key)
     await c.send(p.Ready(ready=True))

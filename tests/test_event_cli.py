@@ -116,7 +116,7 @@ def test_event_play_finds_the_accounts_heat_or_arena_race_once() -> None:
     assert next_race(duplicate, empty, "cy", set()) is None, "not drawn into this round"
     done = msgspec.structs.replace(duplicate, round_state="done")
     assert next_race(done, empty, "ann", set()) is None, "between rounds: wait"
-    arena = msgspec.structs.replace(duplicate, format="arena", round_state="running")
+    arena = msgspec.structs.replace(duplicate, format="arena", round_state="running", pairing=True)
     line = p.EventStandingLine(rank=1, account="ann", name="ann", matchpoints=0, home=0, time_ms=0, points=2,
                                status="playing", race="r2")
     playing = msgspec.structs.replace(empty, lines=[line])

@@ -34,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     create = cmds.add_parser("create", help="create an event (organiser)",
                              description="Create an event; it takes entries until `thieves event start`.")
     create.add_argument("name", help="the event's name (1-64 characters)")
-    create.add_argument("--format", choices=["duplicate", "arena"], default="duplicate",
-                        help="duplicate: rounds on one deal in heats, by matchpoints; arena: races again and "
-                        "again for --duration, points by place (default duplicate)")
+    create.add_argument("--format", default="duplicate",
+                        help="a format the server plays: duplicate, rounds on one deal in heats, by matchpoints; "
+                        "arena, races again and again for --duration, points by place (default duplicate)")
     create.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS))
     create.add_argument("--rounds", type=int, default=3, help="duplicate: rounds (default 3)")
     create.add_argument("--heat-size", type=int, default=8, help="duplicate: most racers in one heat (default 8)")
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             return _entry(api, server, args)
         if action == "start":
             info = api.start_event(server, _token(args), args.event)
-            print(f"started {info.name!r}: {'pairing until the end' if info.format == 'arena' else 'round 1 is being drawn'}")
+            print(f"started {info.name!r}: {'pairing until the end' if info.pairing else 'round 1 is being drawn'}")
             return 0
         if action == "play":
             return play_event(server, args)
@@ -167,9 +167,8 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
 
 def summary(info: p.EventInfo) -> str:
     """One line about an event."""
-    shape = (f"arena, {info.duration // 60} min, races of {info.group_size}" if info.format == "arena"
-             else f"duplicate, {info.rounds} rounds, heats of {info.heat_size}")
-    where = (f"round {info.round}/{info.rounds} {info.round_state}" if info.format == "duplicate" and info.round
+    shape = f"{info.format}, {info.summary}"
+    where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round
              else info.status)
     return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
 
@@ -181,7 +180,7 @@ def describe(info: p.EventInfo, now_ms: float) -> list[str]:
     out.append(clock(info, now_ms))
     for rnd in info.schedule[-8:]:
         deal = f" (deal {rnd.deal})" if rnd.deal else ""
-        out.append(f"{'race' if info.format == 'arena' else 'round'} {rnd.round}{deal}:")
+        out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
         for heat in rnd.heats:
             out.append(f"  {heat.code}  " + ", ".join(heat.entrants)[:70])
     return out
@@ -196,7 +195,7 @@ def clock(info: p.EventInfo, now_ms: float) -> str:
         return "taking entries until the organiser starts it"
     if info.status == "finished":
         return "finished"
-    if info.format == "arena" and info.ends_at:
+    if info.ends_at:
         return f"pairing for {left(info.ends_at)} more"
     if info.round_state == "done" and info.next_at:
         return f"round {info.round + 1} is drawn in {left(info.next_at)}"
@@ -236,7 +235,7 @@ WAIT_SECONDS = 1.0
 def next_race(info: p.EventInfo, standings: p.EventStandings, account: str, played: set[str]) -> str | None:
     """The join code of the account's race to play now, if any: its heat of the round drawn (duplicate),
     or the race it is paired into (arena); never one it has played."""
-    if info.format == "arena":
+    if info.pairing:
         mine = next((line for line in standings.lines if line.account == account), None)
         if mine is None or mine.status != "playing" or not mine.race or mine.race in played:
             return None

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
         rounds = {r.round: _round(server, info, r) for r in info.schedule}
-        if info.format == "arena":
+        if info.score_field == "points":
             _compare(_arena(rounds, told), told, ("points", "wins", "races", "home", "streak", "rank"))
         else:
             _compare(_standings(info, told, rounds), told, ("matchpoints", "home", "time_ms", "rank", "rounds"))
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"differ: {exc}")
         return 1
     heats = sum(len(r.heats) for r in info.schedule)
-    what = f"{heats} races" if info.format == "arena" else f"{len(info.schedule)} rounds, {heats} heats"
+    what = f"{heats} races" if info.pairing else f"{len(info.schedule)} rounds, {heats} heats"
     print(f"agree: {what}, {len(told.lines)} entrants of {info.name!r} recomputed from the revealed deals and moves")
     return 0
 
@@ -79,8 +79,8 @@ def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.Ro
             # A race nobody joined never started: everyone drawn into it is a no-show.
             out += [scoring.heat_result(a, heat.race, heat.heat, None) for a in heat.entrants]
             continue
-        where = f"{'race' if info.format == 'arena' else 'round'} {rnd.round}, heat {heat.heat} (race {heat.race})"
-        if info.format == "duplicate" and (rnd.deal is None or res.deal != rnd.deal):
+        where = f"{'race' if info.pairing else 'round'} {rnd.round}, heat {heat.heat} (race {heat.race})"
+        if not info.pairing and (rnd.deal is None or res.deal != rnd.deal):
             raise Difference(f"{where}: the race's deal {res.deal} is not the round's {rnd.deal}")
         if commitment(res.variant, res.deal, res.salt) != res.commitment:
             raise Difference(f"{where}: deal and salt do not match the commitment published at the start")

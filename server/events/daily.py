@@ -20,13 +20,13 @@ from shared import protocol as p
 from shared.standings import shared_ranks, win_ms
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import error_response, json_response, service_of
+from ..answers import error_response, json_response, tournaments_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, solver_can_check
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
 
 if TYPE_CHECKING:
-    from ..race.service import Service
+    from ..compose import Tournaments
 
 DAY_MS = 86_400_000
 
@@ -55,10 +55,10 @@ async def play_daily(request: Request) -> Response:
         variant = get_variant(request.path_params["variant"]).key
     except UnknownVariant as exc:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
-    service = service_of(request)
+    t = tournaments_of(request)
     now = now_ms()
     date = today(now)
-    existing = await service.daily.play_of(variant, date, account.account)
+    existing = await t.daily.play_of(variant, date, account.account)
     if existing is None:
         try:
             deal = await _deal_of_the_day(request, variant, date, now)
@@ -66,10 +66,10 @@ async def play_daily(request: Request) -> Response:
             response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400, str(exc))
             response.headers["Retry-After"] = "5"
             return response
-        race = await service.create_for([account.account], deal, service.config.daily_time_limit, "all-ready",
+        race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
                                         event_name(variant, date), reveal_at=day_end(date))
-        existing = await service.daily.claim(variant, date, account.account, race.id)
-    meta = await service.store.meta(existing)
+        existing = await t.daily.claim(variant, date, account.account, race.id)
+    meta = await t.races.store.meta(existing)
     if meta is None:
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404, "your play of today's deal is gone")
     return json_response(p.DailyPlay(variant=variant, date=date, race=meta.id, code=meta.code,
@@ -77,15 +77,15 @@ async def play_daily(request: Request) -> Response:
 
 
 async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) -> CheckedDeal:
-    service = service_of(request)
-    drawn = await service.daily.deal(variant, date)
+    t = tournaments_of(request)
+    drawn = await t.daily.deal(variant, date)
     if drawn is None:
         if solver_can_check(variant):
-            fresh = await service.checked.take(variant)
+            fresh = await t.races.checked.take(variant)
             number, line = fresh.deal, " ".join(fresh.line)
         else:
             number, line = secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ""
-        drawn = await service.daily.draw(variant, date, number, line, now)
+        drawn = await t.daily.draw(variant, date, number, line, now)
     return CheckedDeal(variant, drawn[0], tuple(drawn[1].split()))
 
 
@@ -100,21 +100,21 @@ async def daily_board(request: Request) -> Response:
         day_end(date)
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
-    return json_response(await board(service_of(request), variant, date))
+    return json_response(await board(tournaments_of(request), variant, date))
 
 
-async def board(service: "Service", variant: str, date: str) -> p.DailyBoard:
+async def board(t: "Tournaments", variant: str, date: str) -> p.DailyBoard:
     """The board of ``variant``'s deal of ``date``: by finish time, then cards home; the deal and
     every game once the day is over (the JSON endpoint and the front page show the same)."""
     revealed = now_ms() >= day_end(date)
     lines: list[tuple[str, str, str, int, int | None, str, list[str] | None]] = []
-    for account, race in (await service.daily.plays(variant, date)).items():
-        meta = await service.store.meta(race)
+    for account, race in (await t.daily.plays(variant, date)).items():
+        meta = await t.races.store.meta(race)
         if meta is None:
             continue
-        blob = await service.store.results(race) if meta.status == "finished" else None
+        blob = await t.races.store.results(race) if meta.status == "finished" else None
         if blob is None:
-            _, progress = await service.store.lines(race)
+            _, progress = await t.races.store.lines(race)
             home = progress[0].home if progress else 0
             lines.append((account, progress[0].name if progress else account, "playing", home, None, race, None))
             continue
@@ -127,6 +127,6 @@ async def board(service: "Service", variant: str, date: str) -> p.DailyBoard:
                        moves=moves)
            for rank, (account, name, status, home, time_ms, race, moves)
            in zip(shared_ranks(order, lambda line: (line[4], line[3])), order)]
-    drawn = await service.daily.deal(variant, date)
+    drawn = await t.daily.deal(variant, date)
     return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
                         deal=drawn[0] if revealed and drawn else None)

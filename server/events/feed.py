@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import msgspec
 
@@ -25,12 +25,9 @@ from shared.variants import get_variant
 from ..ops.log import log
 from ..race import rules as races
 from ..race.clock import now_ms
-from ..store import UNAVAILABLE, Line, RaceMeta
-from ..store.events import EventMeta
-from .standings import arena_standings, event_info, standings
-
-if TYPE_CHECKING:
-    from ..race.service import Service
+from ..store import UNAVAILABLE, Line, RaceMeta, Store
+from ..store.events import EventStore
+from .format import format_of
 
 FEED_SECONDS = 0.2
 """How often a feed looks for changes: a watcher sees a change within this (plus a read) at most,
@@ -41,11 +38,31 @@ WATCHER_QUEUE = 8
 _json = msgspec.json.Encoder()
 
 
+class Feeds:
+    """This process's live event feeds: one per event watched here, gone when its last watcher is."""
+
+    def __init__(self, events: EventStore, store: Store) -> None:
+        self.events = events
+        self.store = store
+        self.live: dict[str, EventFeed] = {}
+
+    def watch(self, event: str) -> tuple["EventFeed", asyncio.Queue[bytes | None]]:
+        """The event's feed (made on the first watcher) and a new watcher's queue of it."""
+        feed = self.live.get(event)
+        if feed is None:
+            feed = self.live[event] = EventFeed(self, event)
+        return feed, feed.watch()
+
+    async def frame(self, event: str) -> bytes | None:
+        """A frame of the event at once, however quiet (a fresh feed's first), as every watcher gets them."""
+        return await EventFeed(self, event).frame()
+
+
 class EventFeed:
     """The frames of one event, for this process's watchers."""
 
-    def __init__(self, service: "Service", event: str) -> None:
-        self.service = service
+    def __init__(self, feeds: Feeds, event: str) -> None:
+        self.feeds = feeds
         self.event = event
         self.watchers: set[asyncio.Queue[bytes | None]] = set()
         self.last: bytes | None = None
@@ -87,7 +104,8 @@ class EventFeed:
             for queue in list(self.watchers):
                 if queue.empty():
                     queue.put_nowait(None)
-            self.service.event_feeds.pop(self.event, None)
+            if self.feeds.live.get(self.event) is self:
+                del self.feeds.live[self.event]
 
     def _send(self, frame: bytes) -> None:
         self.last = frame
@@ -100,51 +118,38 @@ class EventFeed:
 
     async def frame(self) -> bytes | None:
         """The next frame's JSON, or None when nothing moved since the last."""
-        events, store = self.service.events, self.service.store
+        events, store = self.feeds.events, self.feeds.store
         meta = await events.meta(self.event)
         if meta is None:
             return None
-        heats = self._heats(meta)
+        fmt = format_of(meta.format)
+        heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
         versions = await store.versions([race for _, race, _ in heats])
         seen = (meta.version, *(v or 0 for v in versions))
         if seen == self._seen:
             return None
         self._seen = seen
         if self._standings is None or self._standings[0] != meta.version:
-            entrants = await events.entrants(meta.id)
-            if meta.format == "arena":
-                info = event_info(meta, await events.arena_races(meta.id))
-                table = arena_standings(meta, entrants, await events.arena_states(meta.id))
-            else:
-                info = event_info(meta)
-                table = standings(meta, entrants, await events.results(meta.id))
-            self._standings = (meta.version, info, table)
+            self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
-        live = []
-        if meta.format == "duplicate" and meta.round_state == "running":
-            live = await self._live(meta, heats, dict(zip((race for _, race, _ in heats), versions)))
+        live = await self._live(meta.variant, heats, dict(zip((race for _, race, _ in heats), versions)),
+                                fmt.live_points) if heats else []
         return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
 
-    def _heats(self, meta: EventMeta) -> list[tuple[int, str, list[str]]]:
-        """The races whose changes show: the current round's heats (an arena's races under way)."""
-        if meta.format == "duplicate":
-            current = meta.schedule[-1].heats if meta.schedule and meta.status == "running" else []
-            return [(h.heat, h.race, h.entrants) for h in current]
-        return []
-
-    async def _live(self, meta: EventMeta, heats: list[tuple[int, str, list[str]]],
-                    versions: dict[str, int | None]) -> list[p.EventLiveLine]:
-        """Every entrant of the round as its heat's table shows it, scored as if the heats ended now."""
-        store = self.service.store
+    async def _live(self, variant: str, heats: list[tuple[int, str, list[str]]], versions: dict[str, int | None],
+                    score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
+        """Every entrant of the live heats as its heat's table shows it, scored (by the format's ``score``)
+        as if the heats ended now."""
+        store = self.feeds.store
         moved = [(heat, race, accounts) for heat, race, accounts in heats
                  if self._heat_rows.get(race, (None,))[0] != versions.get(race)]
         metas = await store.metas([race for _, race, _ in moved])
         tables = await asyncio.gather(*(store.lines(race) for _, race, _ in moved))  # concurrent round trips
-        total = get_variant(meta.variant).total_cards
+        total = get_variant(variant).total_cards
         for (heat, race, accounts), race_meta, (version, lines) in zip(moved, metas, tables):
             self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, race_meta, lines, total))
         field = [row for _, race, _ in heats for row in self._heat_rows[race][1]]
-        points = scoring.matchpoints([r for r, _ in field])
+        points = score([r for r, _ in field])
         return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,
                                 home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
 

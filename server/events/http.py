@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -20,15 +20,13 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import bearer, error_response, json_response, service_of
-from ..ops.log import log
+from ..answers import bearer, error_response, json_response, service_of, tournaments_of
 from ..deals.checked import solver_can_check
 from ..players.registration import bearer_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
-from .feed import EventFeed
-from .standings import arena_standings, event_info, standings
+from .format import UnknownFormat, format_of
 
 
 def _organiser_refusal(request: Request) -> Response | None:
@@ -46,7 +44,7 @@ def _organiser_refusal(request: Request) -> Response | None:
 
 
 async def _event_or_404(request: Request) -> EventMeta | Response:
-    meta = await service_of(request).events.meta(request.path_params["event"])
+    meta = await tournaments_of(request).events.meta(request.path_params["event"])
     return meta if meta is not None else error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
 
 
@@ -64,9 +62,12 @@ async def create_event(request: Request) -> Response:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
-    if req.deals is not None and req.format == "duplicate" and len(req.deals) != req.rounds:
-        return error_response(p.ErrorCode.BAD_DEAL, 400, f"deals: one per round ({req.rounds}), not {len(req.deals)}")
-    service = service_of(request)
+    try:
+        fmt = format_of(req.format)
+    except UnknownFormat as exc:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
+    if (refused := fmt.refusal(req)) is not None:
+        return error_response(refused[0], 400, refused[1])
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
         return error_response(p.ErrorCode.NO_POOL, 400)
     meta = EventMeta(
@@ -76,36 +77,29 @@ async def create_event(request: Request) -> Response:
         deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
         status="registration", round=0, round_state="waiting", created_at=now_ms(), duration=req.duration,
         group_size=req.group_size, check_in=req.check_in)
-    await service.events.create(meta)
-    return json_response(event_info(meta), 201)
+    events = tournaments_of(request).events
+    await events.create(meta)
+    return json_response(await fmt.info(events, meta), 201)
 
 
 async def list_events(request: Request) -> Response:
-    events = service_of(request).events
+    events = tournaments_of(request).events
     metas = [await events.meta(e) for e in await events.recent_ids()]
-    return json_response({"events": [await _info(request, m) for m in metas if m is not None]})
+    return json_response({"events": [await format_of(m.format).info(events, m) for m in metas if m is not None]})
 
 
 async def get_event(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    return json_response(await _info(request, meta))
-
-
-async def _info(request: Request, meta: EventMeta) -> p.EventInfo:
-    races_ = await service_of(request).events.arena_races(meta.id) if meta.format == "arena" else None
-    return event_info(meta, races_)
+    return json_response(await format_of(meta.format).info(tournaments_of(request).events, meta))
 
 
 async def get_standings(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    events = service_of(request).events
-    if meta.format == "arena":
-        return json_response(arena_standings(meta, await events.entrants(meta.id), await events.arena_states(meta.id)))
-    return json_response(standings(meta, await events.entrants(meta.id), await events.results(meta.id)))
+    return json_response(await format_of(meta.format).standings(tournaments_of(request).events, meta))
 
 
 async def stream_event(request: Request) -> Response:
@@ -114,11 +108,7 @@ async def stream_event(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    service = service_of(request)
-    feed = service.event_feeds.get(meta.id)
-    if feed is None:
-        feed = service.event_feeds[meta.id] = EventFeed(service, meta.id)
-    queue = feed.watch()
+    feed, queue = tournaments_of(request).feeds.watch(meta.id)
 
     async def frames() -> AsyncIterator[ServerSentEvent]:
         try:
@@ -140,20 +130,11 @@ async def start_event(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    service = service_of(request)
-    now = now_ms()
-    changes: dict[str, Any] = ({"round_state": "running", "ends_at": now + meta.duration * 1000}
-                                  if meta.format == "arena" else {"round_state": "done", "next_at": now})
-    if meta.check_in and meta.status == "registration":
-        # Before the start's step: a check-in racing the start is either in (and plays) or refused.
-        dropped = await service.events.drop_unchecked(meta.id)
-        log("event_check_in_closed", tournament=meta.id, dropped=dropped)
-        meta = await service.events.meta(meta.id) or meta
-    if meta.status != "registration" or not await service.events.step(meta, now, status="running", **changes):
+    tournaments = tournaments_of(request)
+    started = await tournaments.runner.start(meta)
+    if started is None:
         return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
-    fresh = await service.events.meta(meta.id)
-    assert fresh is not None
-    return json_response(await _info(request, fresh))
+    return json_response(await format_of(started.format).info(tournaments.events, started))
 
 
 async def enter_event(request: Request) -> Response:
@@ -179,7 +160,7 @@ async def _entry(request: Request, action: str = "enter") -> Response:
     if named is not None and named.casefold() != account.account:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
     try:
-        entry = await service_of(request).events.entry(request.path_params["event"], account.account, account.name,
+        entry = await tournaments_of(request).events.entry(request.path_params["event"], account.account, account.name,
                                                        now_ms(), action)
     except StoreError as exc:
         code = p.ErrorCode(exc.code)

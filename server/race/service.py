@@ -9,7 +9,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-from typing import Any, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 
 from shared import protocol as p
@@ -21,11 +21,7 @@ from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
-from ..events.feed import EventFeed
-from ..events.runner import TICK_SECONDS, EventRunner
 from ..store.accounts import AccountStore
-from ..store.daily import DailyStore
-from ..store.events import EventMeta, EventStore
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from ..store.history import History
 from ..players.recorder import Outcome, Recorder
@@ -72,11 +68,6 @@ class Service:
         self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
-        self.events = EventStore(redis)
-        self.daily = DailyStore(redis)
-        self.event_feeds: dict[str, EventFeed] = {}
-        """This process's live event feeds (one per event watched here)."""
-        self.runner = EventRunner(self, self.events)
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
@@ -92,6 +83,12 @@ class Service:
         self.recorder = Recorder(self.store, self.history, config.history_max, config.retention)
         self._applying: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._periodic: list[tuple[float, Callable[[], Awaitable[None]]]] = []
+
+    def every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
+        """Run ``job`` every ``seconds`` once started, as the service's own periodic work (failures logged
+        and retried next time): how the composition root (server/compose.py) adds the event runner."""
+        self._periodic.append((seconds, job))
 
     async def start(self) -> None:
         secret = self.config.token_secret
@@ -102,8 +99,8 @@ class Service:
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
                        asyncio.create_task(self._every(CATCH_UP_SECONDS, self._catch_up)),
-                       asyncio.create_task(self._every(TICK_SECONDS, self.runner.tick)),
-                       asyncio.create_task(self._every(RESULTS_SWEEP_SECONDS, self._sweep_results))]
+                       asyncio.create_task(self._every(RESULTS_SWEEP_SECONDS, self._sweep_results)),
+                       *(asyncio.create_task(self._every(seconds, job)) for seconds, job in self._periodic)]
 
     @property
     def janitor_interval(self) -> float:
@@ -296,17 +293,12 @@ class Service:
                 return meta
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
-    async def create_heat(self, event: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
-        """A race of an event for ``entrants`` (the only accounts that may join) on a secret deal, started
-        by the event's runner."""
-        return await self.create_for(entrants, deal, event.time_limit, "creator", event.id,
-                                     rated=event.rated and len(entrants) >= 2)
-
     async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
                          event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta:
-        """A race the server makes (an event's heat, a daily deal's play) for ``entrants`` only, on a
-        secret deal: a checked deal keeps its mark and line, another is a secret number. Not counted
-        against any address's creation limits: no client asked for it."""
+        """A race the server makes (an event's heat, a daily deal's play) for ``entrants`` only (the only
+        accounts that may join), on a secret deal: a checked deal keeps its mark and line, another is a
+        secret number; ``event`` names what it belongs to. Not counted against any address's creation
+        limits: no client asked for it."""
         req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
                        deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
                        start_mode=start_mode, rated=rated)
@@ -314,6 +306,18 @@ class Service:
                                      reveal_at=reveal_at)
         log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
         return meta
+
+    async def start_races(self, ids: list[str], now: int) -> None:
+        """Start these server-made races at once (``start_mode`` creator); one nobody joined stays an
+        empty lobby (all no-shows), as does one started already."""
+        countdown = int(self.config.countdown * 1000)
+        for race in ids:
+            try:
+                await self.store.start(race, now, countdown)
+            except StoreError as exc:
+                # started already / nobody came / a rated race only one entrant came to
+                if exc.code not in ("race_closed", "forbidden", "not_enough_players"):
+                    raise
 
     async def end_race(self, race: str) -> bool:
         """End the race if its time is up or everyone is done; idempotent, safe from any process."""

@@ -60,6 +60,9 @@ class EventMeta:
     ends_at: int = 0
     """Arenas: when pairing stops (set at the start)."""
     check_in: bool = False
+    pairings: int = 0
+    """Arenas: how many times waiting entrants were paired (each time one race or more); a step of a
+    pairing compares it, as a round's steps compare ``round``."""
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
@@ -76,6 +79,11 @@ class EventMeta:
         """The organiser's deal for ``round_no`` (1-based), if it named its deals."""
         deals = self.deal_list
         return deals[round_no - 1] if 1 <= round_no <= len(deals) else None
+
+
+def _pairs(changes: dict[str, Any]) -> list[Any]:
+    """A hash's field, value, ... as a script takes them."""
+    return [x for name, value in changes.items() for x in (name, encode_field(value))]
 
 
 def encode_field(value: Any) -> Any:
@@ -178,7 +186,7 @@ class EventStore:
         event_closed, not_an_entrant)."""
         k = EventKeys(event)
         kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
-                                             args=[account, name, now, action, k.chan]))
+                                             args=[account, name, now, action]))
         if kind != "ok":
             raise StoreError(rest[0])
         return Entrant.loads(account, rest[0])
@@ -186,36 +194,40 @@ class EventStore:
     async def drop_unchecked(self, event: str) -> int:
         """Withdraw every entrant who has not checked in (the start of an event that asks for it)."""
         k = EventKeys(event)
-        return int(await self._drop_unchecked(keys=[k.meta, k.entrants], args=[k.chan]))
+        return int(await self._drop_unchecked(keys=[k.meta, k.entrants]))
 
     async def entrants(self, event: str) -> list[Entrant]:
         raw = await self.redis.hgetall(EventKeys(event).entrants)
         return sorted((Entrant.loads(text(a), v) for a, v in raw.items()), key=lambda e: (e.joined_at, e.account))
 
-    async def step(self, meta: EventMeta, now: int, takeover: bool = False, **changes: Any) -> bool:
-        """Move the event on from the round and state ``meta`` shows; False when another process did first."""
-        k = EventKeys(meta.id)
-        args: list[Any] = [meta.round, meta.round_state, now, int(takeover), k.chan]
-        for name, value in changes.items():
-            args += [name, encode_field(value)]
-        kind, rest = reply(await self._step(keys=[k.meta], args=args))
+    async def step(self, meta: EventMeta, transition: str, now: int, **changes: Any) -> bool:
+        """Move the event by ``transition`` (shared/event_states.py) from the state ``meta`` shows, setting
+        ``changes`` too; False when another process moved it first. Raises :class:`StoreError`
+        (illegal_transition) for a move the state table does not allow: Redis refuses it, nothing changes."""
+        args = [*self._position(meta, transition, now), *_pairs(changes)]
+        kind, rest = reply(await self._step(keys=[EventKeys(meta.id).meta], args=args))
         if kind == "err":
             raise StoreError(rest[0])
         return kind == "ok"
 
-    async def score(self, meta: EventMeta, points: list[ScoredRound], **changes: Any) -> bool:
-        """Write a round's scored results and move on, once."""
+    async def score(self, meta: EventMeta, transition: str, now: int, results: list[ScoredRound],
+                    **changes: Any) -> bool:
+        """Write a round's scored results and move the event by ``transition``, in one step: once
+        (False when another process scored it first)."""
         k = EventKeys(meta.id)
-        pairs: list[Any] = []
-        for name, value in changes.items():
-            pairs += [name, encode_field(value)]
-        args: list[Any] = [meta.round, k.chan, len(changes), *pairs]
-        for r in points:
-            args += [r.account, r.points2, r.encode()]
-        kind, rest = reply(await self._score(keys=[k.meta, k.results, k.scores], args=args))
+        pairs = _pairs(changes)
+        args: list[Any] = [*self._position(meta, transition, now), len(pairs) // 2, *pairs]
+        for r in results:
+            args += [r.account, r.encode()]
+        kind, rest = reply(await self._score(keys=[k.meta, k.results], args=args))
         if kind == "err":
             raise StoreError(rest[0])
         return kind == "ok"
+
+    @staticmethod
+    def _position(meta: EventMeta, transition: str, now: int) -> list[Any]:
+        """What a step compares: the transition and the state the caller read."""
+        return [transition, meta.status, meta.round_state, meta.round, meta.pairings, now]
 
     async def results(self, event: str) -> dict[tuple[int, str], ScoredRound]:
         """Every scored round result: (round, account) -> its record."""
@@ -225,11 +237,6 @@ class EventStore:
             round_no, _, account = text(key).partition("|")
             out[(int(round_no), account)] = ScoredRound.decode(value)
         return out
-
-    async def scores(self, event: str) -> dict[str, int]:
-        """Doubled matchpoints per account (the sorted set: best first when read in reverse)."""
-        return {text(a): int(s) for a, s in await self.redis.zrevrange(EventKeys(event).scores, 0, -1,
-                                                                        withscores=True)}
 
     # ------------------------------------------------------------ arenas
     async def arena_states(self, event: str) -> dict[str, ArenaState]:
@@ -249,13 +256,13 @@ class EventStore:
         """Put a group in its new race if every member still waits; False when one does not any more."""
         k = EventKeys(event)
         kind, _ = reply(await self._arena_assign(keys=[k.meta, k.arena, k.races, k.entrants],
-                                                 args=[race, starts_at, k.chan, code, *group]))
+                                                 args=[race, starts_at, code, *group]))
         return kind == "ok"
 
     async def arena_update(self, event: str, race: str, what: str, states: dict[str, ArenaState]) -> bool:
         """Mark a race ``started``, or ``scored`` with its entrants' new states; once (False after)."""
         k = EventKeys(event)
-        args: list[Any] = [race, what, k.chan]
+        args: list[Any] = [race, what]
         for account, state in states.items():
             args += [account, state.dumps()]
         kind, rest = reply(await self._arena_update(keys=[k.meta, k.arena, k.races], args=args))

@@ -136,23 +136,22 @@ EVENTS_ALL = "events:all"
 class EventKeys:
     """Key names of one tournament event (every one under the event's hash tag).
 
-    ``event:{E}`` hash: the settings, status, round, round_state, next_at, claim_until, version,
+    ``event:{E}`` hash: the settings, status, round, round_state, pairings (an arena's count of
+    pairings), next_at, claim_until, version,
     the current round's secret deal (``deal``, ``line``) and ``schedule`` (JSON list of the rounds
     drawn: heats, their races and entrants, each round's deal); ``:entrants`` hash account -> JSON
     {name, joined_at, from_round, withdrawn}; ``:results`` hash "<round>|<account>" -> JSON of the
-    entrant's round (scoring.RoundResult and its doubled matchpoints); ``:scores`` zset account ->
-    doubled matchpoints over the rounds scored; ``:chan`` the pub/sub channel of its changes.
+    entrant's round (scoring.RoundResult and its doubled points). Nothing is published: the feeds and
+    the runner read the event's ``version``.
     """
 
-    __slots__ = ("event", "meta", "entrants", "results", "scores", "chan", "arena", "races")
+    __slots__ = ("event", "meta", "entrants", "results", "arena", "races")
 
     def __init__(self, event: str) -> None:
         self.event = event
         self.meta = f"event:{{{event}}}"
         self.entrants = f"{self.meta}:entrants"
         self.results = f"{self.meta}:results"
-        self.scores = f"{self.meta}:scores"
-        self.chan = f"{self.meta}:chan"
         self.arena = f"{self.meta}:arena"
         """Arenas: hash account -> JSON state {status, race, points, streak, wins, races, home, last}."""
         self.races = f"{self.meta}:races"

@@ -13,6 +13,8 @@ import functools
 from importlib import resources
 from typing import Any
 
+from shared import event_states
+
 from .keys import EVENTS_MAX
 from .records import LINE_FIELDS
 
@@ -22,6 +24,9 @@ PLACEHOLDERS = {
     # cmsgpack.pack's arguments for a stored line f (two texts, then whole numbers, 0 when not written):
     # spelled out, since packing a table built for the purpose cost Redis about a microsecond more a move
     "LINE_PACK": ", ".join(["f[1]", "f[2]"] + [f"tonumber(f[{i}]) or 0" for i in range(3, len(LINE_FIELDS) + 1)]),
+    # the event's state table, which the step scripts enforce (shared/event_states.py)
+    "EVENT_TRANSITIONS": event_states.lua_table(),
+    "EVENT_PROTECTED": ", ".join(f"['{name}'] = true" for name in event_states.PROTECTED_FIELDS),
 }
 _USES = "-- uses:"
 if len(LINE_FIELDS) >= 16:

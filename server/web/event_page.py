@@ -14,21 +14,20 @@ from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..answers import service_of
-from ..events.feed import EventFeed
+from ..answers import tournaments_of
 from .render import not_found, render
 
 
 async def event(request: Request) -> Response:
-    service = service_of(request)
+    t = tournaments_of(request)
     ref = request.path_params["event"]
-    meta = await service.events.meta(ref)
+    meta = await t.events.meta(ref)
     if meta is None:
         return not_found(p.ErrorCode.EVENT_NOT_FOUND, f"No event has the id {ref!r}.")
-    frame = await EventFeed(service, meta.id).frame()  # a fresh feed: a frame at once, however quiet
+    frame = await t.feeds.frame(meta.id)  # a fresh feed: a frame at once, however quiet
     assert frame is not None
     live = msgspec.json.decode(frame, type=p.EventLive)
     current = [r for r in live.event.schedule if r.round == live.event.round]
-    heats = current[-1].heats if current and live.event.format == "duplicate" else []
+    heats = current[-1].heats if current and not live.event.pairing else []
     state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream"}
     return render("event.html", title=live.event.name, live=live, heats=heats, state=state)

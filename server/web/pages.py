@@ -15,9 +15,10 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.variants import VARIANTS, get_variant
 
-from ..answers import service_of
+from ..answers import service_of, tournaments_of
+from ..compose import Tournaments
 from ..events import daily
-from ..events.standings import event_info
+from ..events.format import format_of
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..race.service import Service
@@ -48,7 +49,8 @@ async def index(request: Request) -> Response:
     lobby = [r for r in rows if r.status == "lobby"]
     recent = [races.race_info(m, now) for m in await service.store.recent_races(RECENT_SHOWN)]
     return render("index.html", title="Races", live=live, lobby=lobby, recent=recent,
-                  events=await _current_events(service), daily=await _daily_boards(service, now))
+                  events=await _current_events(tournaments_of(request)),
+                  daily=await _daily_boards(tournaments_of(request), now))
 
 
 RECENT_SHOWN = 10
@@ -57,37 +59,28 @@ DAILY_SHOWN = 5
 """Lines of each daily board on the front page."""
 
 
-async def _daily_boards(service: Service, now: int) -> list[p.DailyBoard]:
+async def _daily_boards(t: Tournaments, now: int) -> list[p.DailyBoard]:
     """Today's daily deal of each variant someone has played today (``GET /daily/{variant}``)."""
     date = daily.today(now)
     out = []
     for variant in VARIANTS:
-        if await service.daily.deal(variant, date) is not None:
-            b = await daily.board(service, variant, date)
+        if await t.daily.deal(variant, date) is not None:
+            b = await daily.board(t, variant, date)
             out.append(msgspec.structs.replace(b, lines=b.lines[:DAILY_SHOWN]))
     return out
 
 
-ARENA_RACES_SHOWN = 6
-"""An arena's latest pairings listed on the front page."""
-
-
-async def _current_events(service: Service) -> list[tuple[p.EventInfo, list[p.EventHeat]]]:
+async def _current_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.EventHeat]]]:
     """Events taking entries or under way, as ``GET /events/{id}`` shows them (server/events/http.py),
-    each with the races to watch now: a duplicate event's current round's heats, an arena's latest
-    pairings."""
+    each with the races its format says to watch now (a round's heats, an arena's latest pairings)."""
     out = []
-    for event in await service.events.recent_ids():
-        meta = await service.events.meta(event)
+    for event in await t.events.recent_ids():
+        meta = await t.events.meta(event)
         if meta is None or meta.status == "finished":
             continue
-        arena = await service.events.arena_races(meta.id) if meta.format == "arena" else None
-        info = event_info(meta, arena)
-        if info.format == "arena":
-            heats = [heat for r in info.schedule[-ARENA_RACES_SHOWN:] for heat in r.heats]
-        else:
-            heats = [heat for r in info.schedule if r.round == info.round for heat in r.heats]
-        out.append((info, heats))
+        fmt = format_of(meta.format)
+        info = await fmt.info(t.events, meta)
+        out.append((info, fmt.watch_now(info)))
     return out
 
 

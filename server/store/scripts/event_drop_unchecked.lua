@@ -1,4 +1,4 @@
--- KEYS: event, entrants. ARGV: chan
+-- KEYS: event, entrants.
 -- At the start of an event that asks for check-in: every entrant who did not check in is withdrawn
 -- (marked so: ``no_check_in``). Returns how many.
 local dropped = 0
@@ -13,6 +13,5 @@ for i = 1, #all, 2 do
 end
 if dropped > 0 then
   redis.call('HINCRBY', KEYS[1], 'version', 1)
-  redis.call('PUBLISH', ARGV[1], 'entrants')
 end
 return dropped

@@ -1,15 +1,15 @@
--- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter', 'withdraw' or 'check_in', chan
+-- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter', 'withdraw' or 'check_in'
 -- Entering: in registration from round 1; once running (late entry) from the next round, while one is
--- left (an arena: until its end). A second entry answers the first, and brings an arena entrant who
--- was paused (it missed a race) back to the waiting; entering again after a withdrawal re-enters.
-local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry', 'format', 'ends_at')
-local arena = m[5] == 'arena'
+-- left (an event with an end time, ends_at: until then). A second entry answers the first, and brings
+-- an entrant who was paused (an arena's: it missed a race) back to the waiting; entering again after a
+-- withdrawal re-enters.
+local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry', 'ends_at')
+local timed = tonumber(m[5] or 0) > 0
 if not m[1] then return {'err', 'event_not_found'} end
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
-local function save(changed)  -- the entry changed: store it, bump the version, tell the watchers
+local function save(changed)  -- the entry changed: store it, bump the version (the feeds see it)
   redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(changed))
   redis.call('HINCRBY', KEYS[1], 'version', 1)
-  redis.call('PUBLISH', ARGV[5], 'entrants')
 end
 local entry = raw and cjson.decode(raw) or nil
 if ARGV[4] == 'check_in' then
@@ -31,7 +31,7 @@ if ARGV[4] == 'withdraw' then
   return {'ok', cjson.encode(entry)}
 end
 if entry and not entry.withdrawn then
-  local st = arena and redis.call('HGET', KEYS[3], ARGV[1])
+  local st = redis.call('HGET', KEYS[3], ARGV[1])
   if st and cjson.decode(st).status == 'paused' then
     local s = cjson.decode(st)
     s.status = 'waiting'
@@ -44,8 +44,8 @@ local from = 1
 if m[1] == 'finished' then return {'err', 'event_closed'} end
 if m[1] == 'running' then
   if m[4] ~= '1' then return {'err', 'event_closed'} end
-  if arena then
-    if tonumber(ARGV[3]) >= tonumber(m[6] or 0) then return {'err', 'event_closed'} end
+  if timed then
+    if tonumber(ARGV[3]) >= tonumber(m[5]) then return {'err', 'event_closed'} end
   else
     from = tonumber(m[2]) + 1
     if from > tonumber(m[3]) then return {'err', 'event_closed'} end
@@ -57,5 +57,4 @@ entry = {name = ARGV[2], joined_at = tonumber(ARGV[3]), from_round = from, withd
 redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(entry))
 redis.call('HSET', KEYS[1], 'entrants', redis.call('HLEN', KEYS[2]))
 redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('PUBLISH', ARGV[5], 'entrants')
 return {'ok', cjson.encode(entry)}

@@ -32,17 +32,16 @@ function drawStatus(e) {
   statusNode.dataset.roundState = e.round_state;
   if (e.status === "registration") statusNode.textContent = "taking entries";
   else if (e.status === "finished") statusNode.textContent = "finished";
-  else if (e.format === "arena") statusNode.textContent = "arena running";
+  else if (e.pairing) statusNode.textContent = "pairing";
   else statusNode.textContent = `round ${e.round} of ${e.rounds}: ${ROUND_WORDS[e.round_state] || e.round_state}`;
 }
 
 function drawStandings(e, table) {
-  const arena = e.format === "arena";
   const rows = table.lines.map((line) => el("tr", { "data-account": line.account },
     el("td", { class: "rank" }, String(line.rank)),
     el("th", { scope: "row" }, el("a", { href: `/player/${encodeURIComponent(line.name)}` }, line.name),
       line.withdrawn ? " (withdrawn)" : ""),
-    el("td", { class: "points" }, String(arena ? line.points : line.matchpoints)),
+    el("td", { class: "points" }, String(line[e.score_field])),
     el("td", {}, String(line.home)), el("td", {}, clockText(line.time_ms))));
   standings.tBodies[0].replaceChildren(...(rows.length ? rows
     : [el("tr", { class: "empty" }, el("td", { colspan: "5" }, "Nobody has entered yet."))]));
@@ -69,7 +68,7 @@ function drawLive(e, live, names) {
 }
 
 function drawHeats(e) {
-  const current = e.format === "duplicate" ? e.schedule.filter((r) => r.round === e.round) : [];
+  const current = e.pairing ? [] : e.schedule.filter((r) => r.round === e.round);
   const list = current.length ? current[current.length - 1].heats : [];
   heatsSection.hidden = !list.length || e.status === "finished";
   heatsSection.querySelector(".round-number").textContent = String(e.round);
@@ -87,7 +86,7 @@ function draw(next, before) {
       || before.event.status !== e.status)) {
     const leader = next.standings.lines[0];
     announcer.textContent = `${statusNode.textContent}.` + (leader && e.round_state === "done"
-      ? ` ${leader.name} leads with ${e.format === "arena" ? leader.points : leader.matchpoints}.` : "");
+      ? ` ${leader.name} leads with ${leader[e.score_field]}.` : "");
   }
 }
 
@@ -97,7 +96,7 @@ function tick() {
   const current = e.schedule.filter((r) => r.round === e.round);
   const starts = current.length ? current[current.length - 1].starts_at : null;
   if (e.status === "finished" || e.status === "registration") clock.textContent = "";
-  else if (e.format === "arena" && e.ends_at) clock.textContent = `${clockText(e.ends_at - now)} left`;
+  else if (e.ends_at) clock.textContent = `${clockText(e.ends_at - now)} left`;
   else if (e.round_state === "done" && e.next_at) clock.textContent = `next round in ${clockText(e.next_at - now)}`;
   else if (starts && now < starts) clock.textContent = `starts in ${clockText(starts - now)}`;
   else if (starts && e.round_state === "running") clock.textContent = `${clockText(starts + e.time_limit * 1000 - now)} left`;

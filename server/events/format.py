@@ -1,0 +1,201 @@
+"""The seam between the runner and the ways an event is played: a :class:`Format` says how a round or
+a pairing is drawn, how a finished race is scored, what step is due next, and how the standings and
+the public description are built; :func:`register` maps a format's name to it. The runner, the feeds
+and the endpoints only ever call a format through this interface, so a new way to play (Swiss rounds,
+a scheduled event) is one new module that registers itself, plus its tests.
+
+A format works through an :class:`EventContext`: the event store, and the race layer's small API for
+races the server makes (create, start, end, read their outcome), and where deals come from. Its state
+moves only by the transitions of shared/event_states.py, which Redis enforces.
+"""
+
+from __future__ import annotations
+
+import secrets
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol
+
+import msgspec
+
+from shared import protocol as p
+from shared import scoring
+from shared.variants import get_variant
+
+from ..deals.checked import CheckedDeal
+from ..race import rules as races
+from ..store import RaceMeta, Store
+from ..store.events import EventMeta, EventStore
+
+
+class RaceMaker(Protocol):
+    """What the race layer offers the events: races the server makes for given accounts."""
+
+    store: Store
+
+    async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
+                         event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta: ...
+
+    async def start_races(self, ids: list[str], now: int) -> None: ...
+
+    async def end_race(self, race: str) -> bool: ...
+
+
+class DealSource(Protocol):
+    async def take(self, variant: str) -> CheckedDeal: ...
+
+
+@dataclass(frozen=True)
+class RaceOutcome:
+    """A race an event made, once over: its results (None: it never started, nobody raced) and the
+    accounts that came to it (joined a race that never started: they did not race, but came)."""
+
+    race: str
+    results: p.Results | None
+    came: frozenset[str]
+
+    def result(self, account: str, heat: int, variant: str) -> scoring.RoundResult:
+        """The account's result in this race, as the scoring rules take it."""
+        return scoring.heat_result(account, self.race, heat, self.results, came=account in self.came,
+                                   home0=races.home_at_start(get_variant(variant)))
+
+
+@dataclass
+class EventContext:
+    """What a format works with (built once by the composition root, server/compose.py)."""
+
+    events: EventStore
+    races: RaceMaker
+    pool: DealSource
+
+    async def new_race(self, meta: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
+        """A race of the event for ``entrants`` (the only accounts that may join) on a secret deal, started
+        by the runner: every heat and every arena race is made here."""
+        return await self.races.create_for(entrants, deal, meta.time_limit, "creator", meta.id,
+                                           rated=meta.rated and len(entrants) >= 2)
+
+    async def outcome(self, race: str) -> RaceOutcome | None:
+        """The race's outcome once it is over; None while it runs (it is ended here once its time is up
+        or all are done, so the next look finds it over)."""
+        store = self.races.store
+        meta = await store.meta(race)
+        if meta is not None and meta.status == "started":
+            await self.races.end_race(race)
+            return None
+        blob = await store.results(race) if meta is not None else None
+        came: set[str] = set()
+        if meta is not None and meta.status == "lobby":
+            players = [await store.player(race, s) for s in range(meta.players)]
+            came = {pl.account for pl in players if pl and pl.account and not pl.left}
+        return RaceOutcome(race, msgspec.msgpack.decode(blob, type=p.Results) if blob else None, frozenset(came))
+
+    async def deal(self, meta: EventMeta, number: int) -> CheckedDeal:
+        """The secret deal of round or pairing ``number``: the organiser's (in turn), or one from the
+        private pool, or a random one."""
+        named = meta.organiser_deal(number)
+        if named is not None:
+            return CheckedDeal(meta.variant, named, ())
+        if meta.deal_source == "pool":
+            return await self.pool.take(meta.variant)
+        return CheckedDeal(meta.variant, secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ())
+
+    async def reread(self, meta: EventMeta) -> EventMeta:
+        """The event as it is now (after a step of this process's own)."""
+        fresh = await self.events.meta(meta.id)
+        assert fresh is not None
+        return fresh
+
+    async def step(self, meta: EventMeta, transition: str, now: int, **changes: object) -> bool:
+        """Move the event by a transition of the state table (False: another process did first)."""
+        return await self.events.step(meta, transition, now, **changes)
+
+
+class Format(ABC):
+    """One way to play an event. Subclasses set the class attributes and implement the methods."""
+
+    name: ClassVar[str]
+    """The name organisers give (``EventCreate.format``)."""
+    start: ClassVar[str]
+    """The transition of the organiser's start (shared/event_states.py)."""
+    pairing: ClassVar[bool] = False
+    """Entrants are paired again as their races end (no rounds to wait for): EventInfo.pairing."""
+    score_field: ClassVar[Literal["matchpoints", "points"]] = "matchpoints"
+    """The standings line field that ranks (EventInfo.score_field)."""
+    score_rule: ClassVar[str] = ""
+    """The scoring in a few words, for the standings' caption (EventInfo.score_rule)."""
+
+    def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
+        """Why a request for an event of this format is bad, if it is (checked before anything is stored)."""
+        return None
+
+    def start_changes(self, meta: EventMeta, now: int) -> dict[str, object]:
+        """Fields set by the organiser's start besides the state (an end time, the first round's due time)."""
+        return {}
+
+    @abstractmethod
+    async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
+        """Take the step a running event is due for, if any (every process ticks; one wins each step)."""
+
+    @abstractmethod
+    async def schedule(self, events: EventStore, meta: EventMeta) -> list[p.EventRound]:
+        """The races made so far, as EventInfo.schedule lists them (deals only once it is over)."""
+
+    @abstractmethod
+    async def standings(self, events: EventStore, meta: EventMeta) -> p.EventStandings:
+        """``GET /events/{id}/standings``."""
+
+    @abstractmethod
+    def summary(self, meta: EventMeta) -> str:
+        """The event's shape in a few words (EventInfo.summary)."""
+
+    def shown_settings(self, meta: EventMeta) -> dict[str, object]:
+        """EventInfo fields that mean something for this format only (the others show 0)."""
+        return {}
+
+    def live_heats(self, meta: EventMeta) -> list[p.EventHeat]:
+        """The races whose live tables a spectator's feed shows entrant by entrant (none by default)."""
+        return []
+
+    def live_points(self, field: list[scoring.RoundResult]) -> dict[str, int]:
+        """Doubled points each entrant of the live heats would get if they ended now."""
+        return {r.account: 0 for r in field}
+
+    def watch_now(self, info: p.EventInfo) -> list[p.EventHeat]:
+        """The races to watch now, for the front page: the current round's heats by default."""
+        return [heat for r in info.schedule if r.round == info.round for heat in r.heats]
+
+    async def info(self, events: EventStore, meta: EventMeta) -> p.EventInfo:
+        """What anyone may know of the event (``GET /events/{id}``)."""
+        fields: dict[str, object] = dict(
+            id=meta.id, name=meta.name, format=meta.format, variant=meta.variant, rounds=meta.rounds,
+            heat_size=meta.heat_size, time_limit=meta.time_limit, join_seconds=meta.join_seconds,
+            break_seconds=meta.break_seconds, rated=meta.rated, late_entry=meta.late_entry,
+            status=meta.status, round=meta.round, round_state=meta.round_state, created_at=meta.created_at,
+            entrants=meta.entrants, check_in=meta.check_in, version=meta.version,
+            schedule=await self.schedule(events, meta),
+            next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
+            ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
+            score_field=self.score_field, score_rule=self.score_rule)
+        fields.update(self.shown_settings(meta))
+        return p.EventInfo(**fields)  # type: ignore[arg-type]
+
+
+class UnknownFormat(ValueError):
+    pass
+
+
+_FORMATS: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> Format:
+    """Make ``fmt`` playable under its name (a module of a format registers itself on import)."""
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def format_of(name: str) -> Format:
+    """The format of that name; raises :class:`UnknownFormat` (naming the known ones)."""
+    try:
+        return _FORMATS[name]
+    except KeyError:
+        raise UnknownFormat(f"format: {name!r} is not one of {', '.join(sorted(_FORMATS))}") from None

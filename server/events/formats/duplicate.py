@@ -1,0 +1,35 @@
+"""Duplicate events (docs/events.md, "Duplicate events"): every round, every entrant plays the same
+deal, in heats of at most ``heat_size`` dealt in turn down the standings; a round gives matchpoints
+(1 for each entrant of the round beaten, ½ a tie) over all its heats."""
+
+from __future__ import annotations
+
+from shared import protocol as p
+from shared import scoring
+
+from ...store.events import EventMeta
+from ..format import register
+from ..rounds import RoundsFormat
+
+
+class Duplicate(RoundsFormat):
+    name = "duplicate"
+    score_field = "matchpoints"
+    score_rule = "Matchpoints over the rounds played"
+
+    def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
+        if req.deals is not None and len(req.deals) != req.rounds:
+            return p.ErrorCode.BAD_DEAL, f"deals: one per round ({req.rounds}), not {len(req.deals)}"
+        return None
+
+    def draw(self, meta: EventMeta, field: list[str]) -> list[list[str]]:
+        return scoring.draw_heats(field, meta.heat_size)
+
+    def score(self, field: list[scoring.RoundResult]) -> dict[str, int]:
+        return scoring.matchpoints(field)
+
+    def summary(self, meta: EventMeta) -> str:
+        return f"{meta.rounds} round{'s' if meta.rounds != 1 else ''} in heats of {meta.heat_size}"
+
+
+DUPLICATE = register(Duplicate())

@@ -1,0 +1,115 @@
+"""Formats played in rounds (duplicate, and any other that draws every round's field into heats on
+one deal): the round machine they share, so such a format says only how a round's heats are drawn and
+how a round's results are scored.
+
+Each round: claimed for drawing (state ``opening`` with a deadline: a claimer that dies is replaced
+once its claim runs out, the races it made left to expire as empty lobbies), drawn (its deal, its
+heats, its start time: ``open``), started at once (``running``), and scored when every heat has
+ended (``done``, or the event ``finished`` after the last round). Each step is a transition of the
+state table (shared/event_states.py), a compare-and-set in Redis, so of processes trying the same
+step one wins, and a process killed mid-round leaves nothing the others cannot finish.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from shared import protocol as p
+from shared import scoring
+
+from ..ops.log import log
+from ..race.clock import now_ms
+from ..store.events import EventMeta, EventStore
+from .format import EventContext, Format
+from .standings import event_totals, standings
+
+CLAIM_MS = 60_000
+"""How long a process may take to draw a round's heats before another may take over."""
+
+
+class RoundsFormat(Format):
+    """An event of ``meta.rounds`` rounds; subclasses draw a round's heats and score a round."""
+
+    start = "start_rounds"
+
+    @abstractmethod
+    def draw(self, meta: EventMeta, field: list[str]) -> list[list[str]]:
+        """The round's heats: ``field`` (the round's entrants, best of the standings first) split into races."""
+
+    @abstractmethod
+    def score(self, field: list[scoring.RoundResult]) -> dict[str, int]:
+        """Each entrant's doubled points for the round, from every heat's results."""
+
+    def start_changes(self, meta: EventMeta, now: int) -> dict[str, object]:
+        return {"next_at": now}  # the first round is drawn at once
+
+    def live_heats(self, meta: EventMeta) -> list[p.EventHeat]:
+        running = meta.status == "running" and meta.round_state == "running" and meta.schedule
+        return list(meta.schedule[-1].heats) if running else []
+
+    def live_points(self, field: list[scoring.RoundResult]) -> dict[str, int]:
+        return self.score(field)
+
+    async def schedule(self, events: EventStore, meta: EventMeta) -> list[p.EventRound]:
+        if meta.status == "finished":
+            return meta.schedule
+        return [p.EventRound(round=r.round, starts_at=r.starts_at, heats=r.heats) for r in meta.schedule]
+
+    async def standings(self, events: EventStore, meta: EventMeta) -> p.EventStandings:
+        return standings(meta, await events.entrants(meta.id), await events.results(meta.id))
+
+    # ------------------------------------------------------------ the round machine
+    async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
+        if meta.round_state == "done" and meta.round < meta.rounds and now >= meta.next_at:
+            if await ctx.step(meta, "claim_round", now, claim_until=now + CLAIM_MS):
+                await self._open_round(ctx, await ctx.reread(meta))
+        elif meta.round_state == "opening" and now >= meta.claim_until:
+            if await ctx.step(meta, "take_over_claim", now, claim_until=now + CLAIM_MS):
+                await self._open_round(ctx, await ctx.reread(meta))
+        elif meta.round_state == "open" and now >= meta.starts_at:
+            await ctx.races.start_races([heat.race for heat in meta.schedule[-1].heats], now)
+            if await ctx.step(meta, "start_heats", now):
+                log("event_round_started", tournament=meta.id, round=meta.round)
+        elif meta.round_state == "running":
+            await self._finish_round(ctx, meta, now)
+
+    async def _open_round(self, ctx: EventContext, meta: EventMeta) -> None:
+        """Draw round ``meta.round + 1``: its deal, its heats (one race each), its start time."""
+        number = meta.round + 1
+        deal = await ctx.deal(meta, number)
+        field = await self._field(ctx.events, meta, number)
+        heats: list[p.EventHeat] = []
+        for i, accounts in enumerate(self.draw(meta, field), start=1):
+            race = await ctx.new_race(meta, accounts, deal)
+            heats.append(p.EventHeat(heat=i, race=race.id, code=race.code, entrants=accounts))
+        now = now_ms()
+        starts = now + meta.join_seconds * 1000
+        schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal)]
+        if await ctx.step(meta, "open_round", now, round=number, starts_at=starts, schedule=schedule,
+                          deal=deal.deal, line=" ".join(deal.line)):
+            log("event_round_open", tournament=meta.id, round=number, heats=len(heats), entrants=len(field),
+                starts_at=starts)
+
+    async def _field(self, events: EventStore, meta: EventMeta, number: int) -> list[str]:
+        """The accounts that play round ``number``, in the order of the standings so far."""
+        entrants = await events.entrants(meta.id)
+        playing = {e.account for e in entrants if not e.withdrawn and e.from_round <= number}
+        order = [t.account for _, t in scoring.ranked(event_totals(meta, entrants, await events.results(meta.id)))]
+        return [a for a in order if a in playing]
+
+    async def _finish_round(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
+        """Once every heat has ended, score the round over all heats and move on (the event ends after
+        the last round)."""
+        heats = meta.schedule[-1].heats
+        field = []
+        for heat in heats:
+            outcome = await ctx.outcome(heat.race)
+            if outcome is None:
+                return  # not over yet: the next tick looks again
+            field += [outcome.result(account, heat.heat, meta.variant) for account in heat.entrants]
+        results = scoring.with_points(field, self.score(field))
+        last = meta.round >= meta.rounds
+        if await ctx.events.score(meta, "score_last_round" if last else "score_round", now, results,
+                                  next_at=now + meta.break_seconds * 1000):
+            log("event_round_scored", tournament=meta.id, round=meta.round, entrants=len(field), last=last)
+

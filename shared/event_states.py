@@ -1,0 +1,71 @@
+"""An event's states and the transitions between them: one table, read by the runner's formats and
+filled into the Redis step script (server/store/scripts/lib_event_state.lua), which refuses any move
+the table does not list. So a bug in a format, or two processes racing, can never put an event in a
+state the table does not lead to.
+
+A state is the pair (status, round_state) of docs/events.md. Which transitions a format uses is its
+own business (a round-based format: ``start_rounds`` then claim, open, start and score each round; an
+arena: ``start_pairing``, ``pair`` again and again, ``close``); the table holds them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .protocol import EventStatus, RoundState
+
+State = tuple[EventStatus, RoundState]
+
+REGISTRATION: State = ("registration", "waiting")
+BETWEEN_ROUNDS: State = ("running", "done")
+OPENING: State = ("running", "opening")
+OPEN: State = ("running", "open")
+RACING: State = ("running", "running")
+FINISHED: State = ("finished", "done")
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A move from any of ``sources`` to ``target``. ``after_claim``: only once the state's claim
+    (``claim_until``) has run out, so a live claimer keeps its claim."""
+
+    sources: tuple[State, ...]
+    target: State
+    after_claim: bool = False
+
+
+TRANSITIONS: dict[str, Transition] = {
+    # The organiser's start: a round-based format's first round is due at once; an arena pairs at once.
+    "start_rounds": Transition((REGISTRATION,), BETWEEN_ROUNDS),
+    "start_pairing": Transition((REGISTRATION,), RACING),
+    # A round: claimed for drawing (a dead claimer's claim is taken over once it ran out), drawn, raced, scored.
+    "claim_round": Transition((BETWEEN_ROUNDS,), OPENING),
+    "take_over_claim": Transition((OPENING,), OPENING, after_claim=True),
+    "open_round": Transition((OPENING,), OPEN),
+    "start_heats": Transition((OPEN,), RACING),
+    "score_round": Transition((RACING,), BETWEEN_ROUNDS),
+    "score_last_round": Transition((RACING,), FINISHED),
+    # An arena: pairings while it runs (each counted: ``pairings``), then closed once all races are scored.
+    "pair": Transition((RACING,), RACING),
+    "close": Transition((RACING,), FINISHED),
+}
+"""(state, transition) -> next state: every move an event may make."""
+
+PROTECTED_FIELDS = ("status", "round_state", "version")
+"""Fields a transition's other changes may not set: the table sets the state, the script the version."""
+
+
+def next_state(state: State, name: str) -> State | None:
+    """The state ``name`` leads to from ``state``; None when the table does not allow it."""
+    t = TRANSITIONS.get(name)
+    return t.target if t is not None and state in t.sources else None
+
+
+def lua_table() -> str:
+    """The table as a Lua table constructor's body (the step script's copy of it)."""
+    rows = []
+    for name, t in TRANSITIONS.items():
+        sources = ", ".join(f"['{s}/{r}'] = true" for s, r in t.sources)
+        rows.append(f"['{name}'] = {{from = {{{sources}}}, status = '{t.target[0]}', "
+                    f"round_state = '{t.target[1]}', after_claim = {str(t.after_claim).lower()}}}")
+    return ", ".join(rows)
