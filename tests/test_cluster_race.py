@@ -231,3 +231,16 @@ async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: 
             assert again["race"] == play["race"], "one play a day, whichever server is asked"
             for c, _ in players:
                 await c.close()
+
+
+async def test_the_event_state_table_is_enforced_on_a_cluster(empty_cluster: LocalCluster) -> None:
+    """The step scripts (one event's hash tag each) refuse what the state table does not allow on a
+    cluster as on one Redis."""
+    import redis.asyncio as aioredis
+    from test_event_states import check_the_table_is_enforced
+
+    client = aioredis.RedisCluster.from_url(empty_cluster.url)
+    try:
+        await check_the_table_is_enforced(client)
+    finally:
+        await client.aclose()

@@ -297,6 +297,9 @@ async def test_an_arena_of_8_pairs_again_at_once_and_scores_with_streaks(events_
     assert all(len(p_) >= 2 for p_ in played), "everyone was paired again after a race"
     info = await _info(server, event.id)
     assert info.status == "finished" and info.schedule
+    # An arena has no rounds: it counts its pairings (each made one race or more), apart from ``round``.
+    assert (info.round, info.rounds, info.pairing) == (0, 0, True) and 1 <= info.pairings <= len(info.schedule)
+    assert info.summary == "an arena of 10 s, races of 2" and info.score_field == "points"
     # Points recomputed here from the races' results alone, race by race in pairing order.
     points = {n: 0 for n in names}
     streak = {n: 0 for n in names}

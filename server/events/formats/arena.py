@@ -29,7 +29,8 @@ class Arena(Format):
         return {"ends_at": now + meta.duration * 1000}
 
     def summary(self, meta: EventMeta) -> str:
-        return f"an arena of {meta.duration // 60} min, races of {meta.group_size}"
+        length = f"{meta.duration // 60} min" if meta.duration % 60 == 0 else f"{meta.duration} s"
+        return f"an arena of {length}, races of {meta.group_size}"
 
     def shown_settings(self, meta: EventMeta) -> dict[str, object]:
         return {"rounds": 0, "heat_size": meta.group_size, "duration": meta.duration,
