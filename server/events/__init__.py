@@ -1,3 +1,6 @@
-"""Tournament events: the formats' rules (pure: heats, matchpoints, standings), the runner that
-moves every event along from any server process, and the HTTP endpoints. The Redis side is
-``server/store/events.py``; the formats are explained with worked examples in docs/events.md."""
+"""Tournament events: the formats, each one module behind one interface (``format.py``, ``formats/``),
+the round machine of round-based formats (``rounds.py``), the runner that hands every event to its
+format from any server process, the spectators' feeds, the HTTP endpoints, and the daily deal. The
+states an event moves through are one table (shared/event_states.py) that Redis enforces; the Redis
+side is ``server/store/events.py``; the formats are explained with worked examples in docs/events.md.
+Built on the race service by the composition root, server/compose.py."""
