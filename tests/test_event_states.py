@@ -13,6 +13,7 @@ from server.store import StoreError
 from server.store.events import EventMeta, EventStore
 from server.store.keys import EventKeys
 from shared import event_states as states
+from shared.scoring import ScoredRound
 
 STATES = [states.REGISTRATION, states.BETWEEN_ROUNDS, states.OPENING, states.OPEN, states.RACING, states.FINISHED]
 NOW = 1_000_000
@@ -92,7 +93,8 @@ async def check_the_table_is_enforced(redis: Any) -> None:
     await events.create(scoring)
     before = await _hash(redis, "scoring")
     with pytest.raises(StoreError, match="illegal_transition"):
-        await events.score(scoring, "score_round", NOW, [("ann", '{"points2": 2}')])
+        await events.score(scoring, "score_round", NOW,
+                           [ScoredRound("ann", "r1", 1, "finished", 104, 5000, 5000, points2=2)])
     assert await _hash(redis, "scoring") == before and not await events.results("scoring")
 
 
