@@ -86,8 +86,9 @@ class Service:
         self._periodic: list[tuple[float, Callable[[], Awaitable[None]]]] = []
 
     def every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
-        """Run ``job`` every ``seconds`` once started, as the service's own periodic work (failures logged
-        and retried next time): how the composition root (server/compose.py) adds the event runner."""
+        """Run ``job`` every ``seconds`` once started (call before :meth:`start`), as the service's own
+        periodic work (failures logged and retried next time): how the composition root
+        (server/compose.py) adds the event runner."""
         self._periodic.append((seconds, job))
 
     async def start(self) -> None:
