@@ -20,6 +20,7 @@ import msgspec
 
 from shared import protocol as p
 from shared import scoring
+from shared.scoring import ScoredRound
 from shared.variants import get_variant
 
 from ..deals.checked import CheckedDeal
@@ -108,6 +109,19 @@ class EventContext:
     async def step(self, meta: EventMeta, transition: str, now: int, **changes: object) -> bool:
         """Move the event by a transition of the state table (False: another process did first)."""
         return await self.events.step(meta, transition, now, **changes)
+
+    async def finish(self, meta: EventMeta, transition: str, now: int, results: list[ScoredRound] | None = None,
+                     **changes: object) -> bool:
+        """The event's last step (a transition to finished, writing a last round's ``results`` with it):
+        every format ends through here, so what must happen as an event ends is written once. Off the
+        runner's list at once (the runner also takes a finished event off, should this process die first)."""
+        if results is not None:
+            done = await self.events.score(meta, transition, now, results, **changes)
+        else:
+            done = await self.events.step(meta, transition, now, **changes)
+        if done:
+            await self.events.finish(meta.id)
+        return done
 
 
 class Format(ABC):

@@ -109,7 +109,8 @@ class RoundsFormat(Format):
             field += [outcome.result(account, heat.heat, meta.variant) for account in heat.entrants]
         results = scoring.with_points(field, self.score(field))
         last = meta.round >= meta.rounds
-        if await ctx.events.score(meta, "score_last_round" if last else "score_round", now, results,
-                                  next_at=now + meta.break_seconds * 1000):
+        next_at = now + meta.break_seconds * 1000
+        if await (ctx.finish(meta, "score_last_round", now, results) if last
+                  else ctx.events.score(meta, "score_round", now, results, next_at=next_at)):
             log("event_round_scored", tournament=meta.id, round=meta.round, entrants=len(field), last=last)
 

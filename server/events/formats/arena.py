@@ -61,7 +61,7 @@ class Arena(Format):
             elif race.started and not race.scored:
                 await self._score(ctx, meta, race)
         if now >= meta.ends_at and all(r.scored for r in await ctx.events.arena_races(meta.id)):
-            if await ctx.step(meta, "close", now):
+            if await ctx.finish(meta, "close", now):
                 log("event_finished", tournament=meta.id, races=len(races))
 
     async def _pair(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
