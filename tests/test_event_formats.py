@@ -97,3 +97,19 @@ async def test_an_unknown_format_is_refused_and_nothing_is_stored(events_server:
     assert "'swiss' is not one of" in answer["message"] and "duplicate" in answer["message"]
     assert (await events_server.http("GET", "/events"))[1]["events"] == []
 
+
+
+async def test_an_event_of_a_format_this_server_does_not_play_holds_up_no_other(events_server: LiveServer) -> None:
+    """An event stored with a format no module here registers (another process's, a removed one) is
+    logged and skipped at each tick; the events after it in the runner's list still move on."""
+    from test_event_states import _meta
+
+    stray = _meta("stray", ("running", "done"))
+    stray.format, stray.created_at = "gone", 1  # first in the runner's list
+    await events_server.tournaments.events.create(stray)
+    key = await register(events_server, "ann")
+    event = await _create(events_server, format="first-wins", rounds=1, deals=[WIN["deal"]])
+    await _enter(events_server, event.id, key)
+    await events_server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    drawn = await _round_open(events_server, event.id, 1)
+    assert drawn.heats[0].entrants == ["ann"]

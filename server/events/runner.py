@@ -16,7 +16,7 @@ from ..ops.log import log
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
-from .format import EventContext, format_of
+from .format import EventContext, UnknownFormat, format_of
 
 TICK_SECONDS = 0.5
 
@@ -36,7 +36,7 @@ class EventRunner:
                 continue
             try:
                 await self.advance(meta)
-            except (StoreError, PoolUnavailable) as exc:
+            except (StoreError, PoolUnavailable, UnknownFormat) as exc:  # (the others still move on)
                 log("event_step_failed", logging.WARNING, tournament=event, round=meta.round, state=meta.round_state,
                     error=exc)
 
