@@ -117,8 +117,8 @@ def _request(server: str, method: str, path: str, body: bytes | None = None, key
     url = server + path
     req = urllib.request.Request(url, data=body, method=method)
     req.add_header("Accept", "application/json")
-    if body is not None:
-        req.add_header("Content-Type", "application/json")
+    if body is not None or method != "GET":
+        req.add_header("Content-Type", "application/json")  # the server refuses any other (415), body or not
     if key is not None:
         req.add_header("Authorization", f"Bearer {key}")
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from starlette.requests import Request
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .race.service import Service
 
 _json = msgspec.json.Encoder()
+_T = TypeVar("_T")
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -26,10 +27,26 @@ def error_response(code: p.ErrorCode, status: int, message: str | None = None) -
     return json_response({"code": code.value, "message": message or code.explanation}, status)
 
 
+async def json_body(request: Request, into: type[_T]) -> _T | Response:
+    """The request's JSON body as ``into``, or the 400 that says why not (``bad_frame``: not JSON, or
+    nested deeper than the WebSocket allows; ``bad_field``). Every handler that takes a body reads it
+    here, so none meets a body the frame rules would refuse (nor recurses on a deep one)."""
+    try:
+        return p.decode_json(await request.body(), into)
+    except p.ProtocolError as exc:
+        return error_response(exc.code, 400, str(exc))
+
+
 def bearer(request: Request) -> str | None:
     """The request's ``Authorization: Bearer`` token (an account key or the organiser token), if any."""
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def client_of(request: Request) -> str:
+    """The client address a request's limits count against (the socket peer, or behind a trusted
+    proxy the address it names: see ``server/ops/limits.py``)."""
+    return service_of(request).client_of(request.client.host if request.client else None, request.headers)
 
 
 def service_of(request: Request | WebSocket) -> "Service":

@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any, AsyncIterator
 
-import msgspec
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from shared import protocol as p
@@ -30,7 +31,7 @@ from .compose import compose
 from .race.service import Service
 from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
-from .answers import error_response, json_response, service_of
+from .answers import client_of, error_response, json_body, json_response, service_of
 from .players.registration import register_player, rotate_key
 from .events import daily, http as events
 from .web import people
@@ -77,16 +78,12 @@ async def metrics(request: Request) -> Response:
 
 
 async def create_race(request: Request) -> Response:
-    try:
-        req = msgspec.json.decode(await request.body() or b"{}", type=p.Create)
-    except msgspec.ValidationError as exc:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
-    except msgspec.DecodeError as exc:
-        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    req = await json_body(request, p.Create)
+    if isinstance(req, Response):
+        return req
     service = service_of(request)
     try:
-        meta, token = await service.create_race(req, service.client_of(
-            request.client.host if request.client else None, request.headers))
+        meta, token = await service.create_race(req, client_of(request))
     except races.CreateError as exc:
         # The retryable refusals say when to come back.
         if isinstance(exc, races.CreateLimited):
@@ -166,6 +163,54 @@ async def refuse_full(ws: WebSocket, service: Service) -> None:
         pass  # the client left first
 
 
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                 b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+]
+"""On every answer (OWASP's secure headers): the pages run only their own scripts and styles (no
+inline ones, nothing from elsewhere), no answer is sniffed into another type, no page is framed,
+and no address of ours leaks to a site a page links to."""
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class EdgeMiddleware:
+    """What every request meets first: the security headers on every answer (HTTP, the event
+    streams, the WebSocket handshake), and a body-carrying method without
+    ``Content-Type: application/json`` refused with 415 ``unsupported_media_type`` before any
+    handler runs. A browser sends a cross-site request without asking first (CORS) only as a
+    "simple" one, whose content type is a form's or ``text/plain``: so no web page can make a
+    visitor create races or accounts (spending the visitor's address's limits)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] in ("http.response.start", "websocket.accept", "websocket.http.response.start"):
+                message = {**message, "headers": [*message.get("headers", ()), *SECURITY_HEADERS]}
+            await send(message)
+
+        if scope["type"] == "http" and scope["method"] in BODY_METHODS and not _says_json(scope):
+            await error_response(p.ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415)(scope, receive, send_secured)
+            return
+        await self.app(scope, receive, send_secured)
+
+
+def _says_json(scope: Scope) -> bool:
+    """Whether the request's ``Content-Type`` is ``application/json`` (parameters such as a charset allowed)."""
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.split(b";", 1)[0].strip().lower() == b"application/json"
+    return False
+
+
 async def _unavailable(request: Request, exc: Exception) -> Response:
     log("redis_unavailable", path=request.url.path, error=exc)
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
@@ -217,5 +262,5 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
-    return Starlette(routes=routes, lifespan=lifespan,
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(EdgeMiddleware)],
                      exception_handlers={error: _unavailable for error in UNAVAILABLE})

@@ -16,6 +16,11 @@ from typing import Any, Sequence
 from shared.variants import UnknownVariant, get_variant
 
 
+MIN_ORGANISER_TOKEN = 16
+"""Shortest ``--organiser-token`` the server starts with: 16 random characters are far beyond
+guessing at the rate the per-address limit allows."""
+
+
 @dataclass(frozen=True)
 class Config:
     host: str = "127.0.0.1"
@@ -83,7 +88,12 @@ class Config:
     daily_time_limit: int = 900
     """Seconds each account's play of the daily deal lasts, from its own start."""
     organiser_token: str | None = field(default=None, repr=False)
-    """The secret that creates and runs events (None: this server runs no events)."""
+    """The secret that creates and runs events (None: this server runs no events); at least
+    :data:`MIN_ORGANISER_TOKEN` characters."""
+    organiser_burst: int = 10
+    """Organiser-token attempts one client address may get wrong at once (0: no limit); kept in Redis."""
+    organiser_interval: float = 6.0
+    """Seconds per wrong attempt the bucket gives back once the burst is spent."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
@@ -156,6 +166,10 @@ _HELP = {
     "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
     "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
     "default: none, and the server runs no events",
+    "organiser_burst": "wrong organiser tokens one client address may send at once, over every process, "
+    "before it is refused (429) whatever it sends (0: no limit)",
+    "organiser_interval": "seconds per wrong organiser token the per-address bucket gives back once the burst "
+    "is spent",
     "log_level": "debug, info, warning or error",
 }
 
@@ -200,4 +214,9 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
             help=f"{_HELP[f.name]} (env {env_name(f.name)}; default {default!r})",
         )
     ns = parser.parse_args(argv)
-    return Config(**vars(ns))
+    config = Config(**vars(ns))
+    if config.organiser_token is not None and len(config.organiser_token) < MIN_ORGANISER_TOKEN:
+        raise ValueError(f"--organiser-token must be at least {MIN_ORGANISER_TOKEN} characters (it is "
+                         f"{len(config.organiser_token)}): a short one is guessed; make one with "
+                         "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'")
+    return config

@@ -41,7 +41,8 @@ with a :class:`CloseCode`.
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal, Union
+import re
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 import msgspec
 
@@ -54,9 +55,10 @@ MAX_FRAME_BYTES = 4096
 """Largest frame a client may send; the server closes with 1009 above it."""
 
 MAX_NESTING = 32
-"""Deepest nesting of msgpack arrays and maps in a frame (ours need 4): deeper is ``bad_frame``,
-found by a scan before decoding, since msgspec would recurse once per level (and hit
-Python's recursion limit on a 3 KB frame of nested one-element lists)."""
+"""Deepest nesting of msgpack arrays and maps in a frame (ours need 4), and of JSON arrays and
+objects in an HTTP body: deeper is ``bad_frame``, found by a scan before decoding, since msgspec
+would recurse once per level (and hit Python's recursion limit on a 3 KB frame of nested
+one-element lists, or a JSON body of ``{"a":`` 20,000 times)."""
 
 UNDO = "U"
 """The move text that takes back the player's previous move (as in records)."""
@@ -68,11 +70,12 @@ Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
 Version = Annotated[int, msgspec.Meta(ge=0)]
 Millis = Annotated[int, msgspec.Meta(ge=0)]
 """Milliseconds since the Unix epoch, from the server's (Redis's) clock."""
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+MAX_NAME_LENGTH = 32
+"""Longest player name, in characters (after normalising: see shared/names.py)."""
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
 ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{1,23}$"
 """An account's name: 2 to 24 letters, digits, ``_`` or ``-``, starting with a letter or digit
 (unique on a server ignoring case; it is also the player's name in every race)."""
-AccountName = Annotated[str, msgspec.Meta(pattern=ACCOUNT_NAME_PATTERN)]
 AccountKey = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 """An account's secret key (``<name in lower case>.<secret>``), as ``POST /players`` gave it."""
 RaceRef = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
@@ -524,9 +527,10 @@ SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMes
 
 # ------------------------------------------------------- HTTP bodies: players
 class Register(msgspec.Struct, kw_only=True):
-    """``POST /players``: the account to create."""
+    """``POST /players``: the account to create (its name is checked by ``shared.names.account_name``,
+    which says why a name cannot be one)."""
 
-    name: AccountName
+    name: Annotated[str, msgspec.Meta(max_length=4 * MAX_NAME_LENGTH)]
 
 
 class AccountKeyAnswer(msgspec.Struct, kw_only=True):
@@ -893,6 +897,8 @@ class ErrorCode(str, enum.Enum):
     EVENT_NOT_FOUND = "event_not_found"
     EVENT_CLOSED = "event_closed"
     NOT_AN_ENTRANT = "not_an_entrant"
+    ORGANISER_RATE_LIMITED = "organiser_rate_limited"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
 
     @property
     def explanation(self) -> str:
@@ -954,6 +960,10 @@ _EXPLANATIONS = {
     ErrorCode.EVENT_CLOSED: "the event takes no more entries (it started without late entry, its last round "
     "has begun, or it is over)",
     ErrorCode.NOT_AN_ENTRANT: "this race is a heat of an event: only the entrants drawn into it may play",
+    ErrorCode.ORGANISER_RATE_LIMITED: "this address sent too many wrong organiser tokens: wait before trying "
+    "again (HTTP 429 with Retry-After)",
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: "a request that may carry a body (POST, PUT, PATCH, DELETE) must say "
+    "'Content-Type: application/json' (HTTP 415)",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -1066,6 +1076,46 @@ def _decode(decoder: msgspec.msgpack.Decoder, data: bytes, types: tuple[str, ...
         raise _classify(data, types, str(exc)) from None
     except msgspec.DecodeError as exc:
         raise ProtocolError(ErrorCode.BAD_FRAME, f"not msgpack: {exc}") from None
+
+
+_T = TypeVar("_T")
+_JSON_SKIP = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
+"""A JSON string (skipped whole, so brackets inside it do not count; an unterminated one runs to the
+end) or one bracket."""
+
+
+def decode_json(data: bytes, into: type[_T]) -> _T:
+    """An HTTP body as ``into`` (an empty body is ``{}``); raises :class:`ProtocolError`: ``bad_frame``
+    for a body that is not JSON or nests deeper than :data:`MAX_NESTING`, ``bad_field`` for one of
+    the wrong shape (``ref`` is None: an HTTP body is not a frame with a type)."""
+    data = data or b"{}"
+    if _json_too_deep(data, MAX_NESTING):
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"the body nests JSON deeper than {MAX_NESTING} levels")
+    try:
+        return msgspec.json.decode(data, type=into)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"the body is not JSON: {exc}") from None
+
+
+def _json_too_deep(data: bytes, limit: int) -> bool:
+    """Whether JSON ``data`` nests arrays and objects more than ``limit`` deep (why not let the
+    decoder find out: as for msgpack, :func:`_too_deep`). A body with few brackets is passed by two
+    C-speed counts; the others are walked by one regular expression that skips strings whole.
+    Malformed data is left to the decoder."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    depth = 0
+    for match in _JSON_SKIP.finditer(data):
+        head = match.group()[0]
+        if head in b"[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif head in b"]}":
+            depth -= 1
+    return False
 
 
 _CONTAINER_HEADS = bytes([*range(0x80, 0xA0), 0xDC, 0xDD, 0xDE, 0xDF])

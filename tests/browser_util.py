@@ -58,7 +58,10 @@ async def browser_context() -> AsyncIterator[Any]:
     if reason is not None:
         pytest.skip(reason)
     async for context in open_browser():
+        refused: list[str] = []
+        context.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
         yield context
+        assert refused == [], "the page broke its Content-Security-Policy (an inline script or style?)"
 
 
 async def rows(page: Any) -> dict[int, tuple[int, str, int]]:

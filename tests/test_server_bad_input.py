@@ -310,7 +310,8 @@ async def test_a_body_that_is_not_json_is_a_bad_frame(server: LiveServer) -> Non
     import urllib.request
 
     def post() -> tuple[int, dict[str, Any]]:
-        req = urllib.request.Request(server.url + "/races", data=b"\xc1 not json", method="POST")
+        req = urllib.request.Request(server.url + "/races", data=b"\xc1 not json", method="POST",
+                                     headers={"content-type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
                 return resp.status, json.loads(resp.read())

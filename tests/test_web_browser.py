@@ -40,7 +40,7 @@ async def test_a_race_of_players_seen_live_to_the_end(server: LiveServer, browse
     assert re.fullmatch(r"\d+:\d\d left", await page.text_content("#clock") or "")
 
     await race.give_up(2)
-    await page.wait_for_function("document.getElementById('announce').textContent.includes('cy gave up')")
+    await page.wait_for_function("() => document.getElementById('announce').textContent.includes('cy gave up')")
     status = await page.text_content("#racers tr[data-seat='2'] .status")
     assert status is not None and "gave up" in status, "a status is in words, not only a colour"
     await race.end(server)
@@ -48,7 +48,7 @@ async def test_a_race_of_players_seen_live_to_the_end(server: LiveServer, browse
     assert await page.get_attribute("#conn", "data-state") == "over"
     assert "Forty Thieves deal 2" in (await page.text_content("#deal") or "")
     assert len(await page.query_selector_all("#standings tbody tr")) == 3
-    await page.wait_for_function("document.getElementById('announce').textContent.includes('The race is over')")
+    await page.wait_for_function("() => document.getElementById('announce').textContent.includes('The race is over')")
     await race.close()
 
 
@@ -115,25 +115,25 @@ async def test_stepping_through_a_replay_with_buttons_and_keys(server: LiveServe
     await page.goto(f"{server.url}/watch/{race.created.race.code}")
     await page.get_by_role("button", name=re.compile(r"Replay ann's game")).click()
     status = page.locator("#replay-status")
-    await page.wait_for_function("document.getElementById('replay-status').textContent.startsWith('Step 0 of 12')")
+    await page.wait_for_function("() => document.getElementById('replay-status').textContent.startsWith('Step 0 of 12')")
     assert "the deal as dealt" in (await status.text_content() or "")
     before = await _cards_in_column(page, 1)
     assert WIN["moves"][0] == "ba"
     await page.get_by_role("button", name="Next").click()
-    await page.wait_for_function("document.getElementById('replay-status').textContent.startsWith('Step 1 of 12')")
+    await page.wait_for_function("() => document.getElementById('replay-status').textContent.startsWith('Step 1 of 12')")
     assert "column 2 → column 1" in (await status.text_content() or "")
     assert await _cards_in_column(page, 1) == before + 1, "the card moved onto column 1"
 
     await page.keyboard.press("ArrowRight")  # the focus stays in the replay: keys step it
-    await page.wait_for_function("document.getElementById('replay').dataset.step === '2'")
+    await page.wait_for_function("() => document.getElementById('replay').dataset.step === '2'")
     await page.keyboard.press("End")
-    await page.wait_for_function("document.getElementById('replay').dataset.step === '12'")
+    await page.wait_for_function("() => document.getElementById('replay').dataset.step === '12'")
     assert await page.input_value("#replay-step") == "12"
     await page.keyboard.press("Home")
-    await page.wait_for_function("document.getElementById('replay').dataset.step === '0'")
+    await page.wait_for_function("() => document.getElementById('replay').dataset.step === '0'")
     assert await _cards_in_column(page, 1) == before
     await page.get_by_role("button", name=re.compile(r"Replay bob's game")).click()
-    await page.wait_for_function("document.getElementById('replay-status').textContent.startsWith('Step 0 of 1')")
+    await page.wait_for_function("() => document.getElementById('replay-status').textContent.startsWith('Step 0 of 1')")
     assert "Replay: bob" in (await page.text_content("#replay-title") or "")
     await race.close()
 

@@ -72,7 +72,7 @@ async def test_an_events_standings_seen_live_through_a_round(events_server: Live
         assert await page.get_attribute("#event-status", "data-status") == "registration"
         status, _ = await server.http("POST", f"/events/{event}/start", headers=AUTH)
         assert status == 200
-        await page.wait_for_function("document.querySelectorAll('#heats li').length === 2")
+        await page.wait_for_function("() => document.querySelectorAll('#heats li').length === 2")
         heats = await page.eval_on_selector_all("#heats a", "links => links.map(a => a.getAttribute('href'))")
         status, info = await server.http("GET", f"/events/{event}")
         schedule = info["schedule"][0]["heats"]

@@ -7,40 +7,25 @@ An organiser's power comes only from the server's ``--organiser-token``, sent as
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from typing import AsyncIterator
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import bearer, error_response, json_response, service_of, tournaments_of
+from ..answers import error_response, json_body, json_response, tournaments_of
 from ..deals.checked import solver_can_check
+from ..players.organiser import organiser_refusal
 from ..players.registration import bearer_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from .format import UnknownFormat, format_of
-
-
-def _organiser_refusal(request: Request) -> Response | None:
-    """None when the request carries the organiser token; else the answer that says why not."""
-    expected = service_of(request).config.organiser_token
-    if not expected:
-        return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
-                              "this server runs no events: it was started without --organiser-token")
-    given = bearer(request)
-    if given is None or not hmac.compare_digest(given.encode(), expected.encode()):
-        return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
-                              "send the server's organiser token as 'Authorization: Bearer <token>' "
-                              "(a player's key is not one)")
-    return None
 
 
 async def _event_or_404(request: Request) -> EventMeta | Response:
@@ -50,14 +35,11 @@ async def _event_or_404(request: Request) -> EventMeta | Response:
 
 async def create_event(request: Request) -> Response:
     """201 with the new event (registration open); 403 without the organiser token; 400 bad fields."""
-    if (refusal := _organiser_refusal(request)) is not None:
+    if (refusal := await organiser_refusal(request)) is not None:
         return refusal
-    try:
-        req = msgspec.json.decode(await request.body() or b"{}", type=p.EventCreate)
-    except msgspec.ValidationError as exc:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
-    except msgspec.DecodeError as exc:
-        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+    req = await json_body(request, p.EventCreate)
+    if isinstance(req, Response):
+        return req
     try:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
@@ -125,7 +107,7 @@ async def stream_event(request: Request) -> Response:
 
 async def start_event(request: Request) -> Response:
     """The organiser closes registration and the first round is drawn at once."""
-    if (refusal := _organiser_refusal(request)) is not None:
+    if (refusal := await organiser_refusal(request)) is not None:
         return refusal
     meta = await _event_or_404(request)
     if isinstance(meta, Response):

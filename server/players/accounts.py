@@ -17,6 +17,8 @@ from shared.protocol import ACCOUNT_NAME_PATTERN, CodedError, ErrorCode
 from ..store.accounts import Account, AccountStore
 
 _NAME = re.compile(ACCOUNT_NAME_PATTERN)
+_SECRET = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""A key's secret: ``secrets.token_urlsafe`` text (43 characters today; any other character is no key's)."""
 
 
 class BadKey(CodedError, ValueError):
@@ -29,7 +31,7 @@ def account_of(name: str) -> str:
 
 
 def valid_name(name: str) -> bool:
-    return bool(_NAME.match(name))
+    return bool(_NAME.fullmatch(name))
 
 
 def new_key(name: str) -> tuple[str, str]:
@@ -45,7 +47,7 @@ def hash_secret(secret: str) -> str:
 def split_key(key: str) -> tuple[str, str]:
     """``(account, secret)`` of a key; raises :class:`BadKey` for one of the wrong shape."""
     account, dot, secret = key.strip().rpartition(".")
-    if not dot or not account or not secret or not valid_name(account):
+    if not dot or not valid_name(account) or not _SECRET.fullmatch(secret):
         raise BadKey(ErrorCode.BAD_KEY, "the account key is malformed: it should look like name.secret")
     return account, secret
 

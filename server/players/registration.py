@@ -7,33 +7,32 @@ creation, so one address cannot fill the name space.
 
 from __future__ import annotations
 
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
+from shared.names import NameRefused, account_name
 
-from ..answers import bearer, error_response, json_response, service_of
+from ..answers import bearer, client_of, error_response, json_body, json_response, service_of
 from ..store.accounts import Account, RegisterRefused
 from .accounts import BadKey, account_of, check_key, new_key
 
 
 async def register_player(request: Request) -> Response:
     """Create an account: 201 with its key; 400 bad name, 409 taken, 429 limited (nothing stored)."""
+    body = await json_body(request, p.Register)
+    if isinstance(body, Response):
+        return body
     try:
-        body = msgspec.json.decode(await request.body() or b"{}", type=p.Register)
-    except msgspec.ValidationError as exc:
-        code = p.ErrorCode.BAD_NAME if "$.name" in str(exc) and "regex" in str(exc) else p.ErrorCode.BAD_FIELD
-        return error_response(code, 400, f"{code.explanation} ({exc})" if code is p.ErrorCode.BAD_FIELD else None)
-    except msgspec.DecodeError as exc:
-        return error_response(p.ErrorCode.BAD_FRAME, 400, f"the body is not JSON: {exc}")
+        name = account_name(body.name)
+    except NameRefused as exc:
+        return error_response(exc.code, 400, str(exc))
     service = service_of(request)
     cfg = service.config
-    key, key_hash = new_key(body.name)
-    client = service.client_of(request.client.host if request.client else None, request.headers)
+    key, key_hash = new_key(name)
+    client = client_of(request)
     try:
-        await service.accounts.create(body.name, key_hash, client, cfg.register_burst,
-                                      int(cfg.register_interval * 1000))
+        await service.accounts.create(name, key_hash, client, service.registrations)
     except RegisterRefused as exc:
         if exc.code == p.ErrorCode.REGISTER_RATE_LIMITED.value:
             wait = max(1, -(-exc.wait_ms // 1000))
@@ -43,8 +42,8 @@ async def register_player(request: Request) -> Response:
             response.headers["Retry-After"] = str(wait)
             return response
         return error_response(p.ErrorCode.ACCOUNT_NAME_TAKEN, 409,
-                              f"{body.name!r}: {p.ErrorCode.ACCOUNT_NAME_TAKEN.explanation}")
-    return json_response(p.AccountKeyAnswer(name=body.name, key=key), 201)
+                              f"{name!r}: {p.ErrorCode.ACCOUNT_NAME_TAKEN.explanation}")
+    return json_response(p.AccountKeyAnswer(name=name, key=key), 201)
 
 
 async def bearer_account(request: Request) -> Account | Response:

@@ -20,6 +20,7 @@ import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from shared import protocol as p
+from shared.names import NameRefused, display_name
 from shared.variants import get_variant
 
 from ..ops.log import format_event, log, logger
@@ -490,11 +491,16 @@ class Connection:
             if msg.name is None or not msg.name.strip():
                 raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name (or an account key)",
                               close=p.CloseCode.HELLO_REFUSED)
-            if await self.service.accounts.exists(account_of(msg.name.strip())):
+            try:
+                name = display_name(msg.name)
+            except NameRefused as exc:
+                raise Refused(exc.code, str(exc), close=p.CloseCode.HELLO_REFUSED) from None
+            if await self.service.accounts.registered(name):
                 raise Refused(p.ErrorCode.NAME_REGISTERED, close=p.CloseCode.HELLO_REFUSED)
+        else:
+            name = account.name
         if meta.entrants and (account is None or account.account not in meta.entrant_set):
             raise Refused(p.ErrorCode.NOT_AN_ENTRANT, close=p.CloseCode.HELLO_REFUSED)
-        name = account.name if account is not None else (msg.name or "").strip()
         try:
             home0 = races.home_at_start(get_variant(meta.variant))
             seated = await self.store.join(meta.id, name, home0, self.member, self.service.lease_expiry(), now,

@@ -22,6 +22,7 @@ from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
 from ..store.accounts import AccountStore
+from ..store.limits import Bucket
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from ..store.history import History
 from ..players.recorder import Outcome, Recorder
@@ -68,6 +69,10 @@ class Service:
         self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
+        self.registrations = Bucket(redis, config.register_burst, int(config.register_interval * 1000))
+        """Registrations per client address."""
+        self.organiser_failures = Bucket(redis, config.organiser_burst, int(config.organiser_interval * 1000))
+        """Organiser-token attempts per client address (a right one gives its token back)."""
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.connections = 0
@@ -94,6 +99,8 @@ class Service:
     async def start(self) -> None:
         secret = self.config.token_secret
         self.signer = Signer(secret.encode() if secret else await self.store.token_secret())
+        if added := await self.accounts.reindex():
+            log("account_names_indexed", added=added)
         self.hints.start()
         self.checked.start()
         self._tasks = [asyncio.create_task(self.subscriber.run()),

@@ -16,12 +16,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
 
 from shared.protocol import CodedError, ErrorCode
 
 PLAYER = "player"
 CREATOR = "creator"
+_SHAPE = re.compile(r"(?P<race>[A-Za-z0-9_-]{1,64})\.(?P<seat>-?[0-9]{1,9})\.(?P<expires>[0-9]{1,15})"
+                    r"\.(?P<mac>[A-Za-z0-9_-]{1,128})")
+"""What a token looks like: ASCII only (``hmac.compare_digest`` refuses to compare other text, and
+``int`` reads digits of other scripts), the numbers of bounded length."""
 
 
 class TokenError(CodedError, ValueError):
@@ -54,23 +59,23 @@ class Signer:
     @staticmethod
     def seat_of(token: str) -> tuple[str, int] | None:
         """The race and seat a token names, unchecked (to look up the generation it must be signed with)."""
-        parts = token.split(".")
-        if len(parts) != 4 or not parts[1].lstrip("-").isdigit():
-            return None
-        return parts[0], int(parts[1])
+        shape = _SHAPE.fullmatch(token)
+        return (shape["race"], int(shape["seat"])) if shape else None
 
     def verify(self, kind: str, token: str, race: str | None, now_ms: int, gen: int = 0) -> Claim:
-        """The claim in ``token`` (for ``race`` unless None, signed with ``gen``); raises :class:`TokenError`."""
-        parts = token.split(".")
-        if len(parts) != 4 or not parts[1].lstrip("-").isdigit() or not parts[2].isdigit():
+        """The claim in ``token`` (for ``race`` unless None, signed with ``gen``); raises :class:`TokenError`
+        (never anything else, whatever the text: the shape is checked before any of it is used)."""
+        shape = _SHAPE.fullmatch(token)
+        if shape is None:
             raise TokenError(ErrorCode.BAD_TOKEN, "malformed token")
-        body, mac = ".".join(parts[:3]), parts[3]
-        if not hmac.compare_digest(mac, self._mac(kind, body, gen)):
-            if any(hmac.compare_digest(mac, self._mac(kind, body, old)) for old in range(max(0, gen - 20), gen)):
+        body, mac = token.rpartition(".")[0], shape["mac"].encode()
+        if not hmac.compare_digest(mac, self._mac(kind, body, gen).encode()):
+            if any(hmac.compare_digest(mac, self._mac(kind, body, old).encode())
+                   for old in range(max(0, gen - 20), gen)):
                 raise TokenError(ErrorCode.BAD_TOKEN, "the seat was given back in the lobby: this token "
                                                       "no longer holds it (join again)")
             raise TokenError(ErrorCode.BAD_TOKEN, f"the token's signature is not this server's ({kind} token)")
-        claim = Claim(parts[0], int(parts[1]), int(parts[2]))
+        claim = Claim(shape["race"], int(shape["seat"]), int(shape["expires"]))
         if race is not None and claim.race != race:
             raise TokenError(ErrorCode.BAD_TOKEN, "the token is for another race")
         if claim.expires <= now_ms:

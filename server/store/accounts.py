@@ -2,8 +2,16 @@
 
 Each script touches one account's keys only (one hash tag, one cluster slot). The registration
 limit is a token bucket under the client address's own hash tag, so it is taken by a separate
-call: the name is checked first (a refused name takes no token), the token next, the account
-last, and a name lost to a registration racing this one gives its token back.
+call: the name is checked first (a refused name takes no token), the token next, then the name's
+look (its index key, :func:`~server.store.keys.name_index_key`, set only if free or already this
+account's: of two look-alike registrations exactly one gets it), the account last; a name lost to
+a registration racing this one gives its token back.
+
+The index is what "is this name an account's?" asks (``name_registered``), so a casual player
+cannot take a name that looks like an account's. A registration that died between the index and
+the account leaves the index naming an account that does not exist: look-alikes stay refused, and
+the very name can still be registered. :meth:`AccountStore.reindex` (at every start) adds the
+index of accounts made before it existed, or whose skeleton a newer ICU moved.
 """
 
 from __future__ import annotations
@@ -11,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .keys import AccountKeys, register_keys
+from shared.names import name_key
+
+from .keys import ACCOUNT_MATCH, AccountKeys, name_index_key, register_keys
+from .limits import Bucket
 from .records import reply, text
 from .scripts import register
 
@@ -43,7 +54,7 @@ class AccountStore:
         self.redis = redis
         self._register = register(redis, "register")
         self._rotate = register(redis, "rotate")
-        self._take_token = register(redis, "take_token")
+        self._claim_name = register(redis, "claim_name")
 
     async def get(self, account: str) -> Account | None:
         """The account with lower-case name ``account``, or None."""
@@ -55,21 +66,43 @@ class AccountStore:
     async def exists(self, account: str) -> bool:
         return bool(await self.redis.exists(AccountKeys(account).main))
 
-    async def create(self, name: str, key_hash: str, client: str, burst: int, interval_ms: int) -> None:
-        """Register ``name`` with the key whose hash is ``key_hash``; raises :class:`RegisterRefused`."""
-        keys = AccountKeys(name.casefold())
-        if await self.redis.hget(keys.main, "key_hash") not in (None, key_hash.encode()):
+    async def registered(self, name: str) -> bool:
+        """Whether an account has ``name`` or a name that looks like it (any case, any look-alike)."""
+        return bool(await self.redis.exists(name_index_key(name_key(name)))
+                    or await self.redis.exists(AccountKeys(name.casefold()).main))
+
+    async def create(self, name: str, key_hash: str, client: str, limit: Bucket) -> None:
+        """Register ``name`` with the key whose hash is ``key_hash``, spending a token of ``limit``
+        (the registrations' bucket); raises :class:`RegisterRefused`."""
+        account = name.casefold()
+        keys, index = AccountKeys(account), name_index_key(name_key(name))
+        if (await self.redis.hget(keys.main, "key_hash") not in (None, key_hash.encode())
+                or await self.redis.get(index) not in (None, account.encode())):
             raise RegisterRefused("account_name_taken")
         bucket = register_keys(client)
-        if burst > 0:
-            kind, rest = reply(await self._take_token(keys=[bucket], args=[burst, interval_ms]))
-            if kind != "ok":
-                raise RegisterRefused("register_rate_limited", int(rest[0]))
-        kind, rest = reply(await self._register(keys=[keys.main], args=[name, key_hash]))
+        if wait_ms := await limit.take(bucket):
+            raise RegisterRefused("register_rate_limited", wait_ms)
+        kind, rest = reply(await self._claim_name(keys=[index], args=[account]))
+        if kind == "ok":
+            kind, rest = reply(await self._register(keys=[keys.main], args=[name, key_hash]))
         if kind != "ok":
-            if burst > 0:
-                await self.redis.hincrbyfloat(bucket, "tokens", 1)
+            await limit.give_back(bucket)
             raise RegisterRefused(rest[0])
+
+    async def reindex(self) -> int:
+        """Index every account's name by its look (accounts registered before the index, or whose
+        skeleton moved with a new ICU); an index held by another account is left to it. How many
+        index keys were added."""
+        added = 0
+        async for main in self.redis.scan_iter(match=ACCOUNT_MATCH, count=500):
+            main = text(main)
+            if not main.endswith("}"):
+                continue  # :history, :entries
+            name = await self.redis.hget(main, "name")
+            if name is not None:
+                added += bool(await self.redis.set(name_index_key(name_key(text(name))), text(name).casefold(),
+                                                   nx=True))
+        return added
 
     async def rotate(self, account: str, old_hash: str, new_hash: str) -> None:
         """Replace the key if ``old_hash`` is the current one's; raises :class:`RegisterRefused`."""

@@ -112,6 +112,17 @@ class AccountKeys:
         self.entries = f"{self.main}:entries"
 
 
+ACCOUNT_MATCH = "account:{*}"
+"""SCAN pattern of the accounts' main hashes (and their ``:history``/``:entries``, to skip)."""
+
+
+def name_index_key(key: str) -> str:
+    """string -> account id: the account whose name has the confusable key ``key`` (shared/names.py's
+    ``name_key``), in its own slot. One key per look of a name, so of two registrations of look-alike
+    names exactly one can set it, atomically, on a Redis Cluster too."""
+    return f"account-name:{{{key}}}"
+
+
 def leaderboard_key(variant: str) -> str:
     """zset account -> shown rating, of the accounts with a rating in ``variant`` (its own slot)."""
     return f"leaderboard:{{{variant}}}"
@@ -125,6 +136,11 @@ def rating_plan_key(race: str) -> str:
 def register_keys(client: str) -> str:
     """A client address's account-registration token bucket (its own hash tag)."""
     return f"register:{{{client}}}:bucket"
+
+
+def organiser_keys(client: str) -> str:
+    """A client address's bucket of failed organiser-token attempts (its own hash tag)."""
+    return f"organiser:{{{client}}}:bucket"
 
 
 EVENTS_ACTIVE = "events:active"

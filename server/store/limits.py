@@ -139,6 +139,32 @@ class CreationLimits:
         return len(stale)
 
 
+class Bucket:
+    """A token bucket in Redis per key (``lib_bucket.lua``, Redis's clock): what registrations and
+    organiser-token attempts of one client address spend from, over every server process."""
+
+    def __init__(self, redis: Any, burst: int, interval_ms: int) -> None:
+        self.redis = redis
+        self.burst = burst
+        self.interval_ms = max(1, interval_ms)
+        self._take = register(redis, "take_token")
+        self._give_back = register(redis, "give_back")
+
+    async def take(self, key: str) -> int:
+        """Take a token: 0, or (none left, nothing written) the milliseconds until one is back.
+        A bucket of burst 0 never runs dry (no limit)."""
+        if self.burst <= 0:
+            return 0
+        kind, *rest = await self._take(keys=[key], args=[self.burst, self.interval_ms])
+        return 0 if text(kind) == "ok" else max(1, int(rest[0]))
+
+    async def give_back(self, key: str) -> None:
+        """Return a token taken for an attempt that turned out not to count (a bucket full again is
+        removed: a refused registration, or a right organiser token, leaves Redis as it was)."""
+        if self.burst > 0:
+            await self._give_back(keys=[key], args=[self.burst])
+
+
 async def close_lobbies(redis: Any, races: list[str]) -> None:
     """These races left the lobby (started, removed): they stop counting against the total."""
     if races:

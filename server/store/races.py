@@ -10,6 +10,8 @@ from typing import Any, Awaitable
 
 import redis.asyncio as aioredis
 
+from shared.names import name_key
+
 from ..ops.metrics import Timer
 from .batcher import MoveBatcher, Settled
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
@@ -199,7 +201,7 @@ class Store:
         """
         k = Keys(race)
         kind, rest = reply(await self._join(
-            keys=k.seats(), args=[name, name.casefold(), home0, k.chan, connection, expiry, account or "", now]))
+            keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now]))
         if kind != "ok":
             raise StoreError(rest[0])
         return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
