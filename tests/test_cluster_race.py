@@ -151,6 +151,30 @@ async def test_creation_limits_work_on_the_cluster(cluster: LocalCluster) -> Non
         await ann.close()
 
 
+async def test_look_alike_names_collide_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer],
+                                                           empty_cluster: LocalCluster) -> None:
+    """The account index is keyed by a name's look (shared/names.py), one key per look in its own slot:
+    look-alike registrations through two servers at once make exactly one account, a casual player
+    cannot take that look, and accounts without an index entry get one when a server starts."""
+    a, b = servers
+    for attempt in range(3):
+        answers = await asyncio.gather(a.http("POST", "/players", {"name": f"rob{attempt}"}),
+                                       b.http("POST", "/players", {"name": f"R0B{attempt}"}))
+        assert sorted(status for status, _ in answers) == [201, 409], answers
+    created = await create_race(b)
+    c = await Client.connect(a)
+    await c.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=created.race.id, name="rоb0"))  # Cyrillic о
+    assert (await c.error()).code == "name_registered"
+    rc = aioredis.RedisCluster.from_url(empty_cluster.url)
+    try:
+        await rc.hset("account:{carol}", mapping={"name": "Carol", "key_hash": "0" * 64, "created_at": 1})
+    finally:
+        await rc.aclose()
+    async with live_server(empty_cluster.urls[2], redis_cluster=True) as third:
+        status, body = await third.http("POST", "/players", {"name": "CAR0L"})
+        assert (status, body["code"]) == (409, "account_name_taken")
+
+
 async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
     """An account registered through one server is known to the other; a seat given back through one
     is freed for the other's connections (the leave's scripts each touch one hash tag)."""
