@@ -93,16 +93,25 @@ class AccountStore:
         """Index every account's name by its look (accounts registered before the index, or whose
         skeleton moved with a new ICU); an index held by another account is left to it. How many
         index keys were added."""
-        added = 0
-        async for main in self.redis.scan_iter(match=ACCOUNT_MATCH, count=500):
-            main = text(main)
-            if not main.endswith("}"):
-                continue  # :history, :entries
-            name = await self.redis.hget(main, "name")
-            if name is not None:
-                added += bool(await self.redis.set(name_index_key(name_key(text(name))), text(name).casefold(),
-                                                   nx=True))
-        return added
+        added, batch = 0, []
+        async for key in self.redis.scan_iter(match=ACCOUNT_MATCH, count=1000):
+            if text(key).endswith("}"):  # not :history, :entries
+                batch.append(text(key))
+            if len(batch) >= 1000:
+                added += await self._index(batch)
+                batch = []
+        return added + (await self._index(batch) if batch else 0)
+
+    async def _index(self, mains: list[str]) -> int:
+        """Index these accounts' names (two pipelined round trips, whatever the count)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for main in mains:
+                pipe.hget(main, "name")
+            names = [text(n) for n in await pipe.execute() if n is not None]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for name in names:
+                pipe.set(name_index_key(name_key(name)), name.casefold(), nx=True)
+            return sum(1 for done in await pipe.execute() if done)
 
     async def rotate(self, account: str, old_hash: str, new_hash: str) -> None:
         """Replace the key if ``old_hash`` is the current one's; raises :class:`RegisterRefused`."""
