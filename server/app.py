@@ -211,6 +211,14 @@ def _says_json(scope: Scope) -> bool:
     return False
 
 
+async def _internal(request: Request, exc: Exception) -> Response:
+    """A handler that failed: a typed 500 with the security headers (Starlette answers it outside
+    every middleware, then hands the exception on to be logged with its traceback)."""
+    response = error_response(p.ErrorCode.INTERNAL, 500)
+    response.headers.update({name.decode(): value.decode() for name, value in SECURITY_HEADERS})
+    return response
+
+
 async def _unavailable(request: Request, exc: Exception) -> Response:
     log("redis_unavailable", path=request.url.path, error=exc)
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
@@ -263,4 +271,4 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(EdgeMiddleware)],
-                     exception_handlers={error: _unavailable for error in UNAVAILABLE})
+                     exception_handlers={Exception: _internal, **{error: _unavailable for error in UNAVAILABLE}})

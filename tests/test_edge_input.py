@@ -229,6 +229,20 @@ async def test_every_answer_carries_the_security_headers(edge: LiveServer) -> No
         _has_security_headers(dict(ws.response.headers))
 
 
+async def test_a_handler_that_fails_answers_a_typed_500_with_the_security_headers(
+        edge: LiveServer, monkeypatch: pytest.MonkeyPatch, server_log: pytest.LogCaptureFixture) -> None:
+    """Starlette answers an exception outside every middleware: the headers must be there all the same
+    (and the failure is still logged, with its traceback)."""
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(edge.service.store, "active_races", broken)
+    status, answer, headers = await asyncio.to_thread(_raw, edge.url + "/races", "GET", None, {})
+    assert (status, answer["code"]) == (500, "internal")
+    _has_security_headers(headers)
+    assert any("RuntimeError: a bug" in (r.exc_text or "") for r in server_log.records)
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
                                           None])
 async def test_a_post_that_is_not_json_is_415_and_creates_nothing(edge: LiveServer, redis_url: str,
