@@ -133,6 +133,9 @@ class StandingsScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         r = self.results
         head = f"The race is over — {variant_name(r.variant)}, deal #{r.deal}"
+        secret = r.secret_words()
+        if secret is not None:
+            head = f"The race is over — {variant_name(r.variant)}\n{secret}"
         body = "\n".join([head, ""] + standings_lines(r.standings, r.starts_at, self.me))
         with Vertical(id="dialog"):
             yield Static(body, id="result")

@@ -178,7 +178,8 @@ class WatchApp(App):
         seat = standings[rank - 1].seat
         record = next((r for r in results.records if r.seat == seat), None)
         if record is None:
-            self.query_one(MessageLine).flash(f"the results carry no game for {standings[rank - 1].name}")
+            self.query_one(MessageLine).flash(results.secret_words()
+                                              or f"the results carry no game for {standings[rank - 1].name}")
             return
         while isinstance(self.screen, (StandingsScreen, ReplayScreen)):
             self.pop_screen()

@@ -40,6 +40,7 @@ with a :class:`CloseCode`.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import re
 from typing import Annotated, Any, Literal, TypeVar, Union
@@ -297,6 +298,24 @@ class Results(msgspec.Struct, kw_only=True):
     winning_line: Union[list[str], None] = None
     """Checked races: the solver's winning line from the deal's start, so anyone
     can verify the mark (``thieves replay`` of ``variant``, ``deal`` and these moves)."""
+    revealed: bool = True
+    """False while the deal is still secret after the race, because others may still be playing it (a
+    daily deal's play, a race of an event): then ``deal`` is 0, ``salt`` empty, ``records`` empty and
+    ``winning_line`` null; the standings are all there."""
+    reveal_at: Union[Millis, None] = None
+    """While not ``revealed``: when the deal and the games will be shown; null: once the event the race
+    belongs to is over (no clock says when)."""
+
+    def secret_words(self) -> Union[str, None]:
+        """Why the deal and the games are missing, in the words every reader shows; None once revealed."""
+        if self.revealed:
+            return None
+        if self.reveal_at is None:
+            return ("The deal and every game stay secret until the event is over "
+                    "(other races of the event may not have finished this deal yet).")
+        when = datetime.datetime.fromtimestamp(self.reveal_at / 1000, datetime.timezone.utc)
+        return (f"The deal and every game stay secret until {when:%Y-%m-%d %H:%M} UTC "
+                "(others may not have played this deal yet).")
 
 
 # ------------------------------------------------------ client -> server
@@ -899,6 +918,7 @@ class ErrorCode(str, enum.Enum):
     NOT_AN_ENTRANT = "not_an_entrant"
     ORGANISER_RATE_LIMITED = "organiser_rate_limited"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    DEAL_SECRET = "deal_secret"
 
     @property
     def explanation(self) -> str:
@@ -964,6 +984,8 @@ _EXPLANATIONS = {
     "again (HTTP 429 with Retry-After)",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "a request that may carry a body (POST, PUT, PATCH, DELETE) must say "
     "'Content-Type: application/json' (HTTP 415)",
+    ErrorCode.DEAL_SECRET: "the race is over, but its deal and games stay secret while others may still "
+                           "play that deal (a daily deal's day, an event): its results show the standings only",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)

@@ -114,15 +114,18 @@ async def test_a_daily_deals_play_keeps_its_deal_and_games_hidden_until_the_day_
     meta = await server.service.store.meta(body["race"])
     async with httpx.AsyncClient(base_url=server.url) as http:
         page = await http.get(f"/watch/{body['code']}")
-        assert page.status_code == 200 and "hidden until the day is over" in page.text
+        assert page.status_code == 200 and "The deal and every game stay secret until 20" in page.text
         assert meta.salt not in page.text
         state = json.loads(page.text.split('id="state">')[1].split("</script>")[0])
         assert state["deal_text"] is None and state["results"]["records"] == []
         replay = await http.get(f"/races/{body['race']}/replay/0")
-        assert replay.status_code == 409 and replay.json()["code"] == "race_not_over"
+        assert replay.status_code == 409 and replay.json()["code"] == "deal_secret"
+        assert replay.json()["message"] == state["secret_text"]
     async with sse(server, body["race"]) as stream:
         finished = await stream.until("finished")
         assert finished.data["deal_text"] is None and finished.data["results"]["records"] == []
+        assert finished.data["secret_text"] == state["secret_text"]
+        assert finished.data["results"]["reveal_at"] == meta.reveal_at
         assert meta.salt not in finished.raw
     await client.close()
 

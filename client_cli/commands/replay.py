@@ -121,6 +121,9 @@ def _fetch(args: argparse.Namespace) -> p.Results:
 
 def from_results(results: p.Results, args: argparse.Namespace) -> tuple[GameRecord, str, str]:
     """One player's game from a race's results: --seat, --player, the own account, or the winner."""
+    secret = results.secret_words()
+    if secret is not None:
+        raise SourceError(f"race {results.race} is over, but its game cannot be replayed yet. {secret}")
     if not results.records:
         raise SourceError(f"race {results.race} has no games in its results")
     by_seat = {r.seat: r for r in results.records}

@@ -25,8 +25,9 @@ from shared.variants import get_variant
 
 from ..deals.checked import CheckedDeal
 from ..race import rules as races
-from ..store import RaceMeta, Store
+from ..store import SEALED, RaceMeta, Store
 from ..store.events import EventMeta, EventStore
+from .secrecy import unseal
 
 
 class RaceMaker(Protocol):
@@ -73,7 +74,7 @@ class EventContext:
         """A race of the event for ``entrants`` (the only accounts that may join) on a secret deal, started
         by the runner: every heat and every arena race is made here."""
         return await self.races.create_for(entrants, deal, meta.time_limit, "creator", meta.id,
-                                           rated=meta.rated and len(entrants) >= 2)
+                                           rated=meta.rated and len(entrants) >= 2, reveal_at=SEALED)
 
     async def outcome(self, race: str) -> RaceOutcome | None:
         """The race's outcome once it is over; None while it runs (it is ended here once its time is up
@@ -115,6 +116,7 @@ class EventContext:
         """The event's last step (a transition to finished, writing a last round's ``results`` with it):
         every format ends through here, so what must happen as an event ends is written once. Off the
         runner's list at once (the runner also takes a finished event off, should this process die first)."""
+        await unseal(self, meta)  # no race left to play: revealed before the event says it is over
         if results is not None:
             done = await self.events.score(meta, transition, now, results, **changes)
         else:

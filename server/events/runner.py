@@ -17,6 +17,7 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from .format import EventContext, UnknownFormat, format_of
+from .secrecy import unseal
 
 TICK_SECONDS = 0.5
 
@@ -66,4 +67,5 @@ class EventRunner:
 
     async def _finished(self, meta: EventMeta) -> None:
         """An event that is over: off the runner's list."""
+        await unseal(self.ctx, meta)  # (again: a process may have died between the two)
         await self.events.finish(meta.id)

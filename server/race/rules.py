@@ -97,13 +97,22 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
     )
 
 
+def revealed(meta: RaceMeta, now_ms: int) -> bool:
+    """May anything derived from this race's deal (its number, salt, moves, boards, replays, winning
+    line) be shown now? Only once the race is over and its reveal time has come: at once for an
+    ordinary race; a daily deal's play at the end of its day; a sealed race (an event's) once its maker
+    unsealed it. The one rule every reader goes through (results, replays, ``finished`` frames, pages)."""
+    return meta.status == "finished" and now_ms >= meta.reveal_at
+
+
 def shown_results(meta: RaceMeta, blob: bytes, now_ms: int) -> p.Results:
-    """A finished race's results as they may be shown now: before ``reveal_at`` (a daily deal's play
-    until the day is over) without the deal, the salt and the games; the standings always."""
+    """A finished race's results as they may be shown now (:func:`revealed`): whole, or the standings
+    alone, without the deal, the salt, the games and the winning line, saying when they will be shown."""
     results = msgspec.msgpack.decode(blob, type=p.Results)
-    if now_ms >= meta.reveal_at:
+    if revealed(meta, now_ms):
         return results
-    return msgspec.structs.replace(results, deal=0, salt="", records=[], winning_line=None)
+    return msgspec.structs.replace(results, deal=0, salt="", records=[], winning_line=None, revealed=False,
+                                   reveal_at=None if meta.sealed else meta.reveal_at)
 
 
 def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:

@@ -17,8 +17,8 @@ from .batcher import MoveBatcher, Settled
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import NoteHandler, Subscriber
-from .records import (CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated, StoreError,
-                      decode_line, reply, text)
+from .records import (SEALED, CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated,
+                      StoreError, decode_line, reply, text)
 from .scripts import register
 
 
@@ -55,6 +55,7 @@ class Store:
         self._checked_push = register(redis, "checked_push")
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
+        self._unseal = register(redis, "unseal")
         self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer)
 
     # ------------------------------------------------------------ setup
@@ -326,6 +327,16 @@ class Store:
         await self.redis.zadd(RECENT, {meta.id: now})
         await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
         return kind == "ok", int(rest[0])
+
+    async def unseal(self, races: list[str], at: int) -> int:
+        """Give the sealed ones of ``races`` the reveal time ``at`` (ms); how many were still sealed.
+
+        Idempotent and one small script per race (a race's keys share its own hash tag, so a multi-race
+        script would not run on a cluster): a caller that dies half-way is finished by calling again."""
+        unsealed = 0
+        for race in races:
+            unsealed += int(await self._unseal(keys=[Keys(race).meta], args=[SEALED, at]))
+        return unsealed
 
     async def recent_races(self, limit: int = 20) -> list[RaceMeta]:
         """The latest finished races still kept (newest first)."""

@@ -127,6 +127,12 @@ def line_of_player(seat: int, player: dict[str, str]) -> Line:
     return Line(seat, name, status, *(int(n or 0) for n in numbers))
 
 
+SEALED = 1 << 62
+"""A ``reveal_at`` no clock reaches (146 million years of milliseconds): a race made so keeps its deal
+and games back until ``Store.unseal`` gives it a real time. An event's races are made sealed and are
+unsealed when the event is over, so that nobody learns a deal that another race of the event plays."""
+
+
 @dataclass
 class RaceMeta:
     """A race's hash, typed. ``deal`` and ``salt`` are secret until the end."""
@@ -166,7 +172,13 @@ class RaceMeta:
     """A heat's entrants, the only accounts that may join it (comma-separated; "" for anyone)."""
     reveal_at: int = 0
     """When the results show the deal, salt and games (ms; 0: at the end). A daily deal's play keeps
-    them until the day is over, so that nobody can pass the deal on to those still to play it."""
+    them until the day is over, so that nobody can pass the deal on to those still to play it; a race
+    made :data:`SEALED` keeps them until whoever made it unseals it (``Store.unseal``)."""
+
+    @property
+    def sealed(self) -> bool:
+        """Held back with no reveal time yet: until the race's maker unseals it."""
+        return self.reveal_at >= SEALED
 
     @property
     def entrant_set(self) -> frozenset[str]:

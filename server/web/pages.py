@@ -102,7 +102,8 @@ async def watch(request: Request) -> Response:
     state = {"race": msgspec.to_builtins(info), "version": version, "server_time": now,
              "progress": msgspec.to_builtins(table),
              "results": msgspec.to_builtins(results) if results else None,
-             "deal_text": deal_text(results) if results else None, "variant_name": variant_name(meta.variant),
+             "deal_text": deal_text(results) if results else None,
+             "secret_text": results.secret_words() if results else None, "variant_name": variant_name(meta.variant),
              "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/"}
     return render("watch.html", title=f"Race {meta.code}", race=info, table=sorted(table, key=lambda e: e.rank),
                   results=results, state=state)

@@ -21,6 +21,7 @@ from shared import protocol as p
 
 from ..answers import error_response, service_of
 from ..race.clock import now_ms
+from ..race import rules as races
 from ..race.hub import RaceHub
 from ..race.service import Service
 from . import event_page, pages, people
@@ -99,8 +100,9 @@ async def race_replay(request: Request) -> Response:
     blob = await service.store.results(meta.id)
     if blob is None:
         return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "the games are secret until the race is over")
-    if now_ms() < meta.reveal_at:
-        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "a daily deal's games stay secret until the day is over")
+    secret = races.shown_results(meta, blob, now_ms()).secret_words()
+    if secret is not None:
+        return error_response(p.ErrorCode.DEAL_SECRET, 409, secret)
     bodies = await asyncio.to_thread(replay_body, blob, seat)
     if bodies is None:
         return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"the race has no player in seat {seat}")

@@ -51,11 +51,13 @@ def sse_event(msg: p.Welcome | p.Countdown | p.Progress | p.Finished | p.Error, 
     The wire's ``error`` is named ``race_error``: an EventSource's ``error`` is its own connection error.
 
     ``finished`` also carries ``deal_text`` (the deal as a string: JavaScript's
-    ``JSON.parse`` rounds numbers above 2^53, and random deals go up to 2^63).
+    ``JSON.parse`` rounds numbers above 2^53, and random deals go up to 2^63) and ``secret_text`` (why
+    the deal and games are missing, while they are secret; else null).
     """
     kind = "race_error" if isinstance(msg, p.Error) else msg.__struct_config__.tag
     if isinstance(msg, p.Finished):
-        data = _json.encode({**msgspec.to_builtins(msg), "deal_text": deal_text(msg.results)}).decode()
+        data = _json.encode({**msgspec.to_builtins(msg), "deal_text": deal_text(msg.results),
+                             "secret_text": msg.results.secret_words()}).decode()
     else:
         data = _json.encode(msg).decode()
     event_id = str(msg.version) if isinstance(msg, (p.Welcome, p.Progress)) else None
@@ -63,9 +65,8 @@ def sse_event(msg: p.Welcome | p.Countdown | p.Progress | p.Finished | p.Error, 
 
 
 def deal_text(results: p.Results) -> str | None:
-    """The deal number as text, None while it is still hidden (a daily deal's play before the day is
-    over: ``races.shown_results`` blanks the deal, the salt and the games; a real salt is never empty)."""
-    return str(results.deal) if results.salt else None
+    """The deal number as text, None while it is still secret (``races.shown_results`` held it back)."""
+    return str(results.deal) if results.revealed else None
 
 
 class _FrameCache:

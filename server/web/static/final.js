@@ -2,8 +2,9 @@
 
 import { el, helpedMark, statusCell } from "./table.js";
 
-/** Fill the result section from a Results (and the deal as text: JSON numbers lose digits above 2^53). */
-export function showFinal(section, results, dealText, variantName, replay, replayBase) {
+/** Fill the result section from a Results (and the deal as text: JSON numbers lose digits above 2^53;
+ * while the deal is secret, the server's words saying until when instead). */
+export function showFinal(section, results, dealText, secretText, variantName, replay, replayBase) {
   const body = section.querySelector("#standings").tBodies[0];
   body.replaceChildren(...results.standings.map((s) => {
     const status = el("td");
@@ -20,8 +21,7 @@ export function showFinal(section, results, dealText, variantName, replay, repla
   }));
   const deal = section.querySelector("#deal");
   if (dealText === null || dealText === undefined) {
-    deal.replaceChildren(el("p", {}, "The deal and every game stay hidden until the day is over " +
-      "(a daily deal: others may still be playing it)."));
+    deal.replaceChildren(el("p", {}, secretText || "The deal and every game stay secret for now."));
     section.hidden = false;
     hideLiveTable();
     return;

@@ -82,12 +82,12 @@ function tick() {
   }
 }
 
-function finish(results, dealText) {
+function finish(results, dealText, secretText) {
   setStatus("finished");
   const winner = results.standings[0];
   say(winner ? `The race is over: ${winner.name} is first with ${winner.home} of ${winner.total} cards home.`
     : "The race is over.");
-  showFinal(final, results, dealText, variantName, replay, state.replay);
+  showFinal(final, results, dealText, secretText, variantName, replay, state.replay);
   tick();
 }
 
@@ -126,7 +126,7 @@ function connect() {
     source.close(); // the stream is over: no reconnect
     setConn("over", "race over");
     const msg = JSON.parse(event.data);
-    finish(msg.results, msg.deal_text);
+    finish(msg.results, msg.deal_text, msg.secret_text);
   });
   source.addEventListener("race_error", (event) => {
     source.close();
@@ -146,7 +146,7 @@ function connect() {
 if (table) drawTable(table, lines, version);
 if (state.results) {
   setConn("over", "race over");
-  showFinal(final, state.results, state.deal_text, variantName, replay, state.replay);
+  showFinal(final, state.results, state.deal_text, state.secret_text, variantName, replay, state.replay);
 } else {
   connect();
 }
