@@ -248,6 +248,9 @@ async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: 
             _, standings = await a.http("GET", f"/events/{event['id']}/standings")
             points = {line["name"]: line["matchpoints"] for line in standings["lines"]}
             assert points["ann"] + points["cy"] == 2 * 2 + 1 and points["bob"] + points["dan"] == 1
+            for heat in info["schedule"][0]["heats"]:  # unsealed race by race, each on its own node
+                _, results = await b.http("GET", f"/races/{heat['race']}/results")
+                assert results["revealed"] and results["deal"] == WIN["deal"] and results["records"]
             status, play = await a.http("POST", "/daily/forty-thieves",
                                         headers={"authorization": f"Bearer {keys['ann']}"})
             assert status == 200, play

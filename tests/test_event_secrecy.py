@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator, Iterator
 import httpx
 import msgspec
 import pytest
+from browser_util import open_browser, skip_reason
 from redis_util import Client, LiveServer, eventually, live_server, register, seed_checked
 from web_util import sse
 
@@ -323,7 +324,40 @@ async def test_an_event_left_over_but_sealed_by_a_dead_process_is_unsealed_by_th
             return bool(results["revealed"]) and await off_the_list()
 
         await eventually(unsealed, "the race unsealed and the event off the list again")
+        assert await server.service.store.unseal([heat.race, "nosuchrace"], 2) == 0, "once is enough"
+        assert not await redis.exists(Keys("nosuchrace").meta), "a race that is not there stays so"
+        assert (await server.service.store.meta(heat.race)).reveal_at < SEALED
     finally:
         await redis.aclose()
     for c in clients:
         await c.close()
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_a_heats_watch_page_in_a_browser_says_the_deal_is_secret_until_the_event_is_over(
+        events_server: LiveServer) -> None:
+    """The page's script shows the server's words, live (the SSE ``finished``) and rendered again."""
+    server = events_server
+    event, keys = await _event(server, ("ann", "bob"), rounds=2)
+    heat = (await _heats(server, event))[0]
+    clients = [await Client.connect(server) for _ in heat.entrants]
+    for c, name in zip(clients, heat.entrants):
+        await c.hello(heat.code, key=keys[name])  # (before the heat starts: a browser takes a while to open)
+    async for context in open_browser():
+        page: Any = await context.new_page()
+        await page.goto(f"{server.url}/watch/{heat.code}")
+        await page.wait_for_selector("#conn[data-state=live]")
+        for c in clients:
+            await c.expect(p.Countdown, timeout=30)
+            await c.give_up()
+        for again in (False, True):  # live, then the page as rendered once over
+            if again:
+                await page.reload()
+            await page.wait_for_selector("#final:not([hidden])")
+            words = await page.text_content("#deal") or ""
+            assert "stay secret until the event is over" in words, words
+            assert len(await page.query_selector_all("#standings tbody tr")) == 2
+            assert await page.query_selector_all(".replay-button") == []
+        assert (await _info(server, event)).status == "running"
+        for c in clients:
+            await c.close()
