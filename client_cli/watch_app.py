@@ -131,7 +131,7 @@ class WatchApp(App):
         self.query_one("#status").set_class(not self.link.online, "offline")
         title = panel_title(self.state)
         if self.state.results is not None:
-            title += " · final (s standings, 1-9 replay)"
+            title += " · final (s standings, 1-9 replay)" if self.state.results.revealed else " · final (s standings)"
         lobby = self.state.phase() in (Phase.JOINING, Phase.LOBBY)
         self.query_one("#racers", RacersPanel).show(self.state.ranking(), None, title, lobby)
 
@@ -152,7 +152,8 @@ class WatchApp(App):
         if results is None:
             self.query_one(MessageLine).flash("the race is not over yet")
             return
-        self.push_screen(StandingsScreen(results, None, "1-9 replay that rank's game · "), self._after_standings)
+        keys = "1-9 replay that rank's game · " if results.revealed else ""  # (no game to replay while secret)
+        self.push_screen(StandingsScreen(results, None, keys), self._after_standings)
 
     def _after_standings(self, choice: str | None) -> None:
         if choice == "quit":

@@ -361,3 +361,44 @@ async def test_a_heats_watch_page_in_a_browser_says_the_deal_is_secret_until_the
         assert (await _info(server, event)).status == "running"
         for c in clients:
             await c.close()
+
+
+async def test_a_heats_racer_sees_the_standings_and_why_the_deal_is_not_shown(events_server: LiveServer) -> None:
+    """``thieves play``'s end screen over a sealed heat: the standings, and the secret's words where the
+    deal number would be (never "deal #0")."""
+    from client_cli.play_app import PlayApp
+    from client_cli.race_screens import StandingsScreen
+    from client_cli.table import MessageLine
+    from client_cli.textshot import screen_text
+    from client_cli.watch_app import WatchApp
+
+    server = events_server
+    event, keys = await _event(server, ("ann", "bob"), rounds=2)
+    heat = (await _heats(server, event))[0]
+    bob = await Client.connect(server)
+    await bob.hello(heat.code, key=keys["bob"])
+    ann = PlayApp(server.url, heat.code, None, key=keys["ann"])
+    async with ann.run_test(size=(80, 24)) as pilot:
+        await eventually(lambda: ann.state.can_move() is None, "ann racing", timeout=30)
+        await bob.expect(p.Countdown, timeout=30)
+        await bob.give_up()
+        await pilot.press("g")
+        await pilot.press("g")
+        await eventually(lambda: isinstance(ann.screen, StandingsScreen), "ann's end screen")
+        await pilot.pause()
+        shown = screen_text(ann)
+        assert "The race is over — Forty Thieves" in shown and "deal #" not in shown
+        box = [line.split("█")[1].strip() for line in shown.splitlines() if line.count("█") == 2]
+        words = " ".join(line for line in box if line)
+        assert "The deal and every game stay secret until the event is over" in words, shown
+        assert "1 bob" in " ".join(words.split()) and "2▶ ann" in words, shown
+    watcher = WatchApp(server.url, heat.code)  # ``thieves watch``: the same words, and no game to replay
+    async with watcher.run_test(size=(80, 24)) as pilot:
+        await eventually(lambda: isinstance(watcher.screen, StandingsScreen), "the watcher's standings")
+        await pilot.pause()
+        shown = screen_text(watcher)
+        assert "stay secret until the event" in shown and "deal #" not in shown and "replay" not in shown, shown
+        await pilot.press("1")
+        await pilot.pause()
+        assert "stay secret until the event is over" in watcher.query_one(MessageLine).text
+    await bob.close()
