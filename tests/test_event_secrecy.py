@@ -114,6 +114,10 @@ async def _read_everything(server: LiveServer, event: str, heat: p.EventHeat, pl
         got["text"]["watch page"] = page.text
         got["watch page state"] = json.loads(page.text.split('id="state">')[1].split("</script>")[0])
         got["text"]["event page"] = (await http.get(f"/event/{event}")).text
+        got["text"]["front page"] = (await http.get("/")).text
+        for name in players:
+            got["text"][f"{name}'s page"] = (await http.get(f"/player/{name}")).text
+            got[f"{name}'s races"] = (await http.get(f"/players/{name}/races")).json()
         async with http.stream("GET", f"/events/{event}/stream") as answer:
             async for line in answer.aiter_lines():
                 if line.startswith("data:"):

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "SOURCE (an id or join code) fetched from --server. From results, the game replayed is --player's "
         "or --seat's, else your account's (when it raced), else the winner's. Exit 0 when every move is "
         "legal (and, from results, the game ends where the server says), 1 when not, 2 when SOURCE is "
-        "neither a record nor a finished race.",
+        "neither a record nor a finished race, or its games are still secret (a race of an event until "
+        "the event is over, a daily deal's play until the day is over).",
     )
     parser.add_argument("source", metavar="SOURCE",
                         help="JSON record or results file, - for standard input, or a race id or join code")
