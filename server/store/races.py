@@ -328,14 +328,14 @@ class Store:
         await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
         return kind == "ok", int(rest[0])
 
-    async def unseal(self, races: list[str], at: int) -> int:
-        """Give the sealed ones of ``races`` the reveal time ``at`` (ms); how many were still sealed.
+    async def unseal(self, races: list[str]) -> int:
+        """Reveal the sealed ones of ``races`` (as any race is at its end); how many were still sealed.
 
         Idempotent and one small script per race (a race's keys share its own hash tag, so a multi-race
         script would not run on a cluster): a caller that dies half-way is finished by calling again."""
         unsealed = 0
         for race in races:
-            unsealed += int(await self._unseal(keys=[Keys(race).meta], args=[SEALED, at]))
+            unsealed += int(await self._unseal(keys=[Keys(race).meta], args=[SEALED]))
         return unsealed
 
     async def recent_races(self, limit: int = 20) -> list[RaceMeta]:

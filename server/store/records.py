@@ -129,7 +129,7 @@ def line_of_player(seat: int, player: dict[str, str]) -> Line:
 
 SEALED = 1 << 62
 """A ``reveal_at`` no clock reaches (146 million years of milliseconds): a race made so keeps its deal
-and games back until ``Store.unseal`` gives it a real time. An event's races are made sealed and are
+and games back until ``Store.unseal`` reveals it. An event's races are made sealed and are
 unsealed when the event is over, so that nobody learns a deal that another race of the event plays."""
 
 
