@@ -406,3 +406,25 @@ async def test_a_heats_racer_sees_the_standings_and_why_the_deal_is_not_shown(ev
         await pilot.pause()
         assert "stay secret until the event is over" in watcher.query_one(MessageLine).text
     await bob.close()
+
+
+@pytest.mark.parametrize("reveal_at, now, shown, until", [
+    (0, 5, True, None),  # an ordinary race: at its end
+    (1_000, 999, False, 1_000),  # a daily deal's play before the day is over
+    (1_000, 1_000, True, None),
+    (SEALED, 1 << 61, False, None),  # a race of an event: until it is unsealed (no time known)
+])
+def test_the_one_rule_of_what_a_finished_race_shows(reveal_at: int, now: int, shown: bool, until: int | None) -> None:
+    from server.race import rules as races
+
+    meta = races.new_race(p.Create(deal_source="number", deal=7, seats=2), 0)
+    meta.status, meta.reveal_at = "finished", reveal_at
+    full = races.results(meta, [], 1)
+    results = races.shown_results(meta, p.encode(full), now)
+    assert races.revealed(meta, now) is shown and results.revealed is shown
+    if shown:
+        assert results == full and results.secret_words() is None
+    else:
+        assert (results.deal, results.salt, results.records, results.winning_line) == (0, "", [], None)
+        assert results.reveal_at == until and results.secret_words() is not None
+        assert results.standings == full.standings

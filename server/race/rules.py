@@ -99,10 +99,12 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
 
 def revealed(meta: RaceMeta, now_ms: int) -> bool:
     """May anything derived from this race's deal (its number, salt, moves, boards, replays, winning
-    line) be shown now? Only once the race is over and its reveal time has come: at once for an
-    ordinary race; a daily deal's play at the end of its day; a sealed race (an event's) once its maker
-    unsealed it. The one rule every reader goes through (results, replays, ``finished`` frames, pages)."""
-    return meta.status == "finished" and now_ms >= meta.reveal_at
+    line) be shown now, the race being over? Once its reveal time has come: at once for an ordinary
+    race; a daily deal's play at the end of its day; a sealed race (an event's) once its maker unsealed
+    it. The one rule every reader goes through (results, replays, ``finished`` frames, pages), asked
+    with the race's results in hand: a race has none before its end, so nothing of its deal goes out
+    while it runs whatever this says."""
+    return now_ms >= meta.reveal_at
 
 
 def shown_results(meta: RaceMeta, blob: bytes, now_ms: int) -> p.Results:
