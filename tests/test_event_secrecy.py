@@ -132,8 +132,8 @@ async def _read_everything(server: LiveServer, event: str, heat: p.EventHeat, pl
         await back.hello(heat.code, key=key)
         got[f"{name} back"] = msgspec.to_builtins(await back.expect(p.Finished))
         await back.close()
-    for name, frame in finished.items():
-        got[f"{name} finished"] = msgspec.to_builtins(frame)
+    for name, end in finished.items():
+        got[f"{name} finished"] = msgspec.to_builtins(end)
     for ref in (heat.code, heat.race):
         code, out = await _thieves("replay", ref, "--server", server.url)
         got["text"][f"thieves replay {ref}"] = out
