@@ -320,7 +320,7 @@ async def test_an_event_left_over_but_sealed_by_a_dead_process_is_unsealed_by_th
     await _over(server, event)
 
     async def off_the_list() -> bool:
-        return event not in await server.service.events.active_ids()
+        return event not in await server.tournaments.events.active_ids()
 
     await eventually(off_the_list, "the event off the runner's list")
     redis = aioredis.from_url(redis_url)
