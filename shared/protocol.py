@@ -984,8 +984,8 @@ _EXPLANATIONS = {
     "again (HTTP 429 with Retry-After)",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "a request that may carry a body (POST, PUT, PATCH, DELETE) must say "
     "'Content-Type: application/json' (HTTP 415)",
-    ErrorCode.DEAL_SECRET: "the race is over, but its deal and games stay secret while others may still "
-                           "play that deal (a daily deal's day, an event): its results show the standings only",
+    ErrorCode.DEAL_SECRET: "the race is over, but its deal and games stay secret while others may still play "
+    "that deal (a daily deal's day, an event): its results show the standings only",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
