@@ -11,12 +11,17 @@ from starlette.websockets import WebSocket
 
 from shared import protocol as p
 
+from .race.rules import CreateError, CreateLimited
+
 if TYPE_CHECKING:
     from .compose import Tournaments
     from .race.service import Service
 
 _json = msgspec.json.Encoder()
 _T = TypeVar("_T")
+
+RETRY_POOL_SECONDS = 5
+"""Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
 
 
 def json_response(data: Any, status: int = 200) -> Response:
@@ -57,3 +62,17 @@ def service_of(request: Request | WebSocket) -> "Service":
 def tournaments_of(request: Request | WebSocket) -> "Tournaments":
     """The process's events side (server/compose.py; set on the app by its lifespan)."""
     return request.app.state.tournaments  # type: ignore[no-any-return]
+
+
+def creation_refused(exc: CreateError) -> Response:
+    """The HTTP answer to a refused creation (``POST /races``, ``POST /daily/{variant}``): the retryable
+    refusals (a limit, an empty pool) say when to come back."""
+    if isinstance(exc, CreateLimited):
+        retry, status = exc.retry_after, 503 if exc.code is p.ErrorCode.LOBBIES_FULL else 429
+    elif exc.code is p.ErrorCode.POOL_EMPTY:
+        retry, status = RETRY_POOL_SECONDS, 503
+    else:
+        return error_response(exc.code, 400, str(exc))
+    response = error_response(exc.code, status, str(exc))
+    response.headers["Retry-After"] = str(retry)
+    return response

@@ -31,15 +31,11 @@ from .compose import compose
 from .race.service import Service
 from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
-from .answers import client_of, error_response, json_body, json_response, service_of
+from .answers import client_of, creation_refused, error_response, json_body, json_response, service_of
 from .players.registration import register_player, rotate_key
 from .events import daily, http as events
 from .web import people
-from .web.routes import page_or_json, web_routes
-
-RETRY_POOL_SECONDS = 5
-"""Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
-
+from .web.routes import page_or_json, unknown_path, web_routes
 
 async def health(request: Request) -> Response:
     """200 while Redis answers, 503 when it does not (for load balancers)."""
@@ -85,16 +81,7 @@ async def create_race(request: Request) -> Response:
     try:
         meta, token = await service.create_race(req, client_of(request))
     except races.CreateError as exc:
-        # The retryable refusals say when to come back.
-        if isinstance(exc, races.CreateLimited):
-            retry, status = exc.retry_after, 503 if exc.code is p.ErrorCode.LOBBIES_FULL else 429
-        elif exc.code is p.ErrorCode.POOL_EMPTY:
-            retry, status = RETRY_POOL_SECONDS, 503
-        else:
-            return error_response(exc.code, 400, str(exc))
-        response = error_response(exc.code, status, str(exc))
-        response.headers["Retry-After"] = str(retry)
-        return response
+        return creation_refused(exc)
     return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
 
 
@@ -271,4 +258,5 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(EdgeMiddleware)],
-                     exception_handlers={Exception: _internal, **{error: _unavailable for error in UNAVAILABLE}})
+                     exception_handlers={Exception: _internal, 404: unknown_path,
+                                         **{error: _unavailable for error in UNAVAILABLE}})

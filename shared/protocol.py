@@ -1026,6 +1026,7 @@ class CloseCode(enum.IntEnum):
     FLOODING = 4005
     SLOW_READER = 4006
     SERVER_FULL = 4007
+    KEY_REPLACED = 4008
 
     @property
     def explanation(self) -> str:
@@ -1048,6 +1049,7 @@ CLOSE_EXPLANATIONS: dict[CloseCode, str] = {
     CloseCode.SLOW_READER: "the client read too slowly and its send queue filled up",
     CloseCode.SERVER_FULL: "the server process holds as many connections as it allows: reconnect after a "
     "pause, or to another server",
+    CloseCode.KEY_REPLACED: "the key this connection joined with was replaced: rejoin with the new key",
 }
 
 

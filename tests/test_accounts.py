@@ -126,6 +126,30 @@ async def test_rotating_a_key_revokes_the_old_one_at_once(server: LiveServer, re
     await c.close()
 
 
+async def test_replacing_a_key_closes_the_live_connections_that_joined_with_it(server: LiveServer,
+                                                                              redis_url: str) -> None:
+    """A connection that joined with a key kept acting after the key was replaced (issue 22): it is now
+    told bad_key and closed with 4008 (KEY_REPLACED), also when it is on another process than the one
+    that replaced the key; other accounts' connections stay."""
+    old, bob_key = await register(server, "ann"), await register(server, "bob")
+    created = await create_race(server, seats=2)
+    async with live_server(redis_url) as other:
+        ann, bob = await Client.connect(other), await Client.connect(server)
+        seat = (await ann.hello(created.race.id, key=old)).seat
+        await bob.hello(created.race.id, key=bob_key)
+        status, body = await server.http("POST", "/players/ann/key", headers={"authorization": f"Bearer {old}"})
+        assert status == 200
+        err = await ann.error()
+        assert err.code == "bad_key" and "replaced" in err.message
+        assert await ann.closed() == p.CloseCode.KEY_REPLACED
+        await bob.send(p.Ready(ready=True))
+        assert not isinstance(await bob.recv(), p.Error), "bob's connection is not affected"
+        again = await Client.connect(other)
+        assert (await again.hello(created.race.id, key=body["key"])).seat == seat, "the new key takes the seat back"
+        for c in (bob, again):
+            await c.close()
+
+
 async def test_an_accounts_key_alone_takes_its_seat_back_while_the_race_runs(server: LiveServer) -> None:
     key = await register(server, "ann")
     created = await create_race(server, seats=2, deal_source="number", deal=7)

@@ -222,15 +222,24 @@ async def test_the_address_cap_refusing_gives_back_the_total_place(redis_url: st
             client.close()
 
 
-async def test_a_pool_race_refused_after_admission_gives_its_place_back(redis_url: str) -> None:
-    """pool_empty comes after admission: the token and the lobby places are returned."""
-    async with live_server(redis_url, create_burst=1, create_interval=60.0, lobbies_per_address=1,
+def _but_buckets(state: dict[bytes, Any]) -> dict[bytes, Any]:
+    return {k: v for k, v in state.items() if not k.endswith(b":bucket")}
+
+
+async def test_a_pool_race_refused_after_admission_gives_its_places_back_but_spends_its_token(
+        redis_url: str) -> None:
+    """pool_empty comes after admission: the lobby places are returned, the token is not (the attempt
+    cost solver time; with refunds one address kept the solver busy for ever, issue 22)."""
+    async with live_server(redis_url, create_burst=2, create_interval=60.0, lobbies_per_address=1,
                            lobbies_max=1, checked_wait=0.0) as server:
-        before = redis_state(redis_url)
-        status, body, _ = await create(server, deal_source="pool")
-        assert (status, body["code"]) == (503, "pool_empty")
-        assert redis_state(redis_url) == before
-        assert (await create(server))[0] == 201
+        for _ in range(2):
+            before = _but_buckets(redis_state(redis_url))
+            status, body, _ = await create(server, deal_source="pool")
+            assert (status, body["code"]) == (503, "pool_empty")
+            assert _but_buckets(redis_state(redis_url)) == before, "nothing but the spent token is written"
+        status, body, headers = await create(server)
+        assert (status, body["code"]) == (429, "create_rate_limited"), "two failed pool races spent the burst"
+        assert 1 <= int(headers["Retry-After"]) <= 60
 
 
 async def test_a_race_started_by_the_last_ready_stops_counting(redis_url: str) -> None:

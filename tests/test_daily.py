@@ -3,8 +3,10 @@ the board, and the reveal once the day is over."""
 
 from __future__ import annotations
 
+import urllib.parse
+
 import msgspec
-from redis_util import Client, LiveServer, register
+from redis_util import Client, LiveServer, live_server, register, seed_checked
 
 from server.events.daily import day_end, event_name, today
 from server.deals.checked import CheckedDeal
@@ -93,10 +95,50 @@ async def test_bad_daily_requests_are_typed(server: LiveServer) -> None:
     key = await register(server, "ann")
     status, body = await server.http("POST", "/daily/nope", headers={"authorization": f"Bearer {key}"})
     assert (status, body["code"]) == (400, "bad_variant")
-    status, body = await server.http("GET", f"/daily/{VARIANT}?date=yesterday")
-    assert (status, body["code"]) == (400, "bad_field")
+    for bad in ("yesterday", "20261201", "2026-12-01T00:00", "2026-12-1", "２０２６-１２-０１", "2026-02-30"):
+        status, body = await server.http("GET", f"/daily/{VARIANT}?date={urllib.parse.quote(bad)}")
+        assert (status, body["code"]) == (400, "bad_field"), f"{bad!r} is not a day written YYYY-MM-DD"
     other = await register(server, "bob")
     status, body = await _play_post(server, key)
     intruder = await Client.connect(server)
     await intruder.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=body["code"], key=other))
     assert (await intruder.error()).code == "not_an_entrant", "a play of the daily deal is its account's alone"
+
+
+async def _post_daily(server: LiveServer, variant: str, key: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    return await server.http("POST", f"/daily/{variant}", headers={"authorization": f"Bearer {key}"})
+
+
+async def test_a_new_play_spends_a_creation_token_and_asking_again_does_not(redis_url: str) -> None:
+    """Making a play may set the solver working (the day's first), so it counts as a race creation of
+    the address (issue 22: the endpoint had no limit at all); the same play asked for again is free."""
+    async with live_server(redis_url, create_burst=1, create_interval=60.0) as server:
+        await seed_checked(server, 1, (VARIANT,))
+        ann, bob = await register(server, "ann"), await register(server, "bob")
+        status, first = await _post_daily(server, VARIANT, ann)
+        assert status == 200, first
+        status, again = await _post_daily(server, VARIANT, ann)
+        assert (status, again["race"]) == (200, first["race"]), "asking again answers the same play, at no cost"
+        status, body = await _post_daily(server, VARIANT, bob)
+        assert (status, body["code"]) == (429, "create_rate_limited"), body
+        assert 1 <= int({k.lower(): v for k, v in server.last_headers.items()}["retry-after"]) <= 60
+        assert await server.service.daily.play_of(VARIANT, first["date"], "bob") is None, "nothing made for bob"
+
+
+async def test_the_daily_deal_falls_back_to_a_secret_random_deal_when_no_checked_one_is_found(
+        redis_url: str) -> None:
+    """Eighty Thieves with an empty pool: the solver seldom wins one of its deals in the time, and the
+    day's first player got 503 pool_empty after solving for --checked-wait seconds (issue 22). As
+    documented, the day's deal is then a secret random one, and the play comes at once."""
+    async with live_server(redis_url, checked_wait=0.5) as server:
+        key = await register(server, "ann")
+        status, body = await _post_daily(server, "eighty-thieves", key)
+        assert status == 200, body
+        play = msgspec.convert(body, p.DailyPlay)
+        drawn = await server.service.daily.deal("eighty-thieves", play.date)
+        meta = await server.service.store.meta(play.race)
+        assert drawn is not None and meta is not None and meta.deal == drawn[0] and meta.variant == "eighty-thieves"
+        bob = await register(server, "bob")
+        status, body = await _post_daily(server, "eighty-thieves", bob)
+        other = await server.service.store.meta(body["race"])
+        assert status == 200 and other is not None and other.deal == meta.deal, "one deal a day for everyone"

@@ -85,6 +85,12 @@ async def test_bad_queries_answer_400_or_404_and_leave_redis_unchanged(server: L
         ("/players/ann/races?limit=101", 400, "bad_field"),
         ("/players/ann/races?limit=x", 400, "bad_field"),
         ("/players/ann/races?limit=-1", 400, "bad_field"),
+        ("/players/ann/races?limit=%EF%BC%92", 400, "bad_field"),  # a full-width 2: ASCII digits only
+        ("/players/ann/races?limit=%D9%A3", 400, "bad_field"),  # an Arabic-Indic 3
+        ("/players/ann/races?limit=+2", 400, "bad_field"),
+        ("/players/ann/races?limit=1_0", 400, "bad_field"),
+        ("/players/a%2Fnn/races", 404, "player_not_found"),  # a name holding '/': the typed 404, not a bare one
+        ("/players/a%2Fnn", 404, "player_not_found"),
         ("/players/ann/races?before=garbage", 400, "bad_field"),
         ("/players/ann/races?before=12-a%7Bb%7D", 400, "bad_field"),
         ("/players/nobody/races", 404, "player_not_found"),
@@ -92,6 +98,7 @@ async def test_bad_queries_answer_400_or_404_and_leave_redis_unchanged(server: L
         ("/leaderboard?variant=chess", 400, "bad_variant"),
         ("/leaderboard?limit=0", 400, "bad_field"),
         ("/leaderboard?limit=1000", 400, "bad_field"),
+        ("/leaderboard?limit=%EF%BC%95", 400, "bad_field"),
     ]:
         got, body = await server.http("GET", path)
         assert (got, body["code"]) == (status, code), path

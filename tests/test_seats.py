@@ -181,6 +181,24 @@ async def test_a_lobby_seat_whose_connections_are_gone_for_the_lease_is_freed(re
             await c.close()
 
 
+async def test_a_lobby_seat_is_freed_a_lease_after_its_last_connection_closed_with_nobody_watching(
+        redis_url: str) -> None:
+    """With nobody else connected the hub is gone, and only the janitor looked (every lobby TTL/4, at
+    most 30 s): a 3 s lease freed the seat after 23-25 s (issue 22). The process the connection left
+    looks again once the lease has run out. The deadline is far below the janitor's 30 s."""
+    async with live_server(redis_url, presence_lease=1.0, lobby_ttl=3600) as server:
+        assert server.service.janitor_interval == 30.0
+        created = await create_race(server, seats=2)
+        bob = await Client.connect(server)
+        await bob.hello(created.race.id, "bob")
+        await bob.close()
+
+        async def freed() -> bool:
+            return await _players(server, created.race.id) == 0
+
+        await eventually(freed, "bob's seat freed about a lease after he left", timeout=10.0)
+
+
 async def test_a_lobby_nobody_watches_has_its_stale_seats_freed_by_the_janitor(redis_url: str) -> None:
     async with live_server(redis_url, presence_lease=0.3, lobby_ttl=60) as server:
         created = await create_race(server, seats=2)

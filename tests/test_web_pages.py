@@ -57,6 +57,20 @@ async def test_an_unknown_race_is_a_404_page_with_its_code(server: LiveServer) -
         assert answer.status_code == 404 and answer.json()["code"] == "race_not_found"
 
 
+async def test_a_name_or_id_holding_a_slash_gets_the_documented_404(server: LiveServer) -> None:
+    """``%2F`` is decoded before routing, so no route took such a path and Starlette answered a bare
+    "Not Found" (issue 22): each page and endpoint prefix now answers its typed 404."""
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        for path, code in [("/watch/a%2Fb", "race_not_found"), ("/player/a%2Fb", "player_not_found"),
+                           ("/event/a%2Fb", "event_not_found")]:
+            page = await http.get(path)
+            assert page.status_code == 404 and f'data-code="{code}"' in page.text, path
+        for path, code in [("/races/a%2Fb", "race_not_found"), ("/races/a%2Fb/results", "race_not_found"),
+                           ("/events/a%2Fb", "event_not_found")]:
+            answer = await http.get(path)
+            assert answer.status_code == 404 and answer.json()["code"] == code, path
+
+
 async def test_a_finished_race_page_reveals_the_deal_and_replays_every_step(server: LiveServer) -> None:
     race = await new_race(server)
     await race.move(0, 12)
@@ -78,8 +92,9 @@ async def test_a_finished_race_page_reveals_the_deal_and_replays_every_step(serv
         assert raw.json() == steps
         missing = await http.get(f"/races/{race.id}/replay/7")
         assert missing.status_code == 404 and missing.json()["code"] == "player_not_found"
-        bad = await http.get(f"/races/{race.id}/replay/x")
-        assert bad.status_code == 400 and bad.json()["code"] == "bad_field"
+        for seat in ("x", "%EF%BC%90", "+0"):  # a seat is ASCII digits only
+            bad = await http.get(f"/races/{race.id}/replay/{seat}")
+            assert bad.status_code == 400 and bad.json()["code"] == "bad_field", seat
     await race.close()
 
 

@@ -138,6 +138,9 @@ async def test_typed_errors_for_an_unknown_race_and_a_bad_last_event_id(server: 
         race = await new_race(server, start=False)
         answer = await http.get(f"/races/{race.id}/events", headers={"last-event-id": "soon"})
         assert answer.status_code == 400 and answer.json()["code"] == "bad_field"
+        for version in ("%EF%BC%93", "%D9%A3", "+3", "3_0", "-1"):  # a version is ASCII digits only
+            answer = await http.get(f"/races/{race.id}/events?last_version={version}")
+            assert answer.status_code == 400 and answer.json()["code"] == "bad_field", version
     await race.close()
 
 

@@ -221,13 +221,15 @@ class CheckedPool:
         return attempt
 
     # ------------------------------------------------------------ taking
-    async def take(self, variant: str) -> CheckedDeal:
+    async def take(self, variant: str, wait: float | None = None) -> CheckedDeal:
         """A checked deal for a new race, never handed out before; raises :class:`PoolUnavailable`.
 
         First the private pool (one atomic pop); when it is empty, fresh
-        deals are solved in the worker for up to ``wait`` seconds, looking
-        at the pool again between two (another process may have refilled it).
+        deals are solved in the worker for up to ``wait`` seconds (default
+        ``--checked-wait``), looking at the pool again between two (another
+        process may have refilled it).
         """
+        wait = self.wait if wait is None else wait
         if not solver_can_check(variant):
             raise PoolUnavailable(p.ErrorCode.NO_POOL, f"the solver cannot check deals of {variant} "
                                   "(face-down cards): use deal_source 'random' or 'number'")
@@ -236,7 +238,7 @@ class CheckedPool:
             self.metrics.checked_taken[f"{variant}|pool"] += 1
             return found
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.wait
+        deadline = loop.time() + wait
         started = time.perf_counter()
         tried = 0
         while (left := deadline - loop.time()) > 0:
@@ -251,9 +253,9 @@ class CheckedPool:
                 self.metrics.checked_taken[f"{variant}|pool"] += 1
                 return found
         self.metrics.checked_taken[f"{variant}|none"] += 1
-        log("checked_pool_empty", logging.WARNING, variant=variant, tried=tried, wait=self.wait)
+        log("checked_pool_empty", logging.WARNING, variant=variant, tried=tried, wait=wait)
         raise PoolUnavailable(p.ErrorCode.POOL_EMPTY, f"no checked deal of {variant} was ready and none was found "
-                              f"within {self.wait:g} s: try again in a few seconds, or use deal_source 'random'")
+                              f"within {wait:g} s: try again in a few seconds, or use deal_source 'random'")
 
     async def _pop(self, variant: str) -> CheckedDeal | None:
         """The oldest deal of the pool; an entry that does not parse is logged and skipped."""

@@ -9,19 +9,19 @@ HTTP: ``POST /daily/{variant}`` (the account's key) and ``GET /daily/{variant}?d
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 from typing import TYPE_CHECKING
 
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from shared import protocol as p
+from shared import params, protocol as p
 from shared.standings import shared_ranks, win_ms
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import error_response, json_response, tournaments_of
-from ..deals.checked import CheckedDeal, PoolUnavailable, solver_can_check
+from ..answers import client_of, creation_refused, error_response, json_response, tournaments_of
+from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
+from ..race.rules import CreateError
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
 
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from ..compose import Tournaments
 
 DAY_MS = 86_400_000
+SOLVE_SECONDS = 2.0
+"""The longest the day's first player waits for a checked deal (at most ``--checked-wait``) when the
+pool has none ready; then the day's deal is a secret random one (docs/events.md, "The daily deal")."""
 
 
 def today(now: int) -> str:
@@ -61,11 +64,12 @@ async def play_daily(request: Request) -> Response:
     existing = await t.daily.play_of(variant, date, account.account)
     if existing is None:
         try:
-            deal = await _deal_of_the_day(request, variant, date, now)
-        except PoolUnavailable as exc:
-            response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400, str(exc))
-            response.headers["Retry-After"] = "5"
-            return response
+            # A new play is a race the address asked for, and the day's first may set the solver
+            # working: it spends a creation token, whatever comes of it.
+            await t.races.spend_creation(client_of(request))
+        except CreateError as exc:
+            return creation_refused(exc)
+        deal = await _deal_of_the_day(request, variant, date, now)
         race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
                                         event_name(variant, date), reveal_at=day_end(date))
         existing = await t.daily.claim(variant, date, account.account, race.id)
@@ -80,11 +84,11 @@ async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) 
     t = tournaments_of(request)
     drawn = await t.daily.deal(variant, date)
     if drawn is None:
-        if solver_can_check(variant):
-            fresh = await t.races.checked.take(variant)
+        try:
+            fresh = await t.races.checked.take(variant, min(t.races.config.checked_wait, SOLVE_SECONDS))
             number, line = fresh.deal, " ".join(fresh.line)
-        else:
-            number, line = secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ""
+        except PoolUnavailable:  # none ready nor found in time, or the solver cannot check the variant
+            number, line = fresh_deal_number(), ""
         drawn = await t.daily.draw(variant, date, number, line, now)
     return CheckedDeal(variant, drawn[0], tuple(drawn[1].split()))
 
@@ -97,7 +101,7 @@ async def daily_board(request: Request) -> Response:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
     date = request.query_params.get("date") or today(now_ms())
     try:
-        day_end(date)
+        params.day(date)
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
     return json_response(await board(tournaments_of(request), variant, date))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from shared import protocol as p
+from shared import params, protocol as p
 from shared.variants import UnknownVariant, get_variant
 
 from ..answers import error_response, json_response, service_of
@@ -40,9 +40,13 @@ def _limit(request: Request, bounds: tuple[int, int, int]) -> int:
     text = request.query_params.get("limit")
     if text is None:
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
+    try:
+        limit = params.count(text)
+    except ValueError:
+        limit = -1
+    if not low <= limit <= high:
         raise BadQuery(p.ErrorCode.BAD_FIELD, f"limit must be a whole number from {low} to {high}, not {text!r}")
-    return int(text)
+    return limit
 
 
 def profile_body(stats: AccountStats) -> p.Profile:

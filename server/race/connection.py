@@ -78,6 +78,8 @@ class Connection:
         """The player's seat (None for a spectator, or before hello)."""
         self.member = ""
         """This connection's presence lease name (players only)."""
+        self.account: str | None = None
+        """The account whose key this player connection joined with (its replacement closes it: 4008)."""
         self.gen = 0
         """The generation of the seat this connection holds: when the seat is given back in the
         lobby it changes, and this connection no longer holds it."""
@@ -310,6 +312,12 @@ class Connection:
                 await asyncio.sleep(0)
 
     async def _leave(self) -> None:
+        if self.account is not None:
+            held = self.service.by_account.get(self.account)
+            if held is not None:
+                held.discard(self)
+                if not held:
+                    del self.service.by_account[self.account]
         if self.hub is not None:
             await self.service.leave_hub(self.hub, self)
         if self.race is not None and self.seat is not None:
@@ -319,6 +327,9 @@ class Connection:
                 pass  # the race is gone
             except UNAVAILABLE:
                 pass  # the lease runs out by itself
+            else:
+                if self.hub is not None and self.hub.meta is not None and self.hub.meta.status == "lobby":
+                    self.service.free_after_lease(self.race)
         log("left", race=self.race, seat=self.seat, peer=self.peer)
 
     async def handle(self, data: bytes) -> None:
@@ -431,6 +442,8 @@ class Connection:
         if seat is not None:
             self.session = SeatSession(seat)
         self.hub = await self.service.join_hub(meta.id, self)
+        if self.account is not None:
+            self.service.by_account.setdefault(self.account, set()).add(self)
         replayed = await self._welcome(token, msg.last_version)
         log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, rejoined=msg.token is not None,
             last_version=msg.last_version, replayed=replayed)
@@ -446,6 +459,7 @@ class Connection:
         else:
             seat, gen = await self._join(msg, meta, account, now)
         self.gen = gen
+        self.account = account.account if account is not None else None
         # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
         return seat, self._player_token(meta.id, seat, gen, now)
 

@@ -38,6 +38,9 @@ STOP_SECONDS = 3.0
 CATCH_UP_SECONDS = 1.0
 """How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
 can delay a progress frame, a start or an end (one small read per race served here)."""
+FREE_SLACK_SECONDS = 0.05
+"""How long after a lobby seat's lease has run out its process looks (the lease is measured from the
+close, on the same clock): the seat is freed that much past the lease."""
 RESULTS_SWEEP_SECONDS = 2.0
 """How often each process looks for finished races whose results no process applied to the accounts
 (the one that ended it died first): the longest a crash delays a history entry or a rating."""
@@ -80,7 +83,9 @@ class Service:
         self.instance = secrets.token_hex(4)
         """Names this process in presence leases (a restarted process is a new instance)."""
         self._conn_ids = itertools.count(1)
-        self.subscriber = self.store.subscriber(self._on_note)
+        self.subscriber = self.store.subscriber(self._on_note, self._on_key_replaced)
+        self.by_account: dict[str, set[Listener]] = {}
+        """This process's player connections that joined with an account's key, by account."""
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self._ending: set[str] = set()
@@ -88,6 +93,8 @@ class Service:
         self.recorder = Recorder(self.store, self.history, config.history_max, config.retention)
         self._applying: set[str] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._freeing: dict[str, asyncio.TimerHandle] = {}
+        """Lobbies where a player's last connection here closed: when to look at their seats again."""
         self._periodic: list[tuple[float, Callable[[], Awaitable[None]]]] = []
 
     def every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
@@ -103,6 +110,7 @@ class Service:
             log("account_names_indexed", added=added)
         self.hints.start()
         self.checked.start()
+        await self.subscriber.listen_to_accounts()
         self._tasks = [asyncio.create_task(self.subscriber.run()),
                        asyncio.create_task(self._every(self.config.presence_lease / 3, self._heartbeat)),
                        asyncio.create_task(self._every(self.janitor_interval, self._janitor)),
@@ -127,6 +135,8 @@ class Service:
 
     async def stop(self) -> None:
         self._stopping = True
+        for handle in self._freeing.values():
+            handle.cancel()
         for task in [*self._tasks, *self._background]:
             task.cancel()
         _, pending = await asyncio.wait(self._tasks, timeout=STOP_SECONDS)
@@ -162,6 +172,17 @@ class Service:
                 await self.subscriber.unsubscribe(hub.race)
             except UNAVAILABLE:
                 pass
+
+    def _on_key_replaced(self, account: str) -> None:
+        """``account``'s key was replaced (by any process): its connections here that joined with the
+        old key may not act any more. Each is told ``bad_key`` and closed with 4008."""
+        conns = self.by_account.pop(account, set())
+        if conns:
+            log("key_replaced_closing", account=account, connections=len(conns))
+        frame = p.encode(p.error(p.ErrorCode.BAD_KEY, "this account's key was replaced: rejoin with the new key"))
+        for conn in conns:
+            conn.send(frame)
+            conn.close_after_queue(p.CloseCode.KEY_REPLACED)
 
     def _on_note(self, race: str, note: Note) -> None:
         """An event of a race stored by any process: its hub here, if any, hears of it."""
@@ -200,6 +221,35 @@ class Service:
         for race, hub in list(self.hubs.items()):
             members = [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None and c.member]
             await self.store.heartbeat(race, members, expiry, now, self.lease_ms)
+
+    def free_after_lease(self, race: str) -> None:
+        """A player's connection to the lobby ``race`` closed here: once the presence lease has run out
+        from now, free its seat if no connection came back (docs/protocol.md, "Seats").
+
+        Why a timer: the heartbeat frees only seats of races this process still serves, and with the
+        last connection gone the hub is gone too; the janitor's sweep (every lobby TTL/4, up to 30 s)
+        then freed a 3 s lease 23-25 s late (issue 22). The janitor stays the fallback when this
+        process dies before its timer fires."""
+        if self._stopping:
+            return
+        old = self._freeing.pop(race, None)
+        if old is not None:
+            old.cancel()
+        self._freeing[race] = asyncio.get_running_loop().call_later(
+            self.config.presence_lease + FREE_SLACK_SECONDS, self._free_now, race)
+
+    def _free_now(self, race: str) -> None:
+        self._freeing.pop(race, None)
+        task = asyncio.create_task(self._free_stale(race))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _free_stale(self, race: str) -> None:
+        try:
+            if freed := await self.store.free_stale(race, now_ms(), self.lease_ms):
+                log("seats_freed", race=race, seats=freed, why="lease")
+        except (StoreError, *UNAVAILABLE) as exc:  # the race is gone, or Redis is: the janitor sweeps later
+            log("seats_free_failed", logging.WARNING, race=race, error=exc)
 
     async def _catch_up(self) -> None:
         """Find the hubs whose race moved on without them hearing (one read for all) and catch them up."""
@@ -240,7 +290,7 @@ class Service:
         A pool race takes its deal from the private pool only once the
         request is known to be good and admitted, and keeps it across join
         code collisions; a creation that fails after admission gives its
-        place back.
+        lobby places back, not its token (store/limits.py).
         """
         variant = races.check_request(req)
         race_id = races.new_id()
@@ -260,12 +310,22 @@ class Service:
             raise
         return meta, token
 
+    async def spend_creation(self, client: str) -> None:
+        """One token of ``client``'s creation bucket for a server-made race it asked for (the first play
+        of a daily deal, which may set the solver working); raises races.CreateLimited."""
+        try:
+            await self.creations.spend(client)
+        except Limited as exc:
+            self.metrics.creations_refused[exc.code] += 1
+            log("create_refused", logging.WARNING, client=client, code=exc.code, wait_ms=exc.wait_ms)
+            raise self._limited(exc) from None
+
     def _limited(self, exc: Limited) -> races.CreateLimited:
         """The client's answer to a refusal: which limit, and when to come back."""
         cfg, wait = self.config, exc.wait_ms / 1000
         code = p.ErrorCode(exc.code)
         if code is p.ErrorCode.CREATE_RATE_LIMITED:
-            why = (f"an address may create {cfg.create_burst} races at once, then one every "
+            why = (f"an address may create {cfg.create_burst} races (or daily plays) at once, then one every "
                    f"{cfg.create_interval:g} s: the next in {wait:.1f} s")
         elif code is p.ErrorCode.TOO_MANY_LOBBIES:
             why = (f"this address has {cfg.lobbies_per_address} races waiting in the lobby: start one, or "

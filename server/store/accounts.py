@@ -21,7 +21,7 @@ from typing import Any
 
 from shared.names import name_key
 
-from .keys import ACCOUNT_MATCH, AccountKeys, name_index_key, register_keys
+from .keys import ACCOUNT_MATCH, KEYS_REPLACED, AccountKeys, name_index_key, register_keys
 from .limits import Bucket
 from .records import reply, text
 from .scripts import register
@@ -118,3 +118,6 @@ class AccountStore:
         kind, rest = reply(await self._rotate(keys=[AccountKeys(account).main], args=[old_hash, new_hash]))
         if kind != "ok":
             raise RegisterRefused(rest[0])
+        # Every process closes the connections that joined with the old key (at most once: a process
+        # that misses it, Redis being away, keeps those connections until they close).
+        await self.redis.publish(KEYS_REPLACED, account)

@@ -61,6 +61,11 @@ class Keys:
         return out + [self.player(s) for s in seats] + [self.log(s) for s in seats] + [self.hint(s) for s in seats]
 
 
+KEYS_REPLACED = "accounts:key-replaced"
+"""Pub/sub channel: the name of each account whose key was just replaced (``POST /players/{name}/key``);
+every process listens, and closes the connections that joined with the old key (docs/protocol.md)."""
+
+
 def race_of_channel(channel: bytes | str) -> str | None:
     """The race id of a race's pub/sub channel (None for any other channel)."""
     name = channel.decode() if isinstance(channel, bytes) else channel

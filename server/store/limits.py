@@ -28,7 +28,11 @@ server process. Why these shapes:
 
 Every refusal comes before the first write, so a refused creation leaves
 Redis as it was. A creation that fails after admission (``pool_empty``)
-gives its token and places back (:meth:`CreationLimits.release`).
+gives its lobby places back (:meth:`CreationLimits.release`) but not its
+token: the attempt cost solver time whether or not it found a deal, and a
+refund let one address keep the solver busy for ever (issue 22). Other
+requests that may set the solver working (the first play of a daily deal)
+spend a token of the same bucket (:meth:`CreationLimits.spend`).
 """
 
 from __future__ import annotations
@@ -78,6 +82,8 @@ class CreationLimits:
         self._admit = register(redis, "admit")
         self._release = register(redis, "release")
         self._reserve = register(redis, "reserve")
+        self._bucket = Bucket(redis, settings.burst if settings.rate_limited else 0, int(settings.interval_ms))
+        """The same per-address bucket as :data:`_ADMIT`'s, for :meth:`spend`."""
 
     def _args(self, race: str) -> list[Any]:
         s = self.settings
@@ -120,10 +126,17 @@ class CreationLimits:
         return [f"{'m' if st is None else 'c'} {rid}" for rid, st in zip(ids, statuses) if text(st) != "lobby"]
 
     async def release(self, client: str, race: str) -> None:
-        """Give back what :meth:`admit` took for a race that was not created after all."""
+        """Give back the lobby places :meth:`admit` took for a race that was not created after all
+        (the token stays spent)."""
         if self.settings.total > 0:
             await self.redis.zrem(OPEN_LOBBIES, race)
-        await self._release(keys=list(creator_keys(client)), args=[race, self.settings.burst])
+        await self._release(keys=list(creator_keys(client)), args=[race])
+
+    async def spend(self, client: str) -> None:
+        """Take one token of ``client``'s creation bucket for work that is not a lobby race (the first
+        play of a daily deal); raises :class:`Limited` (nothing written)."""
+        if wait_ms := await self._bucket.take(creator_keys(client)[0]):
+            raise Limited("create_rate_limited", wait_ms)
 
     async def repair(self, lobbies: Iterable[str], now_ms: int) -> int:
         """Drop members of the open-lobby set that are past ``grace_ms`` and not in ``lobbies``

@@ -1,4 +1,5 @@
-"""This process's one pub/sub subscription to the races it serves: typed notes to a callback.
+"""This process's one pub/sub subscription to the races it serves: typed notes to a callback (and, on
+one channel every process hears, the accounts whose key was replaced).
 
 Why one subscription: each process hears each event of a race it serves
 once, however many of its connections watch it (the hub fans out). The
@@ -16,19 +17,26 @@ from typing import Any, Callable
 from redis.exceptions import RedisError
 
 from ..ops.log import log
-from .keys import Keys, race_of_channel
+from .keys import KEYS_REPLACED, Keys, race_of_channel
 from .records import Note
 
 NoteHandler = Callable[[str, Note], None]
 """Called with the race id and the note of each message."""
+AccountHandler = Callable[[str], None]
+"""Called with the account (lower-case name) of each key replacement."""
 
 
 class Subscriber:
     """Subscribe and unsubscribe races; :meth:`run` delivers their notes until cancelled."""
 
-    def __init__(self, redis: Any, on_note: NoteHandler) -> None:
+    def __init__(self, redis: Any, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> None:
         self._pubsub = redis.pubsub()
         self._on_note = on_note
+        self._on_key_replaced = on_key_replaced
+
+    async def listen_to_accounts(self) -> None:
+        """Hear of every account key replaced (by any process) from now on."""
+        await self._pubsub.subscribe(KEYS_REPLACED)
 
     async def subscribe(self, race: str) -> None:
         await self._pubsub.subscribe(Keys(race).chan)
@@ -54,6 +62,11 @@ class Subscriber:
                 backoff = min(backoff * 2, 5.0)
                 continue
             if msg is None or msg.get("type") != "message":
+                continue
+            if msg["channel"] in (KEYS_REPLACED, KEYS_REPLACED.encode()):
+                if self._on_key_replaced is not None:
+                    data = msg["data"]
+                    self._on_key_replaced(data.decode() if isinstance(data, bytes) else data)
                 continue
             race = race_of_channel(msg["channel"])
             try:

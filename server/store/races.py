@@ -16,7 +16,7 @@ from ..ops.metrics import Timer
 from .batcher import MoveBatcher, Settled
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
-from .pubsub import NoteHandler, Subscriber
+from .pubsub import AccountHandler, NoteHandler, Subscriber
 from .records import (SEALED, CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated,
                       StoreError, decode_line, reply, text)
 from .scripts import register
@@ -59,9 +59,10 @@ class Store:
         self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer)
 
     # ------------------------------------------------------------ setup
-    def subscriber(self, on_note: NoteHandler) -> Subscriber:
-        """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard."""
-        return Subscriber(self.redis, on_note)
+    def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
+        """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard,
+        ``on_key_replaced(account)`` for each account key replaced (once :meth:`Subscriber.listen_to_accounts`)."""
+        return Subscriber(self.redis, on_note, on_key_replaced)
 
     async def ping(self) -> bool:
         """One PING without retries (raises when Redis does not answer); an answer clears :attr:`down`."""

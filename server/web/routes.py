@@ -13,11 +13,11 @@ from typing import AsyncIterator, Awaitable, Callable
 
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from shared import protocol as p
+from shared import params, protocol as p
 
 from ..answers import error_response, service_of
 from ..race.clock import now_ms
@@ -26,6 +26,7 @@ from ..race.hub import RaceHub
 from ..race.service import Service
 from . import event_page, pages, people
 from .pages import race_meta
+from .render import not_found
 from .replay import replay_body
 from .sse import RaceGone, SseSpectator, open_stream
 
@@ -42,10 +43,7 @@ def _last_version(request: Request) -> int | None:
     text = request.headers.get("last-event-id") or request.query_params.get("last_version")
     if text is None or text == "":
         return None
-    value = int(text)
-    if value < 0:
-        raise ValueError(text)
-    return value
+    return params.count(text)
 
 
 async def race_events(request: Request) -> Response:
@@ -91,7 +89,7 @@ async def race_replay(request: Request) -> Response:
     """``GET /races/{race}/replay/{seat}``: every board of one player's game, once the race is over."""
     service = service_of(request)
     try:
-        seat = int(request.path_params["seat"])
+        seat = params.count(request.path_params["seat"])
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, "the seat is a number (0 is the first seat)")
     meta = await race_meta(service, request.path_params["race"])
@@ -145,4 +143,33 @@ def web_routes() -> list[BaseRoute]:
     ]
 
 
-__all__ = ["web_routes"]
+_UNKNOWN_PATHS: tuple[tuple[str, p.ErrorCode, bool], ...] = (
+    ("/watch/", p.ErrorCode.RACE_NOT_FOUND, True),
+    ("/player/", p.ErrorCode.PLAYER_NOT_FOUND, True),
+    ("/event/", p.ErrorCode.EVENT_NOT_FOUND, True),
+    ("/races/", p.ErrorCode.RACE_NOT_FOUND, False),
+    ("/players/", p.ErrorCode.PLAYER_NOT_FOUND, False),
+    ("/events/", p.ErrorCode.EVENT_NOT_FOUND, False),
+)
+"""Path prefix -> what a path under it that no route takes is not (and whether it is a page)."""
+
+
+async def unknown_path(request: Request, exc: Exception) -> Response:
+    """The answer to a path no route takes (server/app.py's 404 handler).
+
+    A name or id holding ``/`` (sent as ``%2F``, which Starlette decodes
+    before routing) lands here rather than in its route: under the page
+    and API prefixes it gets the documented typed 404 (the error page with
+    its ``data-code``, or the JSON error), as any unknown name does.
+    """
+    path = request.url.path
+    for prefix, code, page in _UNKNOWN_PATHS:
+        if path.startswith(prefix):
+            ref = path[len(prefix):]
+            if page:
+                return not_found(code, f"Nothing here is named {ref!r}.")
+            return error_response(code, 404, f"nothing is named {ref!r} (a name or id holds no '/')")
+    return PlainTextResponse("Not Found", status_code=404)
+
+
+__all__ = ["unknown_path", "web_routes"]
