@@ -739,6 +739,10 @@ class EventInfo(msgspec.Struct, kw_only=True):
     """The standings line field that ranks the entrants (and is shown as their score)."""
     score_rule: str = ""
     """The scoring in a few words (a caption for the standings)."""
+    deal_source: Literal["pool", "random", "deals"] = "pool"
+    """Where the deals come from: the private pool, secret random deals, or the organiser's ``deals``."""
+    deals: Union[list[int], None] = None
+    """The organiser's ``deals``: null until the event is over (secret while anyone may still play one)."""
 
 
 class EventEntry(msgspec.Struct, kw_only=True):

@@ -97,6 +97,7 @@ async def test_a_three_round_duplicate_event_of_30_in_heats_of_10(events_server:
     server = events_server
     keys = {f"p{i:02d}": await register(server, f"p{i:02d}") for i in range(30)}
     event = await _create(server, rounds=3, heat_size=10, deals=[WIN["deal"]] * 3)
+    assert (event.deal_source, event.deals) == ("deals", None), "the organiser's deals are secret until the end"
     for key in keys.values():
         await _enter(server, event.id, key)
     status, answer = await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
@@ -135,6 +136,7 @@ async def test_a_three_round_duplicate_event_of_30_in_heats_of_10(events_server:
     assert all(len(line.rounds) == 3 for line in standings.lines)
     info = await _info(server, event.id)
     assert all(r.deal == WIN["deal"] for r in info.schedule), "the deals are revealed once it is over"
+    assert (info.deal_source, info.deals) == ("deals", [WIN["deal"]] * 3)
 
 
 async def test_the_organiser_token_and_only_it_creates_and_starts_events(events_server: LiveServer, redis_url: str) -> None:
@@ -144,6 +146,7 @@ async def test_the_organiser_token_and_only_it_creates_and_starts_events(events_
         status, answer = await server.http("POST", "/events", {"name": "x"}, headers=headers)
         assert (status, answer["code"]) == (403, "organiser_required"), headers
     event = await _create(server)
+    assert (event.deal_source, event.deals) == ("pool", None)
     status, answer = await server.http("POST", f"/events/{event.id}/start", headers={"authorization": f"Bearer {key}"})
     assert (status, answer["code"]) == (403, "organiser_required")
     assert (await _info(server, event.id)).status == "registration"

@@ -191,7 +191,10 @@ class Format(ABC):
             schedule=await self.schedule(events, meta),
             next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
             ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
-            score_field=self.score_field, score_rule=self.score_rule)
+            score_field=self.score_field, score_rule=self.score_rule,
+            # The organiser's deals are as secret as any other deal until the event is over.
+            deal_source="deals" if meta.deals else meta.deal_source,
+            deals=meta.deal_list if meta.deals and meta.status == "finished" else None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
 
