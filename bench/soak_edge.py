@@ -531,8 +531,19 @@ class Soak:
 
 
 # ------------------------------------------------------------------ report
+def workers_cpu(pid: int, skip: int | None) -> dict[int, float]:
+    """CPU seconds so far of each live child of ``pid`` but ``skip`` (the solver and hint workers)."""
+    out = {}
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in map(int, children.read_text().split()):
+            if child != skip:
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    out[child] = cpu_seconds(child)
+    return out
+
+
 def summary(figures: Figures, seconds: float, server_cpu: float | None, redis_cpu: float | None,
-            rss: int | None) -> dict[str, Any]:
+            rss: int | None, worker_cpu: float | None = None) -> dict[str, Any]:
     h = figures.honest
     return {
         "seconds": round(seconds, 1),
@@ -541,7 +552,8 @@ def summary(figures: Figures, seconds: float, server_cpu: float | None, redis_cp
         "attacks": {kind: dict(outcomes.most_common()) for kind, outcomes in sorted(figures.attacks.items())},
         "health": {"checks": len(figures.health_ms), "failed": figures.health_failed,
                    "p50_ms": quantile(figures.health_ms, 50), "p99_ms": quantile(figures.health_ms, 99)},
-        "server": {"cpu_seconds": server_cpu, "redis_cpu_seconds": redis_cpu, "rss_kb": rss},
+        "server": {"cpu_seconds": server_cpu, "workers_cpu_seconds": worker_cpu, "redis_cpu_seconds": redis_cpu,
+                   "rss_kb": rss},
     }
 
 
@@ -564,7 +576,9 @@ def show(s: dict[str, Any]) -> None:
           f"p99 {ms(health['p99_ms'])}")
     cpu = server["cpu_seconds"]
     share = f" ({cpu / s['seconds']:.0%} of a core)" if cpu is not None and s["seconds"] else ""
-    print(f"server: CPU {cpu if cpu is None else round(cpu, 1)} s{share}, its Redis "
+    workers = server["workers_cpu_seconds"]
+    print(f"server: CPU {cpu if cpu is None else round(cpu, 1)} s{share}, its solver/hint workers "
+          f"{workers if workers is None else round(workers, 1)} s, its Redis "
           f"{server['redis_cpu_seconds'] if server['redis_cpu_seconds'] is None else round(server['redis_cpu_seconds'], 1)}"
           f" s, RSS at the end {server['rss_kb']} KiB")
 
@@ -587,6 +601,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             redis_pid = child_named(proc.pid, "redis-server")
             cpu0 = cpu_seconds(proc.pid)
             redis0 = cpu_seconds(redis_pid) if redis_pid else None
+            workers0 = workers_cpu(proc.pid, redis_pid)
             soak = Soak(port, args, organiser)
             t0 = time.monotonic()
             await soak.run(seconds)
@@ -594,6 +609,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             cpu = cpu_seconds(proc.pid) - cpu0
             redis_cpu = cpu_seconds(redis_pid) - redis0 if redis_pid and redis0 is not None else None
             rss = rss_kb(proc.pid)
+            workers = sum(cpu - workers0.get(child, 0.0) for child, cpu in workers_cpu(proc.pid, redis_pid).items())
         finally:
             proc.terminate()
             try:
@@ -601,7 +617,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    return summary(soak.figures, elapsed, cpu, redis_cpu, rss)
+    return summary(soak.figures, elapsed, cpu, redis_cpu, rss, workers)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

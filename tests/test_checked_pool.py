@@ -145,6 +145,27 @@ async def test_an_empty_pool_with_no_deal_found_in_time_is_a_typed_retryable_err
         assert (results.variant, results.deal) == ("sixty-thieves", seeded[0].deal), "one key per variant"
 
 
+async def test_a_variant_whose_search_found_nothing_rests_before_the_next(redis_url: str) -> None:
+    """Each pool race of Eighty Thieves (seldom won by the solver in the time) solved for --checked-wait
+    seconds and failed: a flood kept a core busy (issue 22). After a search that found nothing the variant
+    rests three times as long: the next creation answers pool_empty at once, having solved nothing."""
+    async with live_server(redis_url, checked_wait=0.5) as server:
+        body = {"deal_source": "pool", "variant": "eighty-thieves"}
+        status, retry, answer = await asyncio.to_thread(_post, server, body)
+        assert (status, answer["code"]) == (503, "pool_empty"), answer
+
+        async def tried() -> float:
+            _, metrics = await scrape(server)
+            return sum(v for k, v in metrics.items()
+                       if k.startswith('thieves_checked_tried_total{variant="eighty-thieves"'))
+
+        before = await tried()
+        assert before >= 1
+        status, retry, answer = await asyncio.to_thread(_post, server, body)
+        assert (status, answer["code"]) == (503, "pool_empty") and "the last search found none" in answer["message"]
+        assert await tried() == before, "nothing was solved for the second"
+
+
 async def test_an_empty_pool_is_solved_on_demand(redis_url: str) -> None:
     """The test servers keep no pool: a pool race solves a fresh deal in the worker."""
     async with live_server(redis_url) as server:

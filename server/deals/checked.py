@@ -20,6 +20,11 @@ Who does what:
   low-priority worker, and hands deals to new pool races. When a pool is
   empty it solves on demand (in a second worker, at normal priority: a
   creator is waiting) for a bounded time, then answers ``pool_empty``.
+  Creators who ask while a search of their variant is under way join it
+  (they wait no longer than it); after a search that found nothing the
+  variant rests (:data:`COOL_DOWN`), so what on-demand solving costs is
+  bounded per process whoever asks (issue 22: a variant the solver seldom
+  wins, Eighty Thieves, kept a core busy for one address).
 
 Several server processes on one Redis fill the same lists; the push is a
 one-key script that refuses once the list is at its target, so they never
@@ -56,6 +61,10 @@ IDLE_SECONDS = 1.0
 ON_DEMAND_BUDGET = 0.1
 """CPU seconds per deal when someone waits: wins cluster under 0.1 s (Forty Thieves: 15 of the 20
 won within 2 s), so short tries find one soonest (about 70 a minute against 5 at 2 s)."""
+COOL_DOWN = 3.0
+"""After an on-demand search of a variant found nothing, that variant is not searched on demand again
+(in this process) for this many times as long as the search took: a flood of pool races (any number
+of addresses) keeps the on-demand worker solving a hard variant at most a quarter of the time."""
 NICENESS = 10
 """The filler's worker runs at a lower CPU priority: racers' moves and hints come first (and a
 creator waiting for an on-demand deal: that runs in a worker of its own at normal priority)."""
@@ -67,6 +76,15 @@ _PASSING: tuple[type[BaseException], ...] = (*UNAVAILABLE, BrokenProcessPool, as
 
 class PoolUnavailable(p.CodedError):
     """No checked deal for a new race; ``code`` is ``no_pool`` or ``pool_empty``."""
+
+
+@dataclass
+class _Search:
+    """An on-demand search of one variant under way in this process, and the creators waiting on it."""
+
+    deadline: float
+    """Loop time when it gives up: a creator who joins it waits no longer."""
+    takers: int = 0
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,10 @@ class CheckedPool:
         self._task: asyncio.Task[None] | None = None
         self._tried: dict[str, int] = {}
         """Deals tried since the variant's last refill (for the refill log line)."""
+        self._searches: dict[str, _Search] = {}
+        """Variant -> its on-demand search under way."""
+        self._resting: dict[str, float] = {}
+        """Variant -> loop time until which it is not searched on demand (its last search found nothing)."""
 
     def start(self) -> None:
         if self.targets:
@@ -238,24 +260,44 @@ class CheckedPool:
             self.metrics.checked_taken[f"{variant}|pool"] += 1
             return found
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
+        now = loop.time()
+        if now < (resting := self._resting.get(variant, 0.0)):
+            self.metrics.checked_taken[f"{variant}|none"] += 1
+            raise PoolUnavailable(p.ErrorCode.POOL_EMPTY, f"no checked deal of {variant} is ready and the last "
+                                  f"search found none; the next search in {resting - now:.0f} s: try again then, "
+                                  "or use deal_source 'random'")
+        search = self._searches.get(variant)
+        if search is None or search.deadline <= now:
+            search = self._searches[variant] = _Search(now + wait)
+        deadline = min(search.deadline, now + wait)
+        search.takers += 1
         started = time.perf_counter()
         tried = 0
-        while (left := deadline - loop.time()) > 0:
-            attempt = await self._attempt(self.on_demand, variant, min(self.budget, ON_DEMAND_BUDGET, left))
-            tried += 1
-            if attempt.found is not None:
-                self.metrics.checked_taken[f"{variant}|on_demand"] += 1
-                log("checked_on_demand", variant=variant, tried=tried, seconds=round(time.perf_counter() - started, 3))
-                return CheckedDeal.loads(attempt.found)
-            found = await self._pop(variant)
-            if found is not None:
-                self.metrics.checked_taken[f"{variant}|pool"] += 1
-                return found
+        try:
+            while (left := deadline - loop.time()) > 0:
+                attempt = await self._attempt(self.on_demand, variant, min(self.budget, ON_DEMAND_BUDGET, left))
+                tried += 1
+                if attempt.found is not None:
+                    self.metrics.checked_taken[f"{variant}|on_demand"] += 1
+                    log("checked_on_demand", variant=variant, tried=tried,
+                        seconds=round(time.perf_counter() - started, 3))
+                    return CheckedDeal.loads(attempt.found)
+                found = await self._pop(variant)
+                if found is not None:
+                    self.metrics.checked_taken[f"{variant}|pool"] += 1
+                    return found
+        finally:
+            search.takers -= 1
+            if search.takers == 0 and self._searches.get(variant) is search:
+                del self._searches[variant]
+        took = loop.time() - now
+        self._resting[variant] = max(self._resting.get(variant, 0.0), loop.time() + COOL_DOWN * took)
         self.metrics.checked_taken[f"{variant}|none"] += 1
-        log("checked_pool_empty", logging.WARNING, variant=variant, tried=tried, wait=wait)
+        log("checked_pool_empty", logging.WARNING, variant=variant, tried=tried, wait=wait,
+            rests=round(COOL_DOWN * took, 1))
         raise PoolUnavailable(p.ErrorCode.POOL_EMPTY, f"no checked deal of {variant} was ready and none was found "
-                              f"within {wait:g} s: try again in a few seconds, or use deal_source 'random'")
+                              f"within {took:.1f} s: try again in {COOL_DOWN * took:.0f} s, or use deal_source "
+                              "'random'")
 
     async def _pop(self, variant: str) -> CheckedDeal | None:
         """The oldest deal of the pool; an entry that does not parse is logged and skipped."""
