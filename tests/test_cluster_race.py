@@ -177,7 +177,8 @@ async def test_look_alike_names_collide_on_a_redis_cluster(servers: tuple[LiveSe
 
 async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
     """An account registered through one server is known to the other; a seat given back through one
-    is freed for the other's connections (the leave's scripts each touch one hash tag)."""
+    is freed for the other's connections (the leave's scripts each touch one hash tag); a key replaced
+    through one closes the other's connections that joined with it."""
     a, b = servers
     status, body = await a.http("POST", "/players", {"name": "Ann"})
     assert status == 201
@@ -199,7 +200,11 @@ async def test_accounts_and_lobby_seats_on_a_redis_cluster(servers: tuple[LiveSe
     assert body["race"]["players"] == 0
     again = await Client.connect(a)
     assert (await again.hello(created.race.id, key=key)).seat == first.seat
-    await again.close()
+    # A key replaced through b closes the connection a holds with it (pub/sub through the cluster bus).
+    status, body = await b.http("POST", "/players/ann/key", headers={"authorization": f"Bearer {key}"})
+    assert status == 200
+    assert (await again.error()).code == "bad_key"
+    assert await again.closed() == p.CloseCode.KEY_REPLACED
 
 
 async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: LocalCluster) -> None:

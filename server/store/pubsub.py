@@ -30,12 +30,16 @@ class Subscriber:
     """Subscribe and unsubscribe races; :meth:`run` delivers their notes until cancelled."""
 
     def __init__(self, redis: Any, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> None:
+        self._redis = redis
         self._pubsub = redis.pubsub()
         self._on_note = on_note
         self._on_key_replaced = on_key_replaced
 
     async def listen_to_accounts(self) -> None:
         """Hear of every account key replaced (by any process) from now on."""
+        # A cluster client learns its slots on its first command; a subscription made before that finds
+        # none (KeyError in redis-py): have it learn them first. (A single Redis's initialize is cheap.)
+        await self._redis.initialize()
         await self._pubsub.subscribe(KEYS_REPLACED)
 
     async def subscribe(self, race: str) -> None:
