@@ -135,7 +135,8 @@ async def test_replacing_a_key_closes_the_live_connections_that_joined_with_it(s
     created = await create_race(server, seats=2)
     async with live_server(redis_url) as other:
         ann, bob = await Client.connect(other), await Client.connect(server)
-        seat = (await ann.hello(created.race.id, key=old)).seat
+        welcome = await ann.hello(created.race.id, key=old)
+        seat = welcome.seat
         await bob.hello(created.race.id, key=bob_key)
         status, body = await server.http("POST", "/players/ann/key", headers={"authorization": f"Bearer {old}"})
         assert status == 200
@@ -144,8 +145,12 @@ async def test_replacing_a_key_closes_the_live_connections_that_joined_with_it(s
         assert await ann.closed() == p.CloseCode.KEY_REPLACED
         await bob.send(p.Ready(ready=True))
         assert not isinstance(await bob.recv(), p.Error), "bob's connection is not affected"
+        # Whoever held the old key holds the seat token it was given: alone, it no longer takes the seat.
+        err, code = await _refused_hello(server, created.race.id, token=welcome.token)
+        assert (err.code, code) == ("bad_token", p.CloseCode.BAD_TOKEN) and "replaced" in err.message
         again = await Client.connect(other)
-        assert (await again.hello(created.race.id, key=body["key"])).seat == seat, "the new key takes the seat back"
+        assert (await again.hello(created.race.id, key=body["key"], token=welcome.token)).seat == seat, \
+            "the new key takes the seat back (with the old token, as a client resuming sends both)"
         for c in (bob, again):
             await c.close()
 

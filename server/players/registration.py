@@ -14,6 +14,7 @@ from shared import protocol as p
 from shared.names import NameRefused, account_name
 
 from ..answers import bearer, client_of, error_response, json_body, json_response, service_of
+from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
 from .accounts import BadKey, account_of, check_key, new_key
 
@@ -70,7 +71,7 @@ async def rotate_key(request: Request) -> Response:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
     key, key_hash = new_key(found.name)
     try:
-        await service.accounts.rotate(account, found.key_hash, key_hash)
+        await service.accounts.rotate(account, found.key_hash, key_hash, now_ms())
     except RegisterRefused as exc:
         return error_response(p.ErrorCode(exc.code), 401 if exc.code == "bad_key" else 404)
     return json_response(p.AccountKeyAnswer(name=found.name, key=key))

@@ -489,6 +489,11 @@ class Connection:
         if account is not None and held.account != account.account:
             raise Refused(p.ErrorCode.BAD_KEY, "the token's seat belongs to another player than this key",
                           close=p.CloseCode.HELLO_REFUSED)
+        if account is None and held.account and \
+                claim.expires - self.service.config.token_ttl * 1000 < await self.service.accounts.key_since(held.account):
+            # Given before the account's key was replaced: whoever held the old key held this token too.
+            raise Refused(p.ErrorCode.BAD_TOKEN, "the account's key was replaced after this token was given: "
+                          "join with the new key", close=p.CloseCode.BAD_TOKEN)
         try:
             await self.store.presence(meta.id, claim.seat, held.gen, self.member, True,
                                       self.service.lease_expiry(), now)

@@ -63,6 +63,10 @@ class AccountStore:
             return None
         return Account(account, text(name), text(key_hash))
 
+    async def key_since(self, account: str) -> int:
+        """When the account's key last replaced another (ms; 0: never)."""
+        return int(await self.redis.hget(AccountKeys(account).main, "key_since") or 0)
+
     async def exists(self, account: str) -> bool:
         return bool(await self.redis.exists(AccountKeys(account).main))
 
@@ -113,9 +117,9 @@ class AccountStore:
                 pipe.set(name_index_key(name_key(name)), name.casefold(), nx=True)
             return sum(1 for done in await pipe.execute() if done)
 
-    async def rotate(self, account: str, old_hash: str, new_hash: str) -> None:
+    async def rotate(self, account: str, old_hash: str, new_hash: str, now: int) -> None:
         """Replace the key if ``old_hash`` is the current one's; raises :class:`RegisterRefused`."""
-        kind, rest = reply(await self._rotate(keys=[AccountKeys(account).main], args=[old_hash, new_hash]))
+        kind, rest = reply(await self._rotate(keys=[AccountKeys(account).main], args=[old_hash, new_hash, now]))
         if kind != "ok":
             raise RegisterRefused(rest[0])
         # Every process closes the connections that joined with the old key (at most once: a process

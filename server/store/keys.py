@@ -104,7 +104,7 @@ class AccountKeys:
     """Key names of one account (every one under the account's hash tag, its lower-case name).
 
     ``account:{bob}`` hash: name (as registered), key_hash (hex SHA-256 of the key's secret),
-    created_at, races, wins, and per variant ``v:<variant>:races|wins|best_ms|mu|sigma|rated``;
+    key_since (when the key last replaced another, ms; absent before), created_at, races, wins, and per variant ``v:<variant>:races|wins|best_ms|mu|sigma|rated``;
     ``:history`` zset race id -> ended_at; ``:entries`` hash race id -> JSON HistoryEntry.
     """
 
