@@ -155,6 +155,23 @@ async def test_replacing_a_key_closes_the_live_connections_that_joined_with_it(s
             await c.close()
 
 
+async def test_a_key_replaced_while_the_news_was_lost_is_found_at_the_next_heartbeat(redis_url: str) -> None:
+    """Pub/sub is at most once: a process that missed the news (Redis away a moment) compares each
+    connected account's key hash with Redis's at its heartbeat (every lease/3) and closes the stale."""
+    async with live_server(redis_url, presence_lease=0.6) as server:
+        key = await register(server, "ann")
+        created = await create_race(server, seats=2)
+        ann = await Client.connect(server)
+        await ann.hello(created.race.id, key=key)
+        client = aioredis.from_url(redis_url)
+        try:
+            await client.hset("account:{ann}", "key_hash", "0" * 64)  # replaced, and nobody told this process
+        finally:
+            await client.aclose()
+        assert (await ann.error()).code == "bad_key"
+        assert await ann.closed() == p.CloseCode.KEY_REPLACED
+
+
 async def test_an_accounts_key_alone_takes_its_seat_back_while_the_race_runs(server: LiveServer) -> None:
     key = await register(server, "ann")
     created = await create_race(server, seats=2, deal_source="number", deal=7)

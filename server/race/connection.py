@@ -80,6 +80,8 @@ class Connection:
         """This connection's presence lease name (players only)."""
         self.account: str | None = None
         """The account whose key this player connection joined with (its replacement closes it: 4008)."""
+        self.key_hash = ""
+        """That key's hash, as the account had it then."""
         self.gen = 0
         """The generation of the seat this connection holds: when the seat is given back in the
         lobby it changes, and this connection no longer holds it."""
@@ -313,11 +315,7 @@ class Connection:
 
     async def _leave(self) -> None:
         if self.account is not None:
-            held = self.service.by_account.get(self.account)
-            if held is not None:
-                held.discard(self)
-                if not held:
-                    del self.service.by_account[self.account]
+            self.service.key_holders.remove(self.account, self)
         if self.hub is not None:
             await self.service.leave_hub(self.hub, self)
         if self.race is not None and self.seat is not None:
@@ -443,7 +441,7 @@ class Connection:
             self.session = SeatSession(seat)
         self.hub = await self.service.join_hub(meta.id, self)
         if self.account is not None:
-            self.service.by_account.setdefault(self.account, set()).add(self)
+            self.service.key_holders.add(self.account, self.key_hash, self)
         replayed = await self._welcome(token, msg.last_version)
         log("joined", race=self.race, seat=seat, role=msg.role, peer=self.peer, rejoined=msg.token is not None,
             last_version=msg.last_version, replayed=replayed)
@@ -460,6 +458,7 @@ class Connection:
             seat, gen = await self._join(msg, meta, account, now)
         self.gen = gen
         self.account = account.account if account is not None else None
+        self.key_hash = account.key_hash if account is not None else ""
         # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
         return seat, self._player_token(meta.id, seat, gen, now)
 

@@ -56,6 +56,45 @@ def creation_settings(config: Config) -> CreationSettings:
     )
 
 
+class KeyHolders:
+    """This process's player connections that joined with an account's key, with that key's hash.
+
+    Why: a connection must stop acting once the key it joined with is replaced (issue 22). The news
+    comes over pub/sub at once (:meth:`Service._on_key_replaced`), and since pub/sub is at most once,
+    the heartbeat also compares the hashes with Redis's (:meth:`Service._check_keys`).
+    """
+
+    def __init__(self) -> None:
+        self._by_account: dict[str, dict[Listener, str]] = {}
+
+    def add(self, account: str, key_hash: str, conn: Listener) -> None:
+        self._by_account.setdefault(account, {})[conn] = key_hash
+
+    def remove(self, account: str, conn: Listener) -> None:
+        held = self._by_account.get(account)
+        if held is not None:
+            held.pop(conn, None)
+            if not held:
+                del self._by_account[account]
+
+    def accounts(self) -> list[str]:
+        return list(self._by_account)
+
+    def cut(self, account: str, stale: Callable[[str], bool]) -> int:
+        """Tell the connections of ``account`` whose key hash is ``stale`` ``bad_key`` and close them
+        (4008); how many."""
+        held = self._by_account.get(account, {})
+        cut = [conn for conn, key_hash in held.items() if stale(key_hash)]
+        frame = p.encode(p.error(p.ErrorCode.BAD_KEY, "this account's key was replaced: rejoin with the new key"))
+        for conn in cut:
+            self.remove(account, conn)
+            conn.send(frame)
+            conn.close_after_queue(p.CloseCode.KEY_REPLACED)
+        if cut:
+            log("key_replaced_closing", account=account, connections=len(cut))
+        return len(cut)
+
+
 class Service:
     """Shared state of one server process: the store, the signer and the hubs."""
 
@@ -84,8 +123,7 @@ class Service:
         """Names this process in presence leases (a restarted process is a new instance)."""
         self._conn_ids = itertools.count(1)
         self.subscriber = self.store.subscriber(self._on_note, self._on_key_replaced)
-        self.by_account: dict[str, set[Listener]] = {}
-        """This process's player connections that joined with an account's key, by account."""
+        self.key_holders = KeyHolders()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self._ending: set[str] = set()
@@ -173,16 +211,17 @@ class Service:
             except UNAVAILABLE:
                 pass
 
-    def _on_key_replaced(self, account: str) -> None:
+    def _on_key_replaced(self, account: str, old_hash: str) -> None:
         """``account``'s key was replaced (by any process): its connections here that joined with the
-        old key may not act any more. Each is told ``bad_key`` and closed with 4008."""
-        conns = self.by_account.pop(account, set())
-        if conns:
-            log("key_replaced_closing", account=account, connections=len(conns))
-        frame = p.encode(p.error(p.ErrorCode.BAD_KEY, "this account's key was replaced: rejoin with the new key"))
-        for conn in conns:
-            conn.send(frame)
-            conn.close_after_queue(p.CloseCode.KEY_REPLACED)
+        old key may not act any more."""
+        self.key_holders.cut(account, lambda key_hash: key_hash == old_hash)
+
+    async def _check_keys(self) -> None:
+        """The same for a replacement whose pub/sub message this process missed (Redis away a moment):
+        each account's key hash as Redis has it, one round trip for all."""
+        accounts = self.key_holders.accounts()
+        for account, current in zip(accounts, await self.accounts.key_hashes(accounts)):
+            self.key_holders.cut(account, lambda key_hash: key_hash != current)
 
     def _on_note(self, race: str, note: Note) -> None:
         """An event of a race stored by any process: its hub here, if any, hears of it."""
@@ -216,11 +255,13 @@ class Service:
 
     async def _heartbeat(self) -> None:
         """Renew the presence leases of this process's players; expire those of dead processes;
-        free the lobby seats whose connections have been gone for the lease."""
+        free the lobby seats whose connections have been gone for the lease; close the connections
+        whose account key was replaced (should the pub/sub news have been lost)."""
         expiry, now = self.lease_expiry(), now_ms()
         for race, hub in list(self.hubs.items()):
             members = [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None and c.member]
             await self.store.heartbeat(race, members, expiry, now, self.lease_ms)
+        await self._check_keys()
 
     def free_after_lease(self, race: str) -> None:
         """A player's connection to the lobby ``race`` closed here: once the presence lease has run out

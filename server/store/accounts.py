@@ -63,6 +63,15 @@ class AccountStore:
             return None
         return Account(account, text(name), text(key_hash))
 
+    async def key_hashes(self, accounts: list[str]) -> list[str | None]:
+        """Each account's key hash (None for one that does not exist), in one round trip."""
+        if not accounts:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for account in accounts:
+                pipe.hget(AccountKeys(account).main, "key_hash")
+            return [None if h is None else text(h) for h in await pipe.execute()]
+
     async def key_since(self, account: str) -> int:
         """When the account's key last replaced another (ms; 0: never)."""
         return int(await self.redis.hget(AccountKeys(account).main, "key_since") or 0)
@@ -122,6 +131,6 @@ class AccountStore:
         kind, rest = reply(await self._rotate(keys=[AccountKeys(account).main], args=[old_hash, new_hash, now]))
         if kind != "ok":
             raise RegisterRefused(rest[0])
-        # Every process closes the connections that joined with the old key (at most once: a process
-        # that misses it, Redis being away, keeps those connections until they close).
-        await self.redis.publish(KEYS_REPLACED, account)
+        # Every process closes the connections that joined with the old key at once (at most once: a
+        # process that misses it finds out at its next heartbeat, Service._check_keys).
+        await self.redis.publish(KEYS_REPLACED, f"{account} {old_hash}")

@@ -62,7 +62,7 @@ class Keys:
 
 
 KEYS_REPLACED = "accounts:key-replaced"
-"""Pub/sub channel: the name of each account whose key was just replaced (``POST /players/{name}/key``);
+"""Pub/sub channel: ``<account> <old key hash>`` for each key just replaced (``POST /players/{name}/key``);
 every process listens, and closes the connections that joined with the old key (docs/protocol.md)."""
 
 

@@ -22,8 +22,8 @@ from .records import Note
 
 NoteHandler = Callable[[str, Note], None]
 """Called with the race id and the note of each message."""
-AccountHandler = Callable[[str], None]
-"""Called with the account (lower-case name) of each key replacement."""
+AccountHandler = Callable[[str, str], None]
+"""Called with the account (lower-case name) and the replaced key's hash of each key replacement."""
 
 
 class Subscriber:
@@ -68,9 +68,10 @@ class Subscriber:
             if msg is None or msg.get("type") != "message":
                 continue
             if msg["channel"] in (KEYS_REPLACED, KEYS_REPLACED.encode()):
-                if self._on_key_replaced is not None:
-                    data = msg["data"]
-                    self._on_key_replaced(data.decode() if isinstance(data, bytes) else data)
+                data = msg["data"]
+                account, _, old_hash = (data.decode() if isinstance(data, bytes) else data).partition(" ")
+                if self._on_key_replaced is not None and old_hash:
+                    self._on_key_replaced(account, old_hash)
                 continue
             race = race_of_channel(msg["channel"])
             try:

@@ -61,7 +61,7 @@ class Store:
     # ------------------------------------------------------------ setup
     def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
         """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard,
-        ``on_key_replaced(account)`` for each account key replaced (once :meth:`Subscriber.listen_to_accounts`)."""
+        ``on_key_replaced(account, old_hash)`` for each account key replaced (once :meth:`Subscriber.listen_to_accounts`)."""
         return Subscriber(self.redis, on_note, on_key_replaced)
 
     async def ping(self) -> bool:
