@@ -21,6 +21,7 @@ from typing import Any
 
 from shared.names import name_key
 
+from .client import hget_each
 from .keys import ACCOUNT_MATCH, KEYS_REPLACED, AccountKeys, name_index_key, register_keys
 from .limits import Bucket
 from .records import reply, text
@@ -65,12 +66,8 @@ class AccountStore:
 
     async def key_hashes(self, accounts: list[str]) -> list[str | None]:
         """Each account's key hash (None for one that does not exist), in one round trip."""
-        if not accounts:
-            return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for account in accounts:
-                pipe.hget(AccountKeys(account).main, "key_hash")
-            return [None if h is None else text(h) for h in await pipe.execute()]
+        hashes = await hget_each(self.redis, [AccountKeys(a).main for a in accounts], "key_hash")
+        return [None if h is None else text(h) for h in hashes]
 
     async def key_since(self, account: str) -> int:
         """When the account's key last replaced another (ms; 0: never)."""
@@ -117,10 +114,7 @@ class AccountStore:
 
     async def _index(self, mains: list[str]) -> int:
         """Index these accounts' names (two pipelined round trips, whatever the count)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for main in mains:
-                pipe.hget(main, "name")
-            names = [text(n) for n in await pipe.execute() if n is not None]
+        names = [text(n) for n in await hget_each(self.redis, mains, "name") if n is not None]
         async with self.redis.pipeline(transaction=False) as pipe:
             for name in names:
                 pipe.set(name_index_key(name_key(name)), name.casefold(), nx=True)

@@ -65,3 +65,14 @@ def redis_client(redis_url: str, cluster: bool = False, retry: bool = True) -> R
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
     )
     return aioredis.Redis(connection_pool=pool)
+
+
+async def hget_each(redis: RedisClient, keys: list[str], name: str) -> list[bytes | None]:
+    """Field ``name`` of each hash in ``keys`` (None where absent), in one round trip: a pipeline
+    rather than a script, since on a cluster the keys live in many slots."""
+    if not keys:
+        return []
+    async with redis.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.hget(key, name)
+        return list(await pipe.execute())

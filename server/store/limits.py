@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .client import hget_each
 from .keys import OPEN_LOBBIES, Keys, creator_keys
 from .records import text
 from .scripts import register
@@ -119,10 +120,7 @@ class CreationLimits:
         ids = [text(m) for m in await self.redis.zrange(lobbies, 0, -1)]
         if not ids:
             return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for rid in ids:
-                pipe.hget(Keys(rid).meta, "status")
-            statuses = await pipe.execute()
+        statuses = await hget_each(self.redis, [Keys(rid).meta for rid in ids], "status")
         return [f"{'m' if st is None else 'c'} {rid}" for rid, st in zip(ids, statuses) if text(st) != "lobby"]
 
     async def release(self, client: str, race: str) -> None:

@@ -14,6 +14,7 @@ from shared.names import name_key
 
 from ..ops.metrics import Timer
 from .batcher import MoveBatcher, Settled
+from .client import hget_each
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import AccountHandler, NoteHandler, Subscriber
@@ -134,12 +135,7 @@ class Store:
 
     async def versions(self, ids: list[str]) -> list[int | None]:
         """Each race's version in one round trip (None for a race that is gone)."""
-        if not ids:
-            return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for rid in ids:
-                pipe.hget(Keys(rid).meta, "version")
-            raws = await pipe.execute()
+        raws = await hget_each(self.redis, [Keys(rid).meta for rid in ids], "version")
         return [int(v) if v is not None else None for v in raws]
 
     async def active_races(self, limit: int = 200) -> list[RaceMeta]:
