@@ -452,7 +452,8 @@ class Soak:
 
     async def cross_site(self) -> None:
         """What a page on another site can send without asking: text/plain POSTs with its Origin."""
-        targets = (("/races", {"seats": 2}), ("/players", {"name": "xsite"}), ("/daily/forty-thieves", {}))
+        targets: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("/races", {"seats": 2}), ("/players", {"name": "xsite"}), ("/daily/forty-thieves", {}))
 
         def make(i: int) -> Callable[[], Awaitable[str]]:
             path, data = targets[i % len(targets)]

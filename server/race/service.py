@@ -289,7 +289,9 @@ class Service:
         try:
             if freed := await self.store.free_stale(race, now_ms(), self.lease_ms):
                 log("seats_freed", race=race, seats=freed, why="lease")
-        except (StoreError, *UNAVAILABLE) as exc:  # the race is gone, or Redis is: the janitor sweeps later
+        except StoreError:
+            pass  # the race is gone
+        except UNAVAILABLE as exc:  # the janitor sweeps later
             log("seats_free_failed", logging.WARNING, race=race, error=exc)
 
     async def _catch_up(self) -> None:
