@@ -122,7 +122,7 @@ async def test_a_new_play_spends_a_creation_token_and_asking_again_does_not(redi
         status, body = await _post_daily(server, VARIANT, bob)
         assert (status, body["code"]) == (429, "create_rate_limited"), body
         assert 1 <= int({k.lower(): v for k, v in server.last_headers.items()}["retry-after"]) <= 60
-        assert await server.service.daily.play_of(VARIANT, first["date"], "bob") is None, "nothing made for bob"
+        assert await server.tournaments.daily.play_of(VARIANT, first["date"], "bob") is None, "nothing made for bob"
 
 
 async def test_the_daily_deal_falls_back_to_a_secret_random_deal_when_no_checked_one_is_found(
@@ -135,7 +135,7 @@ async def test_the_daily_deal_falls_back_to_a_secret_random_deal_when_no_checked
         status, body = await _post_daily(server, "eighty-thieves", key)
         assert status == 200, body
         play = msgspec.convert(body, p.DailyPlay)
-        drawn = await server.service.daily.deal("eighty-thieves", play.date)
+        drawn = await server.tournaments.daily.deal("eighty-thieves", play.date)
         meta = await server.service.store.meta(play.race)
         assert drawn is not None and meta is not None and meta.deal == drawn[0] and meta.variant == "eighty-thieves"
         bob = await register(server, "bob")
