@@ -29,6 +29,7 @@ def test_a_short_soak_plays_honest_races_under_every_attack_and_reports() -> Non
     assert honest["moves_sent"] > 0 and honest["moves_acked"] == honest["moves_sent"] - honest["moves_lost"]
     assert set(figures["attacks"]) == KINDS, "every attack ran"
     assert all(0 < sum(outcomes.values()) <= 200 for outcomes in figures["attacks"].values()), "bounded in count"
-    assert set(figures["attacks"]["organiser_guess"]) == {"403 organiser_required"}
+    assert set(figures["attacks"]["organiser_guess"]) <= {"403 organiser_required", "429 organiser_rate_limited"}, \
+        "every guess refused"
     assert figures["health"]["checks"] > 0 and figures["health"]["p50_ms"] is not None
     assert "honest:" in run.stdout and "health:" in run.stdout
