@@ -8,6 +8,7 @@ chromium (``$THIEVES_CHROMIUM``, else ``chromium`` on PATH, else
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -36,8 +37,10 @@ def skip_reason() -> str | None:
     return None
 
 
-async def open_browser(**context_options: Any) -> AsyncIterator[Any]:
-    """A fresh browser context (its own cookies and cache), closed after use."""
+@contextlib.asynccontextmanager
+async def launch_browser() -> AsyncIterator[Any]:
+    """The system's chromium, closed after use (a test opening pages at several widths takes one
+    browser and a context per width: launching is the slow part)."""
     from playwright.async_api import async_playwright
 
     path = chromium_path()
@@ -45,11 +48,17 @@ async def open_browser(**context_options: Any) -> AsyncIterator[Any]:
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-gpu"])
         try:
-            context = await browser.new_context(**context_options)
-            yield context
-            await context.close()
+            yield browser
         finally:
             await browser.close()
+
+
+async def open_browser(**context_options: Any) -> AsyncIterator[Any]:
+    """A fresh browser context (its own cookies and cache), closed after use."""
+    async with launch_browser() as browser:
+        context = await browser.new_context(**context_options)
+        yield context
+        await context.close()
 
 
 @pytest.fixture
@@ -75,3 +84,75 @@ async def rows(page: Any) -> dict[int, tuple[int, str, int]]:
 
 def expected_rows(lines: dict[int, dict[str, Any]]) -> dict[int, tuple[int, str, int]]:
     return {seat: (e["home"], e["status"], e["rank"]) for seat, e in lines.items()}
+
+
+WIDTHS = {"desktop 1280": {"width": 1280, "height": 800}, "desktop 1920": {"width": 1920, "height": 1080},
+          "phone 390": {"width": 390, "height": 844}}
+"""The widths every page is laid out at in the layout tests (a phone's context is also ``is_mobile``)."""
+
+
+def context_options(width: str) -> dict[str, Any]:
+    """A browser context of one of :data:`WIDTHS`."""
+    viewport = WIDTHS[width]
+    return {"viewport": viewport, "is_mobile": viewport["width"] < 600, "has_touch": viewport["width"] < 600}
+
+
+LAYOUT_PROBLEMS = """(width) => {
+  const problems = [];
+  const shown = (node) => {
+    const box = node.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && getComputedStyle(node).visibility !== "hidden";
+  };
+  const where = (node) => node.id ? `#${node.id}` : (node.className ? `.${String(node.className).split(" ")[0]}` : node.tagName);
+  if (document.documentElement.scrollWidth > width + 1) {
+    problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px wide in ${width}`);
+  }
+  for (const table of document.querySelectorAll("main table")) {
+    if (!shown(table)) continue;
+    const heads = [...table.querySelectorAll("thead tr:first-child > *")].filter(shown);
+    table.querySelectorAll("tbody tr").forEach((row, r) => {
+      if (!shown(row) || row.querySelector("[colspan]")) return;
+      const cells = [...row.children].filter(shown);
+      if (cells.length !== heads.length) {
+        problems.push(`${where(table)} row ${r + 1}: ${cells.length} cells under ${heads.length} headers`);
+        return;
+      }
+      cells.forEach((cell, i) => {
+        const c = cell.getBoundingClientRect(), h = heads[i].getBoundingClientRect();
+        if (Math.abs(c.left - h.left) > 1 || Math.abs(c.right - h.right) > 1) {
+          problems.push(`${where(table)} row ${r + 1}: cell ${i + 1} at ${Math.round(c.left)}-${Math.round(c.right)} px, `
+            + `its header "${heads[i].textContent.trim()}" at ${Math.round(h.left)}-${Math.round(h.right)} px`);
+        }
+      });
+    });
+  }
+  for (const board of document.querySelectorAll(".board")) {
+    if (!shown(board)) continue;
+    const columns = [...board.querySelectorAll(".column")];
+    const tops = new Set(columns.map((c) => Math.round(c.getBoundingClientRect().top)));
+    if (tops.size > 1) problems.push(`the board's ${columns.length} columns are on ${tops.size} rows`);
+    columns.forEach((column, n) => {
+      const cards = [...column.querySelectorAll("li.card")];
+      cards.forEach((card, i) => {
+        const box = card.getBoundingClientRect();
+        if (card.scrollWidth > card.clientWidth + 1) problems.push(`column ${n + 1} card ${i + 1}: its face is cut off`);
+        if (i === 0) return;
+        const above = cards[i - 1].getBoundingClientRect();
+        if (box.top <= above.top + 1 || Math.abs(box.left - above.left) > 1) {
+          problems.push(`column ${n + 1}: card ${i + 1} is not below card ${i} (${Math.round(box.left)},${Math.round(box.top)} `
+            + `after ${Math.round(above.left)},${Math.round(above.top)})`);
+        }
+      });
+    });
+  }
+  return problems;
+}"""
+"""What is wrong with a page's layout, as the browser laid it out: a page wider than the window (the
+context's viewport: a phone's browser would rather zoom out than show a scroll bar); a table
+row whose shown cells are not one under each shown header (each cell's x-range the same as its header's);
+a board whose columns do not stand in one row, or a column whose cards are not one per row."""
+
+
+async def layout_problems(page: Any) -> list[str]:
+    """:data:`LAYOUT_PROBLEMS` measured in ``page`` (an empty list: the page is laid out right)."""
+    return list(await page.evaluate(LAYOUT_PROBLEMS, page.viewport_size["width"]))

@@ -7,6 +7,7 @@ keyboard. Every wait is for a condition with a deadline; nothing is timed.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -60,10 +61,12 @@ async def test_a_dropped_stream_resumes_with_last_event_id_and_catches_up(server
     blocked = False
     requests: list[dict[str, str]] = []
     refused = 0
+    let_in = asyncio.Event()
 
     async def gate(route: Any) -> None:
         nonlocal refused
         requests.append(await route.request.all_headers())
+        await let_in.wait()  # the first stream is held until the page has said it is connecting
         if blocked:
             refused += 1
             await route.abort("connectionrefused")
@@ -72,6 +75,9 @@ async def test_a_dropped_stream_resumes_with_last_event_id_and_catches_up(server
 
     await page.route(re.compile(r".*/races/[^/]+/events.*"), gate)
     await page.goto(f"{server.url}/watch/{race.created.race.code}")
+    await page.wait_for_selector("#conn[data-state=connecting]")
+    assert await page.text_content("#conn") == "◌ connecting…", "JavaScript is on: not 'JavaScript is off'"
+    let_in.set()
     await page.wait_for_selector("#conn[data-state=live]")
     await eventually(lambda: _shows_server_table(page, server, race.id), "the first table")
     rendered = await page.get_attribute("#racers", "data-resumed-from")

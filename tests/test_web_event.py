@@ -50,6 +50,24 @@ async def test_the_event_page_and_its_typed_404(events_server: LiveServer) -> No
         assert missing.status_code == 404 and 'data-code="event_not_found"' in missing.text
 
 
+async def test_an_arenas_page_has_no_column_of_times(events_server: LiveServer) -> None:
+    """An arena keeps no times (its standings say 0 for everyone): the page leaves the column out, as a
+    duplicate event's does before its first round is scored."""
+    status, event = await events_server.http("POST", "/events", {
+        "name": "Blitz", "format": "arena", "duration": 60, "group_size": 2, "join_seconds": 1, "break_seconds": 0,
+        "time_limit": 60, "deals": [WIN["deal"]]}, headers=AUTH)
+    assert status == 201, event
+    for name in ("ann", "bob"):
+        key = await register(events_server, name)
+        status, _ = await events_server.http("POST", f"/events/{event['id']}/entrants",
+                                             headers={"authorization": f"Bearer {key}"})
+        assert status == 200
+    async with httpx.AsyncClient(base_url=events_server.url) as http:
+        page = await http.get(f"/event/{event['id']}")
+    assert page.status_code == 200 and page.text.count('<td class="time">0:00</td>') == 2
+    assert '<table id="event-standings" class="racers untimed"' in page.text
+
+
 async def _play(server: LiveServer, code: str, key: str, moves: int, go: asyncio.Event) -> None:
     client = await Client.connect(server)
     await client.hello(code, key=key)
@@ -67,7 +85,18 @@ async def test_an_events_standings_seen_live_through_a_round(events_server: Live
     event, keys = await _event(server)
     async for context in open_browser():
         page: Any = await context.new_page()
+        held: list[Any] = []
+
+        async def hold(route: Any) -> None:  # the stream held unanswered: the page is connecting
+            held.append(route)
+
+        await page.route("**/events/*/stream", hold)
         await page.goto(f"{server.url}/event/{event}")
+        await page.wait_for_selector("#conn[data-state=connecting]")
+        assert await page.text_content("#conn") == "◌ connecting…", "JavaScript is on: the page says it is connecting"
+        assert await page.is_hidden("#event-standings th.time"), "no round played: no column of 0:00s"
+        assert held, "the stream was asked for"
+        await page.unroute("**/events/*/stream")  # and let through (the held request with it)
         await page.wait_for_selector("#conn[data-state=live]")
         assert await page.get_attribute("#event-status", "data-status") == "registration"
         status, _ = await server.http("POST", f"/events/{event}/start", headers=AUTH)
@@ -101,6 +130,23 @@ async def test_an_events_standings_seen_live_through_a_round(events_server: Live
         assert shown == [[line["account"], _js_number(line["matchpoints"])] for line in standings["lines"]]
         assert shown[0][0] == "cy", "two cards home beat one"
         assert await page.is_hidden("#heats-section")
+        await _shows_the_event_over(page, server, event)
+        again = await context.new_page()  # the same page rendered after the end
+        await again.goto(f"{server.url}/event/{event}")
+        await _shows_the_event_over(again, server, event)
+
+
+async def _shows_the_event_over(page: Any, server: LiveServer, event: str) -> None:
+    """A finished event's page: not live, its standings with their times, and every round played with
+    its deal and a link to each heat's result and replays."""
+    await page.wait_for_selector("#conn[data-state=over]")
+    assert await page.text_content("#conn") == "event over"
+    _, info = await server.http("GET", f"/events/{event}")
+    rounds = await page.eval_on_selector_all(
+        "#played > li", "items => items.map(li => [li.dataset.round, li.textContent.includes('deal "
+        f"{WIN['deal']}'), [...li.querySelectorAll('a')].map(a => a.getAttribute('href'))])")
+    assert rounds == [[str(r["round"]), True, [f"/watch/{h['code']}" for h in r["heats"]]] for r in info["schedule"]]
+    assert await page.is_visible("#event-standings th.time"), "a scored round gives every entrant a time"
 
 
 def _js_number(value: float) -> str:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from shared import protocol as p
 
 from ..answers import tournaments_of
-from .render import not_found, render
+from .render import not_found, render, variant_name
 
 
 async def event(request: Request) -> Response:
@@ -29,5 +29,16 @@ async def event(request: Request) -> Response:
     live = msgspec.json.decode(frame, type=p.EventLive)
     current = [r for r in live.event.schedule if r.round == live.event.round]
     heats = current[-1].heats if current and not live.event.pairing else []
-    state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream"}
-    return render("event.html", title=live.event.name, live=live, heats=heats, state=state)
+    state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream",
+             "variant_name": variant_name(live.event.variant)}
+    return render("event.html", title=live.event.name, live=live, heats=heats, played=played_rounds(live.event),
+                  state=state)
+
+
+def played_rounds(event: p.EventInfo) -> list[p.EventRound]:
+    """The rounds whose races are over, each heat a race page with its result and (once the event
+    allows) its replays: every round of a finished event, else those before the round under way
+    (and that one once scored). static/event.js lists the same."""
+    if event.status == "finished":
+        return list(event.schedule)
+    return [r for r in event.schedule if r.round < event.round or (r.round == event.round and event.round_state == "done")]

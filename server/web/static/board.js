@@ -34,5 +34,5 @@ export function drawBoard(node, view) {
     wrap.append(pile(`Column ${i + 1}, ${col.length} cards, bottom first`, col, "tableau"));
     return wrap;
   });
-  node.replaceChildren(top, el("div", { class: "tableau" }, ...columns));
+  node.replaceChildren(top, el("div", { class: "columns" }, ...columns));
 }

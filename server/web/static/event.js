@@ -13,6 +13,8 @@ const liveTable = document.getElementById("event-live");
 const round = document.getElementById("round");
 const heatsSection = document.getElementById("heats-section");
 const heats = document.getElementById("heats");
+const playedSection = document.getElementById("played-section");
+const played = document.getElementById("played");
 
 let frame = state;
 let offset = state.server_time - Date.now();
@@ -42,10 +44,12 @@ function drawStandings(e, table) {
     el("th", { scope: "row" }, el("a", { href: `/player/${encodeURIComponent(line.name)}` }, line.name),
       line.withdrawn ? " (withdrawn)" : ""),
     el("td", { class: "points" }, String(line[e.score_field])),
-    el("td", {}, String(line.home)), el("td", {}, clockText(line.time_ms))));
+    el("td", {}, String(line.home)), el("td", { class: "time" }, clockText(line.time_ms))));
   standings.tBodies[0].replaceChildren(...(rows.length ? rows
     : [el("tr", { class: "empty" }, el("td", { colspan: "5" }, "Nobody has entered yet."))]));
   standings.dataset.version = String(table.version);
+  // No time yet (before the first round is scored; an arena keeps none): no column of 0:00s.
+  standings.classList.toggle("untimed", !table.lines.some((line) => line.time_ms));
 }
 
 function drawLive(e, live, names) {
@@ -76,12 +80,33 @@ function drawHeats(e) {
     `Watch heat ${h.heat} (${h.code})`), " ", el("span", { class: "rules" }, h.entrants.join(", ")))));
 }
 
+/** A round's revealed deal; JSON numbers lose digits above 2^53, so a deal that large is left to the
+ * page the server renders (the number's text is exact there). */
+function dealWords(deal) {
+  if (deal === null || deal === undefined) return "";
+  return Number.isSafeInteger(deal) ? ` · ${state.variant_name} deal ${deal}` : " · its deal: reload the page";
+}
+
+/** The rounds whose races are over (as server/web/event_page.py's played_rounds): links to each heat's
+ * result and replays, and each round's deal once the event reveals it. */
+function drawPlayed(e) {
+  const done = e.schedule.filter((r) => e.status === "finished" || r.round < e.round
+    || (r.round === e.round && e.round_state === "done"));
+  playedSection.hidden = !done.length;
+  played.replaceChildren(...done.map((r) => el("li", { "data-round": String(r.round) },
+    `Round ${r.round}`, dealWords(r.deal),
+    el("ul", { class: "heats" }, ...r.heats.map((h) => el("li", {},
+      el("a", { href: `/watch/${h.code}` }, `Heat ${h.heat} (${h.code}): result and replays`), " ",
+      el("span", { class: "rules" }, h.entrants.join(", "))))))));
+}
+
 function draw(next, before) {
   const e = next.event;
   drawStatus(e);
   drawStandings(e, next.standings);
   drawLive(e, next.live, new Map(next.standings.lines.map((line) => [line.account, line.name])));
   drawHeats(e);
+  drawPlayed(e);
   if (before && (before.event.round !== e.round || before.event.round_state !== e.round_state
       || before.event.status !== e.status)) {
     const leader = next.standings.lines[0];
@@ -103,19 +128,38 @@ function tick() {
   else clock.textContent = "";
 }
 
+function setConn(kind, text) {
+  conn.dataset.state = kind;
+  conn.textContent = text;
+}
+
+/** Follow the event's stream until the event is over (a finished event's page has nothing left to follow). */
+function follow() {
+  setConn("connecting", "◌ connecting…"); // the page's own words are for a browser without JavaScript
+  const source = new EventSource(state.stream);
+  source.addEventListener("open", () => setConn("live", "● live"));
+  source.addEventListener("event", (message) => {
+    const next = JSON.parse(message.data);
+    offset = next.server_time - Date.now();
+    draw(next, frame);
+    frame = next;
+    tick();
+    if (next.event.status === "finished") {
+      source.close();
+      setConn("over", "event over");
+    }
+  });
+  source.addEventListener("error", () => {
+    if (source.readyState === EventSource.CLOSED) {
+      if (conn.dataset.state !== "over") setConn("closed", "◌ not live: reload the page");
+    } else {
+      setConn("reconnecting", "◌ reconnecting…");
+    }
+  });
+}
+
 draw(frame, null);
-const source = new EventSource(state.stream);
-source.addEventListener("open", () => { conn.dataset.state = "live"; conn.textContent = "● live"; });
-source.addEventListener("event", (message) => {
-  const next = JSON.parse(message.data);
-  offset = next.server_time - Date.now();
-  draw(next, frame);
-  frame = next;
-  tick();
-});
-source.addEventListener("error", () => {
-  conn.dataset.state = source.readyState === EventSource.CLOSED ? "closed" : "reconnecting";
-  conn.textContent = source.readyState === EventSource.CLOSED ? "◌ not live: reload the page" : "◌ reconnecting…";
-});
+if (frame.event.status === "finished") setConn("over", "event over");
+else follow();
 tick();
 setInterval(tick, 250);

@@ -17,7 +17,7 @@ export function showFinal(section, results, dealText, secretText, variantName, r
       "aria-label": `Replay ${s.name}'s game (${record.moves.length} steps)` }, "Replay") : null;
     if (button) button.addEventListener("click", () => replay.open(replayBase + s.seat, s.name));
     return el("tr", { "data-seat": String(s.seat) }, el("td", { class: "rank" }, String(s.rank)), name, status,
-      el("td", {}, `${s.home}/${s.total}`), el("td", {}, String(s.moves)), el("td", {}, button));
+      el("td", {}, `${s.home}/${s.total}`), el("td", { class: "wide" }, String(s.moves)), el("td", {}, button));
   }));
   const deal = section.querySelector("#deal");
   if (dealText === null || dealText === undefined) {

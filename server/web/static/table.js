@@ -52,5 +52,5 @@ function row(line) {
   return el("tr", { "data-seat": String(line.seat), "data-home": String(line.home), "data-status": line.status },
     el("td", { class: "rank" }, String(line.rank)), name,
     el("td", { class: "home" }, bar, " ", el("span", { class: "count" }, `${line.home}/${line.total}`)),
-    status, el("td", { class: "moves" }, String(line.moves)));
+    status, el("td", { class: "moves wide" }, String(line.moves)));
 }

@@ -93,6 +93,7 @@ function finish(results, dealText, secretText) {
 
 function connect() {
   // The page was rendered at `version`: the stream starts from there; a reconnect sends Last-Event-ID.
+  setConn("connecting", "◌ connecting…"); // the page's own words are for a browser without JavaScript
   const source = new EventSource(`${state.events}?last_version=${version}`);
   source.addEventListener("open", () => setConn("live", "● live"));
   source.addEventListener("welcome", (event) => {
