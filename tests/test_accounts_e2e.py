@@ -60,11 +60,17 @@ def command_until(argv: list[str], done: Callable[[str], bool], what: str,
 
 def created(srv: ServerProcess, *args: str, env: dict[str, str] | None = None) -> tuple[str, str]:
     """``thieves create``: the race's id and join code."""
+    race, code, _ = created_with_token(srv, *args, env=env)
+    return race, code
+
+
+def created_with_token(srv: ServerProcess, *args: str, env: dict[str, str] | None = None) -> tuple[str, str, str]:
+    """``thieves create``: the race's id, join code and creator token."""
     out = thieves("create", "--server", srv.url, "--deal", "1", "--time-limit", "600", *args, env=env)
     assert out.returncode == 0, out.stderr
-    race = re.search(r"race id:\s+(\S+)", out.stdout).group(1)  # type: ignore[union-attr]
-    code = re.search(r"join code:\s+(\S+)", out.stdout).group(1)  # type: ignore[union-attr]
-    return race, code
+    found = [re.search(rf"{label}:\s+(\S+)", out.stdout) for label in ("race id", "join code", "creator token")]
+    race, code, token = (match.group(1) for match in found)  # type: ignore[union-attr]
+    return race, code, token
 
 
 def race_json(srv: ServerProcess, race: str) -> dict[str, Any]:
@@ -193,8 +199,8 @@ def test_rotate_replaces_the_key_and_a_revoked_or_forged_key_is_explained(srv: S
 
 def test_a_bot_plays_as_the_stored_account_and_the_race_replays_from_the_server(srv: ServerProcess) -> None:
     registered(srv, "Bob")
-    race, code = created(srv, "--seats", "1")
-    bot = thieves("bot", code, "--server", srv.url, "--pace", "0", "--quiet")  # the creator token is kept here
+    race, code, token = created_with_token(srv, "--seats", "1")
+    bot = thieves("bot", code, "--server", srv.url, "--pace", "0", "--quiet", "--creator-token", token)
     assert bot.returncode == 0, bot.stderr
     status, results = http_json(f"{srv.url}/races/{race}/results")
     assert status == 200
@@ -332,9 +338,9 @@ def rated_race(srv: ServerProcess, tmp_path: Path) -> tuple[str, str, dict[str, 
     ann_env = {"XDG_CONFIG_HOME": str(tmp_path / "ann-config")}
     registered(srv, "Bob")
     registered(srv, "ann", env=ann_env)
-    race, code = created(srv, "--seats", "2", "--rated")
+    race, code, token = created_with_token(srv, "--seats", "2", "--rated")
     bob = subprocess.Popen([str(THIEVES), "bot", code, "--server", srv.url, "--pace", "0", "--quiet",
-                            "--start-when", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            "--creator-token", token], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ann = thieves("bot", code, "--server", srv.url, "--pace", "0", "--quiet", env=ann_env)
     _, bob_err = bob.communicate(timeout=120)
     assert ann.returncode == 0 and bob.returncode == 0, (ann.stderr, bob_err)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from client_cli.api import create_race
 from client_cli.commands.bot import GreedyPolicy, play_race
-from redis_util import LiveServer
+from redis_util import DEADLINE, LiveServer
 from shared import protocol as p
 from shared.engine import Game
 from shared.record import GameRecord, replay
@@ -131,3 +134,32 @@ async def test_on_a_public_pool_deal_bots_follow_its_line_like_people_and_win(se
     records = {r.name: r for r in careful.results.records}
     assert "U" in records["bob"].moves and "U" not in records["ann"].moves
     assert any("following its winning line" in line for line in lines)
+
+
+THIEVES = str(Path(sys.executable).with_name("thieves"))
+
+
+async def test_a_bot_without_a_creator_token_leaves_the_start_to_the_one_with_it(server: LiveServer) -> None:
+    """``make demo`` raced two of its three bots: a bot given no --creator-token took the one ``thieves
+    create`` kept on the machine and started the race with 1 ready, and the third found it started.
+    A bot starts a race only with --creator-token, and by default once every seat is ready."""
+    create = await asyncio.create_subprocess_exec(THIEVES, "create", "--server", server.url, "--seats", "2",
+                                                  "--time-limit", "60", "--deal", "2", stdout=asyncio.subprocess.PIPE)
+    out = (await create.communicate())[0].decode()
+    race, code, token = (re.search(rf"{label}:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
+                         for label in ("race id", "join code", "creator token"))
+    cy = await asyncio.create_subprocess_exec(THIEVES, "bot", code, "--server", server.url, "--name", "cy",
+                                              "--pace", "0", stdout=asyncio.subprocess.PIPE)
+    assert cy.stdout is not None
+    said = []
+    while not said or "ready" not in said[-1]:  # cy is seated and ready, alone: a bot with a token would start now
+        said.append((await asyncio.wait_for(cy.stdout.readline(), DEADLINE)).decode())
+    ann = await asyncio.create_subprocess_exec(THIEVES, "bot", code, "--server", server.url, "--name", "ann",
+                                               "--pace", "0", "--creator-token", token, stdout=asyncio.subprocess.PIPE)
+    ann_out = (await asyncio.wait_for(ann.communicate(), 90))[0].decode()
+    said.append((await asyncio.wait_for(cy.communicate(), 90))[0].decode())
+    assert (ann.returncode, cy.returncode) == (0, 0), (ann_out, said)
+    assert "[ann] starting the race with 2 ready" in ann_out
+    assert "starting" not in "".join(said)
+    status, results = await server.http("GET", f"/races/{race}/results")
+    assert status == 200 and sorted(s["name"] for s in results["standings"]) == ["ann", "cy"]

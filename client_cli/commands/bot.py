@@ -102,7 +102,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "bot",
         help="play a race automatically (demos, load tests, empty seats)",
         description="Join RACE as a player and play it greedily at --pace seconds per move. With "
-        "--creator-token it also starts the race once --start-when racers are ready. Prints one line "
+        "--creator-token it also starts the race once --start-when racers are ready (a creator token that "
+        "`thieves create` kept on this machine is not used: a bot starts a race only when told to). Prints one line "
         "per event; exit 0 when the race finished, 1 when it could not be joined. It plays as the account "
         "kept for the server (`thieves register NAME`) unless --name is given (then anonymously); its seat "
         "is saved like `thieves play`'s, so a restarted bot takes the same seat back.",
@@ -112,7 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="play anonymously under this name (default: the account kept for the server, else 'bot')")
     cmd.add_argument("--pace", type=float, default=1.0, metavar="S", help="seconds between moves (default 1)")
     cmd.add_argument("--creator-token", default=None, help="start the race (needs the creator's token)")
-    cmd.add_argument("--start-when", type=int, default=1, metavar="N", help="with --creator-token: start once N racers are ready")
+    cmd.add_argument("--start-when", type=int, default=None, metavar="N",
+                     help="with --creator-token: start once N racers are ready (default: every seat, filled and ready)")
     cmd.add_argument(
         "--wander", type=float, default=0.0, metavar="P",
         help="chance (0-1) of playing the second-best new move instead of the best (default 0)",
@@ -136,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.pace < 0 or args.start_when < 1 or not 0 <= args.wander <= 1 or not 0 <= args.slips <= 1:
+    if args.pace < 0 or (args.start_when is not None and args.start_when < 1) or not 0 <= args.wander <= 1 or not 0 <= args.slips <= 1:
         print("thieves bot: --pace must be >= 0, --start-when >= 1, --wander and --slips in 0..1", file=sys.stderr)
         return 2
     if refused("bot", *([(p.Hello, "name", args.name, "--name")] if args.name is not None else []),
@@ -158,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda text: None) if args.quiet else (lambda text: print(f"[{label}] {text}", flush=True))
     outcome = asyncio.run(
         play_race(
-            server, args.race, joining.name or DEFAULT_NAME, args.pace, joining.creator_token, args.start_when, say,
+            server, args.race, joining.name or DEFAULT_NAME, args.pace, args.creator_token, args.start_when, say,
             args.wander, args.hints, key=joining.key, token=joining.token, on_welcome=keeper,
             line=args.line == "auto", slips=args.slips,
         )
@@ -210,7 +212,7 @@ async def play_race(
     name: str,
     pace: float,
     creator_token: str | None = None,
-    start_when: int = 1,
+    start_when: int | None = None,
     say: Callable[[str], None] = print,
     wander: float = 0.0,
     hints: str = "never",
@@ -222,6 +224,8 @@ async def play_race(
     slips: float = 0.03,
 ) -> BotOutcome:
     """Join, ready, (start,) play until the race is over; ``hints`` is one of :data:`HINT_MODES`.
+
+    With ``creator_token`` it starts the race once ``start_when`` racers are ready (None: every seat).
 
     ``key`` joins as an account, ``token`` takes a saved seat back, ``on_welcome`` keeps each token.
     ``line``: on a public pool deal, follow its winning line like a person (client_cli/line_bot.py).
@@ -265,7 +269,8 @@ async def play_race(
                     link.set_ready(True)
                     say(f"seat {state.seat}: ready")
                 ready = sum(1 for pp in state.players.values() if pp.status == "ready")
-                if creator_token and not started and ready >= start_when:
+                need = start_when if start_when is not None else state.info.seats if state.info else 0
+                if creator_token and not started and need and ready >= need:
                     started = link.start_race()
                     if started:
                         say(f"starting the race with {ready} ready")
