@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from typing import Any, Callable, Sequence
 
@@ -54,6 +55,30 @@ def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
     )
 
 
+class CannotListen(RuntimeError):
+    """The listening address is taken (or not ours to take): the one line to say so."""
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on, or None.
+
+    Tried before anything starts (the embedded Redis, the app), so that a busy port is one line and
+    exit 1, not uvicorn's traceback after a whole start; uvicorn binds the same way (SO_REUSEADDR).
+    """
+    if not 0 <= port <= 65535:  # uvicorn would listen on the port modulo 65536
+        return f"--port must be 0 to 65535 (0: any free port), not {port}"
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
 class RedisUnreachable(RuntimeError):
     """Redis did not answer within ``--redis-wait`` seconds of the start."""
 
@@ -97,9 +122,14 @@ async def serve(config: Config, redis_url: str) -> None:
     task = asyncio.create_task(server.serve())
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
-    if server.started:
-        host, port = server.servers[0].sockets[0].getsockname()[:2]
-        log("listening", url=f"http://{host}:{port}", websocket=f"ws://{host}:{port}/ws")
+    if not server.started:
+        try:
+            await task
+        except SystemExit:  # uvicorn could not listen after all (taken since listen_problem looked); it said why
+            raise CannotListen(f"cannot listen on {config.host}:{config.port}") from None
+        return
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    log("listening", url=f"http://{host}:{port}", websocket=f"ws://{host}:{port}/ws")
     await task
 
 
@@ -131,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:  # a THIEVES_* variable of the wrong type, an unknown --checked-variants or proxy
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 2
+    problem = listen_problem(config.host, config.port)
+    if problem is not None:  # a port out of range is a usage error (2); a taken one, 1
+        print(f"thieves-server: {problem}", file=sys.stderr)
+        return 1 if 0 <= config.port <= 65535 else 2
     # uvicorn shuts down gracefully on SIGTERM, then re-raises the signal to the handler found
     # before it started: this one, so that the ``finally`` below still runs.
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -155,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner.run(serve(config, redis_url))
     except (KeyboardInterrupt, _Terminated):
         pass
-    except RedisUnreachable as exc:
+    except (RedisUnreachable, CannotListen) as exc:
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import sys
@@ -14,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from process_util import _clean_env, thieves_server_command
 from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
 
 from server.ops.embedded import EmbeddedRedis, free_port
@@ -142,6 +144,25 @@ def test_help_lists_every_option_with_its_environment_variable() -> None:
     for flag in ("--host", "--port", "--redis-url", "--data-dir", "--progress-hz", "--rate"):
         assert flag in out
     assert "THIEVES_REDIS_URL" in out
+
+
+def test_a_port_out_of_range_or_taken_is_one_line_and_a_failed_exit(tmp_path: Path) -> None:
+    """``--port 99999`` printed "port 99999" and listened on 34463 (uvicorn takes it modulo 65536); a port
+    another program listens on gave uvicorn's 37-line traceback after a whole start, ending SystemExit: 3."""
+    def run(port: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*thieves_server_command(), "--port", str(port), "--data-dir", str(tmp_path / "data")],
+                              capture_output=True, text=True, timeout=30, env=_clean_env(None))
+
+    out = run(99999)
+    assert (out.returncode, out.stderr) == (2, "thieves-server: --port must be 0 to 65535 (0: any free port), not 99999\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run(port)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [f"thieves-server: cannot listen on 127.0.0.1:{port}: Address already in use"]
+    assert not (tmp_path / "data").exists(), "nothing started before the port was found taken"
 
 
 async def test_redis_outage_gives_typed_errors_and_the_server_recovers(tmp_path: Path) -> None:
