@@ -177,8 +177,9 @@ def create_race(server: str, create: p.Create) -> p.Created:
         raise ApiError(f"unexpected answer to POST /races: {exc}") from None
 
 
-def list_races(server: str) -> list[p.RaceInfo]:
-    data = _request(server, "GET", "/races")
+def list_races(server: str, finished: bool = False) -> list[p.RaceInfo]:
+    """``GET /races``: the races in the lobby and running, then (``finished``) the latest finished ones."""
+    data = _request(server, "GET", "/races?finished=yes" if finished else "/races")
     if isinstance(data, dict):
         data = data.get("races", [])
     try:

@@ -85,9 +85,20 @@ async def create_race(request: Request) -> Response:
     return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
 
 
+FINISHED_LISTED = 20
+"""The latest finished races ``GET /races?finished=yes`` adds (their pages and results stay until --retention)."""
+
+
 async def list_races(request: Request) -> Response:
-    """Races in the lobby or running, oldest first."""
-    metas = await service_of(request).store.active_races()
+    """Races in the lobby or running, oldest first; with ``?finished=yes`` then the latest finished ones,
+    newest first, as the front page lists them (a RaceInfo has no deal, only the public commitment)."""
+    finished = request.query_params.get("finished", "no")
+    if finished not in ("yes", "no"):
+        return error_response(p.ErrorCode.BAD_FIELD, 400, "finished: yes or no")
+    store = service_of(request).store
+    metas = await store.active_races()
+    if finished == "yes":
+        metas += await store.recent_races(FINISHED_LISTED)
     now = now_ms()
     return json_response({"races": [races.race_info(m, now) for m in metas]})
 

@@ -4,6 +4,7 @@ spectator over real WebSockets to the real server, standings on every screen, a 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 from pathlib import Path
@@ -100,6 +101,30 @@ async def test_create_and_list_take_host_colon_port_like_play(server: LiveServer
     code = re.search(r"join code:\s+(\S+)", out).group(1)  # type: ignore[union-attr]
     status, out = await thieves("list", "--server", hostport)
     assert status == 0 and code in out
+
+
+async def test_list_all_shows_the_finished_races_with_nothing_of_their_deals(server: LiveServer) -> None:
+    """``thieves list --all`` never showed a finished race: ``GET /races`` lists only the lobby and running
+    ones. ``?finished=yes`` adds the latest finished ones, as the front page lists them (no deal)."""
+    from web_util import new_race
+
+    over = await new_race(server, names=("ann",))
+    await over.move(0, 3)
+    await over.end(server)
+    running = await new_race(server, names=("bob",))
+    status, out = await thieves("list", "--server", server.url)
+    assert status == 0 and running.created.race.code in out and over.created.race.code not in out
+    status, out = await thieves("list", "--all", "--server", server.url)
+    assert status == 0 and re.search(rf"^{running.created.race.code}\s+\S+\s+running\s", out, re.M), out
+    assert re.search(rf"^{over.created.race.code}\s+{over.id}\s+finished\s.*\sfinished$", out, re.M), out
+    status, out = await thieves("list", "--all", "--json", "--server", server.url)
+    listed = {race["code"]: race for race in json.loads(out)}
+    assert listed[over.created.race.code]["status"] == "finished"
+    assert not {"deal", "salt", "records", "standings"} & set(listed[over.created.race.code]), "nothing of the deal"
+    status, answer = await server.http("GET", "/races?finished=maybe")
+    assert status == 400 and answer["code"] == "bad_field"
+    await over.close()
+    await running.close()
 
 
 async def test_create_with_a_name_that_cannot_join_creates_nothing(server: LiveServer) -> None:

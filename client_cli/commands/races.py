@@ -1,4 +1,4 @@
-"""``thieves list``: the server's open and running races."""
+"""``thieves list``: the server's open and running races (``--all``: and the latest finished ones)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from shared import protocol as p
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("list", help="list open and running races", description="List the races a player can join "
                             "(lobby) and those running (to watch).")
-    parser.add_argument("--all", action="store_true", help="include finished races")
+    parser.add_argument("--all", action="store_true", help="also the latest finished races (their results and "
+                        "replays: thieves replay CODE)")
     parser.add_argument("--json", action="store_true", help="print the races as JSON")
     add_server_option(parser)
     parser.set_defaults(func=run)
@@ -23,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def race_row(race: p.RaceInfo, now_ms: float) -> str:
     """One line per race; the time column is age in the lobby, time left while running."""
-    if race.status == "running" and race.ends_at is not None:
+    if race.status == "finished":
+        when = "finished"
+    elif race.status == "running" and race.ends_at is not None:
         when = f"{max(0, int((race.ends_at - now_ms) / 1000))}s left"
     elif race.status == "countdown":
         when = "starting"
@@ -39,17 +42,16 @@ def run(args: argparse.Namespace) -> int:
     from client_cli.api import ApiError, list_races
 
     try:
-        races = list_races(server_of(args))
+        races = list_races(server_of(args), finished=args.all)
     except ApiError as exc:
         print(f"thieves list: {exc}", file=sys.stderr)
         return 1
-    if not args.all:
-        races = [r for r in races if r.status != "finished"]
     if args.json:
         print(msgspec.json.encode(races).decode())
         return 0
     if not races:
-        print("no open or running races (create one with `thieves create`)")
+        print(f"no open or running races{' and none finished lately' if args.all else ''} "
+              "(create one with `thieves create`)")
         return 0
     print(f"{'code':<8} {'id':<14} {'status':<9} {'variant':<16} {'seats':>7} {'limit':>7}        age/left")
     now = time.time() * 1000
