@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml setup.py shared/solver/_fastsearch.c
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+# make run ARGS="--port 9000": ARGS go to the server. The command line is not echoed: ARGS may hold a
+# secret (--organiser-token); the server prints its configuration itself, secrets masked.
 run: $(STAMP)
-	$(BIN)/thieves-server $(ARGS)
+	@$(BIN)/thieves-server $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -33,6 +35,7 @@ bench-solver: $(STAMP)
 	nice -n 10 $(BIN)/python bench/solver.py --variant forty-thieves --first 1 --last 100 $(ARGS)
 	nice -n 10 $(BIN)/python bench/solver.py --variant sixty-thieves --first 1 --last 100 $(ARGS)
 
+# make demo DEMO_PORT=9000 (default 8765); make demo-event ARGS="--port 9000" (default: a free port).
 demo: $(STAMP)
 	BIN=$(BIN) sh scripts/demo.sh
 

@@ -6,7 +6,10 @@ which recognise such a deal by its face-up cards, can follow its winning line: c
 enters them, starts it, plays each round with bots of different pace and care (some slip and take a
 move back, some give up halfway), and prints the final standings, one ranked line per entrant.
 
-    python scripts/demo_event.py [--bots 24] [--heat 8] [--rounds 2] [--speed 1.0]
+    python scripts/demo_event.py [--bots 24] [--heat 8] [--rounds 2] [--speed 1.0] [--port N]
+
+The bots play fast (a few hundredths of a second a move: a round takes seconds); ``--speed 0.05``
+slows them to about a person's pace (a second or so a move).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ async def wait_for(what: str, check: Any, timeout: float) -> Any:
 
 async def run(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
-    port = free_port()
+    port = args.port or free_port()
     base, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
     organiser = secrets.token_urlsafe(16)
     data = tempfile.mkdtemp(prefix="thieves-demo-event-")
@@ -90,7 +93,8 @@ async def run(args: argparse.Namespace) -> None:
         for n in names:
             await ahttp(base, "POST", f"/events/{event['id']}/entrants", token=keys[n])
         await ahttp(base, "POST", f"/events/{event['id']}/start", token=organiser)
-        print(f"demo-event: {args.bots} bots in {event['name']!r} ({args.rounds} rounds, heats of {args.heat}) at {base}")
+        print(f"demo-event: {args.bots} bots in {event['name']!r} ({args.rounds} rounds, heats of {args.heat}) at {base}; "
+              f"watch it at {base}/event/{event['id']}", flush=True)
         skills = {n: Skill(pace=rng.uniform(0.02, 0.08) / args.speed, slips=rng.choice([0.0, 0.02, 0.05, 0.1]))
                   for n in names}
         for number in range(1, args.rounds + 1):
@@ -129,7 +133,9 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=24)
     parser.add_argument("--heat", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--speed", type=float, default=1.0, help="play faster (2: twice as fast)")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="play faster (2: twice as fast; 0.05: about a person's pace, a second or so a move)")
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one, printed)")
     parser.add_argument("--seed", type=int, default=None)
     asyncio.run(run(parser.parse_args()))
 
