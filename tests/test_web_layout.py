@@ -65,7 +65,7 @@ async def _event_round(server: LiveServer) -> tuple[str, list[Client]]:
 
 async def _check(contexts: dict[str, Any], url: str, ready: str, then: str | None = None) -> list[str]:
     """The layout problems of ``url`` at every width: waits for the selector ``ready`` (and clicks ``then``,
-    waiting for it to take effect by the same selector rule)."""
+    a replay button, waiting for its first board)."""
     problems = []
     for width, context in contexts.items():
         page = await context.new_page()
@@ -73,8 +73,7 @@ async def _check(contexts: dict[str, Any], url: str, ready: str, then: str | Non
         await page.wait_for_selector(ready)
         if then is not None:
             await page.locator(then).first.click()
-            await page.wait_for_function(
-                "document.getElementById('replay-status').textContent.startsWith('Step 0 of')")
+            await page.wait_for_selector("#replay[data-step='0'] #board .column")
         problems += [f"{url} at {width}: {problem}" for problem in await layout_problems(page)]
         await page.close()
     return problems
@@ -83,6 +82,9 @@ async def _check(contexts: dict[str, Any], url: str, ready: str, then: str | Non
 async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redis.Redis) -> None:
     async with live_server(redis_url, organiser_token=ORGANISER) as server, launch_browser() as browser:
         contexts = {width: await browser.new_context(**context_options(width)) for width in WIDTHS}
+        refused: list[str] = []
+        for context in contexts.values():
+            context.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
         live = await new_race(server)
         await live.move(0, 12)
         await live.move(1, 3)
@@ -111,3 +113,4 @@ async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redi
         for context in contexts.values():
             await context.close()
     assert not problems, "\n".join(problems)
+    assert refused == [], "a page broke its Content-Security-Policy"
