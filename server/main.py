@@ -116,17 +116,26 @@ async def wait_for_redis(config: Config, redis_url: str) -> None:
         delay = min(delay * 2, 5.0)
 
 
+async def _serve_or_say(server: uvicorn.Server, config: Config) -> None:
+    """uvicorn's serve, its exit on a failed bind turned into :class:`CannotListen`.
+
+    Caught here, in the coroutine that calls it: asyncio does not keep a task's SystemExit for whoever
+    awaits the task, it stops the loop with it (a traceback and exit 3).
+    """
+    try:
+        await server.serve()
+    except SystemExit:  # the port was taken since listen_problem looked (uvicorn logged the bind error)
+        raise CannotListen(f"cannot listen on {config.host}:{config.port}") from None
+
+
 async def serve(config: Config, redis_url: str) -> None:
     await wait_for_redis(config, redis_url)
     server = uvicorn.Server(uvicorn_config(create_app(config, redis_url), config))
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(_serve_or_say(server, config))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if not server.started:
-        try:
-            await task
-        except SystemExit:  # uvicorn could not listen after all (taken since listen_problem looked); it said why
-            raise CannotListen(f"cannot listen on {config.host}:{config.port}") from None
+        await task  # CannotListen, or a return
         return
     host, port = server.servers[0].sockets[0].getsockname()[:2]
     log("listening", url=f"http://{host}:{port}", websocket=f"ws://{host}:{port}/ws")

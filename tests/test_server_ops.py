@@ -165,6 +165,22 @@ def test_a_port_out_of_range_or_taken_is_one_line_and_a_failed_exit(tmp_path: Pa
     assert not (tmp_path / "data").exists(), "nothing started before the port was found taken"
 
 
+async def test_a_port_taken_after_the_look_ends_the_serve_with_the_same_line(redis_url: str) -> None:
+    """Between main's look at the port and uvicorn's bind another program may take it: uvicorn then exits
+    (SystemExit 3, with a traceback of an unretrieved task); serve() says CannotListen instead."""
+    from dataclasses import replace
+
+    from redis_util import TEST_CONFIG
+    from server.main import CannotListen, serve
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CannotListen, match=f"cannot listen on 127.0.0.1:{port}"):
+            await serve(replace(TEST_CONFIG, port=port), redis_url)
+
+
 async def test_redis_outage_gives_typed_errors_and_the_server_recovers(tmp_path: Path) -> None:
     store = EmbeddedRedis(tmp_path / "r", port=free_port(), appendonly=True).start()
     try:
