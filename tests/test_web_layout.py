@@ -3,8 +3,8 @@
 Measured in the browser, not guessed from the CSS: each table header stands over its own column's
 cells (its x-range is theirs), no page scrolls sideways, a replay board's ten columns stand in one
 row with their cards one per row (browser_util.LAYOUT_PROBLEMS). One browser for the module; the
-pages are a race live and over (with a replay open), an account's page, the front page and an event
-live and over.
+pages are a race live and over (with a replay open), an account's page, the front page, the leaderboard
+and an event live and over.
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redi
                                  "#standings .replay-button", then="#standings .replay-button")
         problems += await _check(contexts, f"{server.url}/player/zed", "table.history")
         problems += await _check(contexts, f"{server.url}/", "table.races")
+        problems += await _check(contexts, f"{server.url}/leaderboard", "main h1")
         problems += await _check(contexts, f"{server.url}/event/{event}", "#event-live tbody tr")
         for client in players:
             await client.give_up()
