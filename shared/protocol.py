@@ -639,9 +639,10 @@ RoundState = Literal["waiting", "opening", "open", "running", "done"]
 """``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
 race; ``done``: the round is scored (the next opens after the break)."""
 EventName = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
-RoundStatus = Literal["finished", "racing", "gave_up", "no_show", "absent"]
+RoundStatus = Literal["finished", "racing", "gave_up", "no_show", "absent", "bye"]
 """An entrant's round in an event: a :data:`FinalStatus`, ``no_show`` (drawn into a heat, never
-joined it) or ``absent`` (not drawn: entered later, or withdrew)."""
+joined it), ``absent`` (not drawn: entered later, or withdrew) or ``bye`` (a Swiss round's odd one out:
+in the round, in no race)."""
 ArenaStatus = Literal["waiting", "playing", "paused"]
 """An arena entrant: ``waiting`` to be paired, ``playing`` its race, ``paused`` (missed a race: entering
 again resumes it)."""
@@ -696,6 +697,8 @@ class EventRound(msgspec.Struct, kw_only=True):
     heats: list[EventHeat]
     deal: Union[int, None] = None
     """Revealed once the event has finished (each race's results reveal it too)."""
+    byes: list[str] = []
+    """Entrants of the round in no heat (a Swiss round's odd one out), scored as its format says."""
 
 
 class EventInfo(msgspec.Struct, kw_only=True):
@@ -735,8 +738,10 @@ class EventInfo(msgspec.Struct, kw_only=True):
     pairing: bool = False
     """Entrants are paired again as their races end (an arena): no rounds; each ``schedule`` entry is one
     race, and each standings line names its entrant's ``race`` and ``status``."""
-    score_field: Literal["matchpoints", "points"] = "matchpoints"
+    score_field: Literal["matchpoints", "points", "score"] = "matchpoints"
     """The standings line field that ranks the entrants (and is shown as their score)."""
+    tiebreaks: list[Literal["buchholz", "sonneborn_berger"]] = []
+    """Further standings line fields that break ties of the score, in order (shown as columns): Swiss."""
     score_rule: str = ""
     """The scoring in a few words (a caption for the standings)."""
     deal_source: Literal["pool", "random", "deals"] = "pool"
@@ -793,6 +798,12 @@ class EventStandingLine(msgspec.Struct, kw_only=True):
     """Arenas: ``waiting`` (to be paired), ``playing``, ``paused`` (missed a race: enter again to come back)."""
     race: Union[str, None] = None
     """Arenas: the race the entrant is paired into now (join it with the account key)."""
+    score: Union[float, None] = None
+    """Swiss: points (a win 1, a tie ½, a bye 1)."""
+    buchholz: Union[float, None] = None
+    """Swiss: the sum of the entrant's opponents' points (the first tie-break)."""
+    sonneborn_berger: Union[float, None] = None
+    """Swiss: the points of the opponents it beat, plus half those of the opponents it tied (the second)."""
 
 
 class EventStandings(msgspec.Struct, kw_only=True):

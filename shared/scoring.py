@@ -21,6 +21,7 @@ from .standings import Merit, final_status, merit_of, shared_ranks, win_ms
 
 NO_SHOW: Final = "no_show"
 ABSENT: Final = "absent"
+BYE: Final = "bye"
 
 
 class RoundResult(msgspec.Struct, frozen=True):
@@ -114,6 +115,12 @@ def heat_result(account: str, race: str, heat: int, results: p.Results | None, c
     if came:
         return RoundResult(account, race, heat, "racing", home0, None, None)
     return RoundResult(account, race, heat, NO_SHOW, 0, None, None)
+
+
+def bye_result(account: str) -> RoundResult:
+    """A round in which the entrant was drawn into no race (a Swiss round's odd one out): no cards, no
+    win, and the round's whole time limit toward the tie-break (:func:`round_time`)."""
+    return RoundResult(account, None, None, BYE, 0, None, None)
 
 
 @dataclass

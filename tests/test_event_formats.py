@@ -12,7 +12,7 @@ from redis_util import LiveServer, eventually, register
 from test_events import AUTH, WIN, _create, _enter, _info, _play, _round_open, events_server  # noqa: F401
 
 from server.events.format import register as register_format
-from server.events.rounds import RoundsFormat
+from server.events.rounds import Drawn, RoundsFormat
 from server.store.events import EventMeta
 from shared import protocol as p
 from shared import scoring
@@ -27,8 +27,8 @@ class FirstWins(RoundsFormat):
     def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
         return None if req.rounds == 1 else (p.ErrorCode.BAD_FIELD, "rounds: a first-wins event has one")
 
-    def draw(self, meta: EventMeta, field: list[str]) -> list[list[str]]:
-        return [field]
+    def draw(self, meta: EventMeta, field: list[str], results: scoring.Scores) -> Drawn:
+        return Drawn([field])
 
     def score(self, field: list[scoring.RoundResult]) -> dict[str, int]:
         wins = sorted((r.finish_ms, r.account) for r in field if r.status == "finished" and r.finish_ms is not None)

@@ -1,6 +1,6 @@
 """``thieves verify EVENT``: recompute a finished event from its revealed races alone.
 
-Duplicate events and arenas. Trusts nothing the server computed: each heat's deal is checked against the commitment published
+Duplicate events, arenas and Swiss events. Trusts nothing the server computed: each heat's deal is checked against the commitment published
 when the race was made, every entrant's game is replayed move by move on that deal (its cards home,
 its win and its final position must be what the results say), and the matchpoints and standings,
 every round line of them included, are recomputed from those results with the very functions the
@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Callable
 
 import msgspec
 
 from client_cli.api import ApiError, get_json
 from client_cli.commands.netargs import add_server_option, server_of
 from shared import protocol as p
-from shared import scoring
+from shared import scoring, swiss
 from shared.deals import commitment
 from shared.record import GameRecord, replay
 
@@ -29,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verify",
         help="recompute a finished event's races and standings from the revealed deals and moves",
         description="Fetch a finished event, check every race's deal against its commitment, replay every "
-        "entrant's moves, recompute the matchpoints (duplicate) or the points with their streaks (arena) and "
+        "entrant's moves, recompute the matchpoints (duplicate), the points with their streaks (arena) or every "
+        "pairing with the points and tie-breaks (Swiss), and "
         "the standings with every round line, and compare them with the server's. Exit 0 when all agree, 1 at the first difference, 2 when the event cannot be checked.",
     )
     cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
@@ -49,12 +51,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"thieves verify: event {info.id} is {info.status}: its deals are revealed once it is over",
                   file=sys.stderr)
             return 2
+        if info.format not in _FORMATS:
+            print(f"thieves verify: event {info.id} is a {info.format} event, which this client cannot recompute "
+                  f"(it knows {', '.join(sorted(_FORMATS))})", file=sys.stderr)
+            return 2
         told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
         rounds = {r.round: _round(server, info, r) for r in info.schedule}
-        if info.score_field == "points":
-            _compare(_arena(rounds, told), told, ("points", "wins", "races", "home", "streak", "rank"))
-        else:
-            _compare(_standings(info, told, rounds), told, ("matchpoints", "home", "time_ms", "rank", "rounds"))
+        recompute, fields = _FORMATS[info.format]
+        _compare(recompute(info, told, rounds), told, fields)
     except ApiError as exc:
         print(f"thieves verify: {exc}", file=sys.stderr)
         return 2
@@ -118,7 +122,24 @@ def _standings(info: p.EventInfo, told: p.EventStandings,
     return scoring.standing_lines(told.lines, scored, info.time_limit * 1000)
 
 
-def _arena(races: dict[int, list[scoring.RoundResult]], told: p.EventStandings) -> list[p.EventStandingLine]:
+def _swiss(info: p.EventInfo, told: p.EventStandings,
+           rounds: dict[int, list[scoring.RoundResult]]) -> list[p.EventStandingLine]:
+    """Every round's pairing checked against the rule (a valid pairing of the round's field of the least
+    cost, given the rounds before it), then the points, byes, tie-breaks and standings recomputed, all
+    with the server's own ``shared.swiss`` functions."""
+    scored: dict[tuple[int, str], scoring.ScoredRound] = {}
+    for rnd in sorted(info.schedule, key=lambda r: r.round):
+        order = [t.account for _, t in scoring.ranked(scoring.totals(told.lines, scored, info.time_limit * 1000))]
+        fault = swiss.fault([h.entrants for h in rnd.heats], rnd.byes, order, swiss.records(scored))
+        if fault is not None:
+            raise Difference(f"round {rnd.round}: {fault}")
+        results = rounds[rnd.round] + [scoring.bye_result(a) for a in rnd.byes]
+        scored.update(((rnd.round, r.account), r) for r in scoring.with_points(results, swiss.points(results)))
+    return swiss.standing_lines(told.lines, scored, info.time_limit * 1000)
+
+
+def _arena(info: p.EventInfo, told: p.EventStandings,
+           races: dict[int, list[scoring.RoundResult]]) -> list[p.EventStandingLine]:
     """Each entrant's points, wins, races, cards home, streak and rank, the races taken in the order
     they were paired (the server's own ``shared.scoring`` functions fold them)."""
     tallies = {line.account: scoring.ArenaTally() for line in told.lines}
@@ -134,7 +155,15 @@ def _arena(races: dict[int, list[scoring.RoundResult]], told: p.EventStandings) 
             for rank, a in scoring.arena_ranked(tallies)]
 
 
-_WORDS = {"home": "cards home", "time_ms": "time"}
+Recompute = Callable[[p.EventInfo, p.EventStandings, dict[int, list[scoring.RoundResult]]], list[p.EventStandingLine]]
+_FORMATS: dict[str, tuple[Recompute, tuple[str, ...]]] = {
+    "duplicate": (_standings, ("matchpoints", "home", "time_ms", "rank", "rounds")),
+    "arena": (_arena, ("points", "wins", "races", "home", "streak", "rank")),
+    "swiss": (_swiss, ("score", "buchholz", "sonneborn_berger", "home", "time_ms", "rank", "rounds")),
+}
+"""Each format verify recomputes: how, and which standings line fields it then compares."""
+
+_WORDS = {"home": "cards home", "time_ms": "time", "sonneborn_berger": "Sonneborn-Berger"}
 
 
 def _compare(mine: list[p.EventStandingLine], told: p.EventStandings, what: tuple[str, ...]) -> None:

@@ -135,8 +135,10 @@ class Format(ABC):
     """The transition of the organiser's start (shared/event_states.py)."""
     pairing: ClassVar[bool] = False
     """Entrants are paired again as their races end (no rounds to wait for): EventInfo.pairing."""
-    score_field: ClassVar[Literal["matchpoints", "points"]] = "matchpoints"
+    score_field: ClassVar[Literal["matchpoints", "points", "score"]] = "matchpoints"
     """The standings line field that ranks (EventInfo.score_field)."""
+    tiebreaks: ClassVar[tuple[Literal["buchholz", "sonneborn_berger"], ...]] = ()
+    """Further standings line fields that break its ties, in order (EventInfo.tiebreaks)."""
     score_rule: ClassVar[str] = ""
     """The scoring in a few words, for the standings' caption (EventInfo.score_rule)."""
 
@@ -191,7 +193,7 @@ class Format(ABC):
             schedule=await self.schedule(events, meta),
             next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
             ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
-            score_field=self.score_field, score_rule=self.score_rule,
+            score_field=self.score_field, score_rule=self.score_rule, tiebreaks=list(self.tiebreaks),
             # The organiser's deals are as secret as any other deal until the event is over.
             deal_source="deals" if meta.deals else meta.deal_source,
             deals=meta.deal_list if meta.deals and meta.status == "finished" else None)

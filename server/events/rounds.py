@@ -12,7 +12,9 @@ step one wins, and a process killed mid-round leaves nothing the others cannot f
 
 from __future__ import annotations
 
+import asyncio
 from abc import abstractmethod
+from dataclasses import dataclass, field
 
 from shared import protocol as p
 from shared import scoring
@@ -27,18 +29,33 @@ CLAIM_MS = 60_000
 """How long a process may take to draw a round's heats before another may take over."""
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """A round's draw: its heats (one race each), and its byes (entrants of the round in no race, whom
+    the format's :meth:`RoundsFormat.score` scores from a ``shared.scoring.bye_result``)."""
+
+    heats: list[list[str]]
+    byes: list[str] = field(default_factory=list)
+
+
 class RoundsFormat(Format):
     """An event of ``meta.rounds`` rounds; subclasses draw a round's heats and score a round."""
 
     start = "start_rounds"
 
     @abstractmethod
-    def draw(self, meta: EventMeta, field: list[str]) -> list[list[str]]:
-        """The round's heats: ``field`` (the round's entrants, best of the standings first) split into races."""
+    def draw(self, meta: EventMeta, field: list[str], results: scoring.Scores) -> Drawn:
+        """The round's heats and byes: ``field`` (the round's entrants, best of the standings first) split
+        into races, knowing every scored round so far (``results``: who met whom, who scored what)."""
 
     @abstractmethod
     def score(self, field: list[scoring.RoundResult]) -> dict[str, int]:
-        """Each entrant's doubled points for the round, from every heat's results."""
+        """Each entrant's doubled points for the round, from every heat's results and the byes'."""
+
+    def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
+        if req.deals is not None and len(req.deals) != req.rounds:
+            return p.ErrorCode.BAD_DEAL, f"deals: one per round ({req.rounds}), not {len(req.deals)}"
+        return None
 
     def start_changes(self, meta: EventMeta, now: int) -> dict[str, object]:
         return {"next_at": now}  # the first round is drawn at once
@@ -53,10 +70,13 @@ class RoundsFormat(Format):
     async def schedule(self, events: EventStore, meta: EventMeta) -> list[p.EventRound]:
         if meta.status == "finished":
             return meta.schedule
-        return [p.EventRound(round=r.round, starts_at=r.starts_at, heats=r.heats) for r in meta.schedule]
+        return [p.EventRound(round=r.round, starts_at=r.starts_at, heats=r.heats, byes=r.byes) for r in meta.schedule]
+
+    standing_lines: staticmethod[..., list[p.EventStandingLine]] = staticmethod(scoring.standing_lines)
+    """The format's standings rule (``shared.scoring.standing_lines``: matchpoints, cards home, time)."""
 
     async def standings(self, events: EventStore, meta: EventMeta) -> p.EventStandings:
-        return standings(meta, await events.entrants(meta.id), await events.results(meta.id))
+        return standings(meta, await events.entrants(meta.id), await events.results(meta.id), self.standing_lines)
 
     # ------------------------------------------------------------ the round machine
     async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
@@ -77,31 +97,35 @@ class RoundsFormat(Format):
         """Draw round ``meta.round + 1``: its deal, its heats (one race each), its start time."""
         number = meta.round + 1
         deal = await ctx.deal(meta, number)
-        field = await self._field(ctx.events, meta, number)
+        results = await ctx.events.results(meta.id)
+        field = await self._field(ctx.events, meta, number, results)
+        # In a thread: a large Swiss field's matching takes a second or more, and races run on this loop.
+        drawn = await asyncio.to_thread(self.draw, meta, field, results)
         heats: list[p.EventHeat] = []
-        for i, accounts in enumerate(self.draw(meta, field), start=1):
+        for i, accounts in enumerate(drawn.heats, start=1):
             race = await ctx.new_race(meta, accounts, deal)
             heats.append(p.EventHeat(heat=i, race=race.id, code=race.code, entrants=accounts))
         now = now_ms()
         starts = now + meta.join_seconds * 1000
-        schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal)]
+        schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal,
+                                                 byes=drawn.byes)]
         if await ctx.step(meta, "open_round", now, round=number, starts_at=starts, schedule=schedule,
                           deal=deal.deal, line=" ".join(deal.line)):
             log("event_round_open", tournament=meta.id, round=number, heats=len(heats), entrants=len(field),
                 starts_at=starts)
 
-    async def _field(self, events: EventStore, meta: EventMeta, number: int) -> list[str]:
+    async def _field(self, events: EventStore, meta: EventMeta, number: int, results: scoring.Scores) -> list[str]:
         """The accounts that play round ``number``, in the order of the standings so far."""
         entrants = await events.entrants(meta.id)
         playing = {e.account for e in entrants if not e.withdrawn and e.from_round <= number}
-        order = [t.account for _, t in scoring.ranked(event_totals(meta, entrants, await events.results(meta.id)))]
+        order = [t.account for _, t in scoring.ranked(event_totals(meta, entrants, results))]
         return [a for a in order if a in playing]
 
     async def _finish_round(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
         """Once every heat has ended, score the round over all heats and move on (the event ends after
         the last round)."""
         heats = meta.schedule[-1].heats
-        field = []
+        field = [scoring.bye_result(account) for account in meta.schedule[-1].byes]
         for heat in heats:
             outcome = await ctx.outcome(heat.race)
             if outcome is None:

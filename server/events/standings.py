@@ -8,6 +8,8 @@ same from the races' revealed results alone.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from shared import protocol as p
 from shared import scoring
 
@@ -19,11 +21,15 @@ def event_totals(meta: EventMeta, entrants: list[Entrant], results: scoring.Scor
     return scoring.totals(entrants, results, meta.time_limit * 1000)
 
 
-def standings(meta: EventMeta, entrants: list[Entrant], results: scoring.Scores) -> p.EventStandings:
-    """``GET /events/{id}/standings``: ranked lines, each with its rounds."""
+Lines = Callable[[list[Entrant], scoring.Scores, int], list[p.EventStandingLine]]
+"""A round-based format's standings rule: its lines from the entrants, the scored rounds and the time limit."""
+
+
+def standings(meta: EventMeta, entrants: list[Entrant], results: scoring.Scores,
+              lines: Lines = scoring.standing_lines) -> p.EventStandings:
+    """``GET /events/{id}/standings``: ranked lines, each with its rounds (by the format's ``lines``)."""
     return p.EventStandings(event=meta.id, status=meta.status, round=meta.round, round_state=meta.round_state,
-                            version=meta.version,
-                            lines=scoring.standing_lines(entrants, results, meta.time_limit * 1000))
+                            version=meta.version, lines=lines(entrants, results, meta.time_limit * 1000))
 
 
 def arena_standings(meta: EventMeta, entrants: list[Entrant], states: dict[str, ArenaState]) -> p.EventStandings:

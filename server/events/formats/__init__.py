@@ -1,5 +1,5 @@
 """The formats the server plays, each one module that registers itself (server/events/format.py)."""
 
-from . import arena, duplicate
+from . import arena, duplicate, swiss
 
-__all__ = ["arena", "duplicate"]
+__all__ = ["arena", "duplicate", "swiss"]

@@ -4,12 +4,11 @@ deal, in heats of at most ``heat_size`` dealt in turn down the standings; a roun
 
 from __future__ import annotations
 
-from shared import protocol as p
 from shared import scoring
 
 from ...store.events import EventMeta
 from ..format import register
-from ..rounds import RoundsFormat
+from ..rounds import Drawn, RoundsFormat
 
 
 class Duplicate(RoundsFormat):
@@ -17,13 +16,8 @@ class Duplicate(RoundsFormat):
     score_field = "matchpoints"
     score_rule = "Matchpoints over the rounds played"
 
-    def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
-        if req.deals is not None and len(req.deals) != req.rounds:
-            return p.ErrorCode.BAD_DEAL, f"deals: one per round ({req.rounds}), not {len(req.deals)}"
-        return None
-
-    def draw(self, meta: EventMeta, field: list[str]) -> list[list[str]]:
-        return scoring.draw_heats(field, meta.heat_size)
+    def draw(self, meta: EventMeta, field: list[str], results: scoring.Scores) -> Drawn:
+        return Drawn(scoring.draw_heats(field, meta.heat_size))
 
     def score(self, field: list[scoring.RoundResult]) -> dict[str, int]:
         return scoring.matchpoints(field)

@@ -1,0 +1,123 @@
+"""Swiss events on a real server and Redis: five rounds of an odd field (a bye each round), no pair
+met twice, every round's pairing and points recomputed here from the rule restated (docs/events.md,
+"Swiss"), the standings with their tie-breaks, ``thieves verify`` agreeing (and finding a tampered
+round), and bad requests refused with typed errors that store nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import msgspec
+from redis_util import LiveServer, register
+from test_events import AUTH, WIN, _beats, _create, _enter, _info, _play, _round_open, _scored, events_server  # noqa: F401
+from test_swiss import _every_pairing, _restated_key
+
+from shared import protocol as p
+
+MOVES = {"s0": len(WIN["moves"]), "s1": 37, "s2": 36, "s3": 34, "s4": 27, "s5": 0, "s6": 0}
+"""How far each entrant plays the winning line before giving up (s0 wins; s5 and s6, nothing home, tie)."""
+NO_SHOW = (3, "s6")
+"""In round 3, s6 does not come (its opponent wins; s6 scores 0)."""
+
+
+async def _verify(server: LiveServer, event: str) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client_cli.main", "verify", event, "--server", server.url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode()
+
+
+async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_server: LiveServer,
+                                                                       redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    server = events_server
+    keys = {name: await register(server, name) for name in MOVES}
+    event = await _create(server, format="swiss", rounds=5, deals=[WIN["deal"]] * 5)
+    assert (event.summary, event.score_field, event.tiebreaks, event.heat_size) == \
+        ("5 Swiss rounds, head to head", "score", ["buchholz", "sonneborn_berger"], 2)
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    status, _ = await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    assert status == 200
+    points2: Counter[str] = Counter()
+    met: Counter[frozenset[str]] = Counter()
+    byes: Counter[str] = Counter()
+    took: list[tuple[str, str, int]] = []  # (entrant, opponent, doubled points it took from the race)
+    for number in range(1, 6):
+        drawn = await _round_open(server, event.id, number)
+        pairs = [(h.entrants[0], h.entrants[1]) for h in drawn.heats]
+        assert all(len(h.entrants) == 2 for h in drawn.heats)
+        assert len(drawn.byes) == 1 and sorted([*(a for pair in pairs for a in pair), *drawn.byes]) == sorted(MOVES)
+        assert not any(met[frozenset(pair)] for pair in pairs), f"round {number}: a pair met before"
+        assert byes[drawn.byes[0]] == 0, f"round {number}: a second bye"
+        # The pairing is the best the restated rule allows (every pairing of the field tried); the bye's
+        # place among equals is left out here (the field's order is the server's own; see test_swiss).
+        field = sorted(MOVES)
+        best = min(_restated_key(m, b, field, points2, met, byes)[:3] for m, b in _every_pairing(field))
+        assert _restated_key(pairs, drawn.byes[0], field, points2, met, byes)[:3] == best
+        await asyncio.gather(*(_play(server, h.code, keys[a], MOVES[a]) for h in drawn.heats for a in h.entrants
+                               if (number, a) != NO_SHOW))
+        await _scored(server, event.id, number)
+        # The round's points from the races' results alone: a win 1, a tie ½, a no-show 0, the bye 1.
+        byes[drawn.byes[0]] += 1
+        points2[drawn.byes[0]] += 2
+        for h in drawn.heats:
+            status, answer = await server.http("GET", f"/races/{h.race}/results")
+            res = msgspec.convert(answer, p.Results)
+            lines = {s.account: s for s in res.standings}
+            for a, b in ((h.entrants[0], h.entrants[1]), (h.entrants[1], h.entrants[0])):
+                if a not in lines:
+                    got = 0
+                elif b not in lines:
+                    got = 2
+                else:
+                    got = 1 + _beats(lines[a], lines[b], res.starts_at or 0, res.starts_at or 0)
+                points2[a] += got
+                took.append((a, b, got))
+            met[frozenset(h.entrants)] += 1
+    assert set(byes.values()) == {1} and len(byes) == 5, "five byes, five entrants"
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    standings = msgspec.convert(answer, p.EventStandings)
+    assert standings.status == "finished"
+    buchholz = {a: sum(points2[o] for x, o, _ in took if x == a) / 2 for a in MOVES}
+    sonneborn = {a: sum(got * points2[o] for x, o, got in took if x == a) / 4 for a in MOVES}
+    assert {line.account: (line.score, line.buchholz, line.sonneborn_berger) for line in standings.lines} == \
+        {a: (points2[a] / 2, buchholz[a], sonneborn[a]) for a in MOVES}
+    order = [(line.score, line.buchholz, line.sonneborn_berger) for line in standings.lines]
+    assert order == sorted(order, reverse=True)
+    assert [r.status for r in next(line for line in standings.lines if line.account == "s6").rounds][2] == "no_show"
+    info = await _info(server, event.id)
+    assert all(r.deal == WIN["deal"] for r in info.schedule)
+
+    code, out = await _verify(server, event.id)
+    assert code == 0 and out.startswith("agree: 5 rounds, 15 heats, 7 entrants"), out
+    client = aioredis.from_url(redis_url)
+    try:
+        bye = f"1|{info.schedule[0].byes[0]}"
+        honest = await client.hget(f"event:{{{event.id}}}:results", bye)
+        assert isinstance(honest, bytes) and json.loads(honest)["status"] == "bye", honest
+        stored = json.loads(honest)
+        stored["points2"] = 0  # the bye's point taken away
+        await client.hset(f"event:{{{event.id}}}:results", bye, json.dumps(stored))
+    finally:
+        await client.aclose()
+    code, out = await _verify(server, event.id)
+    assert code == 1 and out.startswith("differ: "), out
+
+
+async def test_bad_swiss_requests_are_typed_and_change_nothing(events_server: LiveServer) -> None:
+    server = events_server
+    for body, code, words in [
+            ({"rounds": 0}, "bad_field", "rounds"), ({"rounds": 51}, "bad_field", "rounds"),
+            ({"rounds": "five"}, "bad_field", "rounds"), ({"group_size": 3}, "bad_field", "head to head"),
+            ({"rounds": 2, "deals": [5]}, "bad_deal", "one per round")]:
+        status, answer = await server.http("POST", "/events", {"name": "x", "format": "swiss", **body}, headers=AUTH)
+        assert (status, answer["code"]) == (400, code) and words in answer["message"], (body, answer)
+    status, answer = await server.http("GET", "/events")
+    assert answer["events"] == []
