@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
 
+import httpx
 import msgspec
 from redis_util import LiveServer, register
 from test_events import AUTH, WIN, _beats, _create, _enter, _info, _play, _round_open, _scored, events_server  # noqa: F401
@@ -24,12 +26,18 @@ NO_SHOW = (3, "s6")
 """In round 3, s6 does not come (its opponent wins; s6 scores 0)."""
 
 
-async def _verify(server: LiveServer, event: str) -> tuple[int, str]:
+async def _thieves(server: LiveServer, *argv: str) -> tuple[int, str]:
+    """``thieves ARGV --server URL`` as a subprocess (with the organiser's token in its environment)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client_cli.main", "verify", event, "--server", server.url,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+        sys.executable, "-m", "client_cli.main", *argv, "--server", server.url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent,
+        env={**os.environ, "THIEVES_ORGANISER_TOKEN": AUTH["authorization"].removeprefix("Bearer ")})
     out, _ = await proc.communicate()
     return proc.returncode or 0, out.decode()
+
+
+async def _verify(server: LiveServer, event: str) -> tuple[int, str]:
+    return await _thieves(server, "verify", event)
 
 
 async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_server: LiveServer,
@@ -38,7 +46,11 @@ async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_se
 
     server = events_server
     keys = {name: await register(server, name) for name in MOVES}
-    event = await _create(server, format="swiss", rounds=5, deals=[WIN["deal"]] * 5)
+    code, out = await _thieves(server, "event", "create", "Swiss Cup", "--format", "swiss", "--rounds", "5",
+                               "--join-seconds", "1", "--break-seconds", "0", "--time-limit", "120",
+                               "--deals", ",".join([str(WIN["deal"])] * 5))
+    assert code == 0 and "Swiss Cup" in out, out
+    event = await _info(server, out.split()[1])
     assert (event.summary, event.score_field, event.tiebreaks, event.heat_size) == \
         ("5 Swiss rounds, head to head", "score", ["buchholz", "sonneborn_berger"], 2)
     for key in keys.values():
@@ -94,7 +106,17 @@ async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_se
     assert [r.status for r in next(line for line in standings.lines if line.account == "s6").rounds][2] == "no_show"
     info = await _info(server, event.id)
     assert all(r.deal == WIN["deal"] for r in info.schedule)
+    # The page shows the score and the tie-breaks the EventInfo names (no branch on the format's name).
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        page = (await http.get(f"/event/{event.id}")).text
+    assert '<th scope="col">Score</th>' in page and ">Buchholz</th>" in page and ">Sonneborn-Berger</th>" in page
+    top = standings.lines[0]
+    assert f'<td class="tiebreak">{top.buchholz}</td><td class="tiebreak">{top.sonneborn_berger}</td>' in page
 
+    code, out = await _thieves(server, "event", "standings", event.id)
+    assert code == 0 and out.splitlines()[0].split()[:3] == ["rank", "name", "points"], out
+    marks = [line.split()[5:] for line in out.splitlines()[1:]]
+    assert sorted(m.count("B") for m in marks) == [0, 0, 1, 1, 1, 1, 1], out
     code, out = await _verify(server, event.id)
     assert code == 0 and out.startswith("agree: 5 rounds, 15 heats, 7 entrants"), out
     client = aioredis.from_url(redis_url)

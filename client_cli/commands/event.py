@@ -36,9 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("name", help="the event's name (1-64 characters)")
     create.add_argument("--format", default="duplicate",
                         help="a format the server plays: duplicate, rounds on one deal in heats, by matchpoints; "
-                        "arena, races again and again for --duration, points by place (default duplicate)")
+                        "arena, races again and again for --duration, points by place; swiss, head-to-head rounds by score "
+                        "with byes, Buchholz and Sonneborn-Berger (default duplicate)")
     create.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS))
-    create.add_argument("--rounds", type=int, default=3, help="duplicate: rounds (default 3)")
+    create.add_argument("--rounds", type=int, default=3, help="duplicate, swiss: rounds (default 3)")
     create.add_argument("--heat-size", type=int, default=8, help="duplicate: most racers in one heat (default 8)")
     create.add_argument("--time-limit", type=int, default=600, help="seconds each race lasts (default 600)")
     create.add_argument("--join-seconds", type=int, default=60,
@@ -217,16 +218,18 @@ def standings_lines(st: p.EventStandings) -> list[str]:
             out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.points or 0:>6} {line.wins:>4} {line.races:>5} "
                        f"{line.home:>5}  {line.status}{fire}{' (withdrew)' if line.withdrawn else ''}")
         return out
-    out = [f"{'rank':>4}  {'name':<24} {'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
+    swiss = any(line.score is not None for line in st.lines)  # Swiss points, not matchpoints
+    out = [f"{'rank':>4}  {'name':<24} {'points' if swiss else 'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
     for line in st.lines:
         rounds = " ".join(_round_mark(r) for r in line.rounds)
-        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.matchpoints:>11g} {line.home:>5} "
+        score = line.score if line.score is not None else line.matchpoints
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {score:>11g} {line.home:>5} "
                    f"{line.time_ms / 1000:>7.0f}s  {rounds[:18]}{' (withdrew)' if line.withdrawn else ''}")
     return out
 
 
 def _round_mark(r: p.EventRoundScore) -> str:
-    return {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": "."}.get(r.status, "?")
+    return {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": ".", "bye": "B"}.get(r.status, "?")
 
 
 WAIT_SECONDS = 1.0

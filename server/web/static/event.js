@@ -44,9 +44,10 @@ function drawStandings(e, table) {
     el("th", { scope: "row" }, el("a", { href: `/player/${encodeURIComponent(line.name)}` }, line.name),
       line.withdrawn ? " (withdrawn)" : ""),
     el("td", { class: "points" }, String(line[e.score_field])),
+    ...e.tiebreaks.map((field) => el("td", { class: "tiebreak" }, String(line[field]))),
     el("td", {}, String(line.home)), el("td", { class: "time" }, clockText(line.time_ms))));
   standings.tBodies[0].replaceChildren(...(rows.length ? rows
-    : [el("tr", { class: "empty" }, el("td", { colspan: "5" }, "Nobody has entered yet."))]));
+    : [el("tr", { class: "empty" }, el("td", { colspan: String(5 + e.tiebreaks.length) }, "Nobody has entered yet."))]));
   standings.dataset.version = String(table.version);
   // No time yet (before the first round is scored; an arena keeps none): no column of 0:00s.
   standings.classList.toggle("untimed", !table.lines.some((line) => line.time_ms));
