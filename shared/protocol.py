@@ -680,7 +680,7 @@ class EventCreate(msgspec.Struct, kw_only=True):
     duration: Annotated[int, msgspec.Meta(ge=10, le=7 * 86_400)] = 1800
     """Arenas: seconds from the start during which entrants are paired (races under way then count)."""
     group_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
-    """Arenas: racers per pairing (2: head-to-head)."""
+    """Arenas: racers per pairing (2: head-to-head). Swiss events race head to head only (2)."""
 
 
 class EventHeat(msgspec.Struct, kw_only=True):

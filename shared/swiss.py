@@ -20,6 +20,9 @@ cost is, in strict order of importance (each tier outweighs every possible sum o
 4. among those, the bye to the entrant placed lowest in the standings so far (the field's order:
    points, cards home, time, as ``shared.scoring.ranked`` orders; round 1: the last to enter).
 
+A field of more than :data:`BLOCK` entrants is cut down the standings into blocks of about that size,
+each matched on its own (the matching is cubic in the field), the bye in the last.
+
 Head to head only: a matching pairs; groups of three or more would be a hypergraph matching, which no
 well-kept library solves exactly (it is NP-hard), and a heuristic could not be re-checked by verify.
 
@@ -143,36 +146,65 @@ def cost(pairing: Pairing, field: Sequence[str], past: Mapping[str, Record]) -> 
             + (scale.edge(pairing.bye, BYE_NODE) if pairing.bye is not None else 0))
 
 
-def pair(field: Sequence[str], past: Mapping[str, Record]) -> Pairing:
-    """The round's pairing of ``field`` (the round's entrants, best placed first): a perfect matching
-    of least :func:`cost`, every entrant in one race or the bye."""
-    if len(field) < 2:
-        return Pairing([], field[0] if field else None)
+BLOCK = 100
+"""The most entrants matched as one: a larger field is split down its order (the standings) into
+blocks of about this size, each matched on its own. The blossom algorithm is cubic in the field
+(docs/events.md, "Swiss": 0.5 s for 101 entrants here, 6 s for 201), blocks keep a round of hundreds
+to seconds."""
+
+
+def blocks(field: Sequence[str], block: int = BLOCK) -> list[list[str]]:
+    """``field`` (best placed first) in consecutive blocks of at most about ``block`` entrants, each
+    even but the last (which holds the odd one out, so the bye stays at the bottom)."""
+    if len(field) <= block:
+        return [list(field)]
+    count = -(-len(field) // block)
+    size = max(2, len(field) // count // 2 * 2)
+    return [list(field[i * size:(i + 1) * size]) for i in range(count - 1)] + [list(field[(count - 1) * size:])]
+
+
+def pair(field: Sequence[str], past: Mapping[str, Record], block: int = BLOCK) -> Pairing:
+    """The round's pairing of ``field`` (the round's entrants, best placed first): every entrant in
+    one race or the bye, each of :func:`blocks` paired among itself by a perfect matching of least
+    :func:`cost`."""
     scale = _Scale(field, past)
+    pairs: list[tuple[str, str]] = []
+    bye = None
+    for part in blocks(field, block):
+        more, odd = _match(part, scale)
+        pairs += more
+        bye = odd if odd is not None else bye
+    return Pairing(pairs, bye)
+
+
+def _match(field: list[str], scale: _Scale) -> tuple[list[tuple[str, str]], str | None]:
+    """A maximum-weight perfect matching of ``field`` (and the bye, when odd): least total cost."""
+    if len(field) < 2:
+        return [], field[0] if field else None
     nodes = [*field, *([BYE_NODE] if len(field) % 2 else [])]
     costs = {(a, b): scale.edge(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]}
     top = max(costs.values()) + 1  # weights positive; every perfect matching has the same edge count
     graph = nx.Graph()
     graph.add_nodes_from(nodes)
     graph.add_weighted_edges_from((a, b, top - c) for (a, b), c in costs.items())
-    matched = nx.max_weight_matching(graph, maxcardinality=True)
-    place = {a: i for i, a in enumerate(field)}
+    place = scale.place
     pairs, bye = [], None
-    for a, b in matched:
+    for a, b in nx.max_weight_matching(graph, maxcardinality=True):
         if BYE_NODE in (a, b):
             bye = b if a == BYE_NODE else a
         else:
             pairs.append((a, b) if place[a] < place[b] else (b, a))
     pairs.sort(key=lambda ab: place[ab[0]])
-    return Pairing(pairs, bye)
+    return pairs, bye
 
 
 def fault(heats: Sequence[Sequence[str]], byes: Sequence[str], order: Sequence[str],
-          past: Mapping[str, Record]) -> str | None:
+          past: Mapping[str, Record], block: int = BLOCK) -> str | None:
     """What is wrong with a round's draw as the rule makes it (None: nothing), given the standings
-    order and the entrants' records before the round: every race head to head, every entrant of the
-    round in one race or the bye, one bye exactly when the field is odd, and no pairing of the same
-    field cheaper (:func:`cost`). ``thieves verify`` checks every round of a Swiss event with it."""
+    order and the entrants' records before the round: every race head to head and within one of the
+    field's :func:`blocks`, every entrant of the round in one race or the bye, one bye exactly when the
+    field is odd, and no pairing of the blocks cheaper (:func:`cost`). ``thieves verify`` checks every
+    round of a Swiss event with it."""
     drawn = [a for heat in heats for a in heat] + list(byes)
     if any(a not in order for a in drawn):
         return f"{next(a for a in drawn if a not in order)} is drawn but not an entrant"
@@ -183,8 +215,11 @@ def fault(heats: Sequence[Sequence[str]], byes: Sequence[str], order: Sequence[s
         return f"{next(a for a in drawn if drawn.count(a) > 1)} is drawn twice"
     if len(byes) != len(field) % 2:
         return f"{len(byes)} byes in a field of {len(field)}"
+    part = {a: i for i, members in enumerate(blocks(field, block)) for a in members}
+    if any(part[a] != part[b] for a, b in heats):
+        return f"{next(f'{a}-{b}' for a, b in heats if part[a] != part[b])} crosses the blocks of {block}"
     theirs = Pairing([(a, b) for a, b in heats], byes[0] if byes else None)
-    best = pair(field, past)
+    best = pair(field, past, block)
     if cost(theirs, field, past) != cost(best, field, past):
         return (f"the pairing costs {cost(theirs, field, past)} on the rule's scale, the best costs "
                 f"{cost(best, field, past)} ({_shown(best)})")

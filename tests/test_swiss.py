@@ -89,12 +89,23 @@ def _every_pairing(field: Sequence[str]) -> Iterator[tuple[list[tuple[str, str]]
 OUTCOMES = st.sampled_from(["a", "b", "tie", "no_show"])
 
 
-@settings(max_examples=60, deadline=None)
-@given(size=st.integers(2, 9), rounds=st.integers(1, 7), data=st.data())
-def test_pairing_properties_over_a_tournament(size: int, rounds: int, data: st.DataObject) -> None:
+def _blocks(order: list[str], block: int) -> list[list[str]]:
+    """The rule's cut of a large field, restated: as few blocks of at most about ``block`` as can be,
+    consecutive down the order, all of one even size but the last, which takes the rest."""
+    if len(order) <= block:
+        return [order]
+    count = -(-len(order) // block)
+    size = max(2, len(order) // count - (len(order) // count) % 2)
+    return [order[i * size:(i + 1) * size] for i in range(count - 1)] + [order[(count - 1) * size:]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(size=st.integers(2, 9), rounds=st.integers(1, 7), block=st.sampled_from([3, 4, swiss.BLOCK]), data=st.data())
+def test_pairing_properties_over_a_tournament(size: int, rounds: int, block: int, data: st.DataObject) -> None:
     """Round after round of random results: every entrant placed once, one bye exactly when the field
     is odd, the bye rotates, no repeat while one can be avoided, and the pairing is the best by the
-    restated rule (every possible pairing tried)."""
+    restated rule (every possible pairing of each block tried; small blocks stand for the cut of a
+    field of hundreds)."""
     field = [f"e{i}" for i in range(size)]
     scored: dict[tuple[int, str], ScoredRound] = {}
     for number in range(1, rounds + 1):
@@ -104,19 +115,25 @@ def test_pairing_properties_over_a_tournament(size: int, rounds: int, data: st.D
         met = Counter({pair: n // 2 for pair, n in met.items()})  # each meeting seen from both sides
         byes = Counter({a: past[a].byes for a in field if a in past})
         order = sorted(field, key=lambda a: (-points2[a], a))
-        pairing = swiss.pair(order, past)
+        pairing = swiss.pair(order, past, block)
         drawn = [a for pair in pairing.pairs for a in pair] + ([pairing.bye] if pairing.bye else [])
         assert sorted(drawn) == sorted(field), "every entrant once"
         assert (pairing.bye is not None) == (size % 2 == 1), "a bye exactly when the field is odd"
-        if pairing.bye is not None:
-            assert byes[pairing.bye] == min(byes[a] for a in field), "the bye rotates"
-        mine = _restated_key(pairing.pairs, pairing.bye, order, points2, met, byes)
-        best = min(_restated_key(m, b, order, points2, met, byes) for m, b in _every_pairing(order))
-        assert mine == best, (pairing, mine, best)
-        if best[1] == 0:
-            assert all(met[frozenset(pair)] == 0 for pair in pairing.pairs), "no repeat while avoidable"
+        parts = _blocks(order, block)
+        assert swiss.blocks(order, block) == parts
+        for part in parts:
+            pairs = [pair for pair in pairing.pairs if pair[0] in part]
+            assert all(b in part for _, b in pairs), "races within a block"
+            bye = pairing.bye if pairing.bye in part else None
+            if bye is not None:
+                assert byes[bye] == min(byes[a] for a in part), "the bye rotates"
+            mine = _restated_key(pairs, bye, part, points2, met, byes)
+            best = min(_restated_key(m, b, part, points2, met, byes) for m, b in _every_pairing(part))
+            assert mine == best, (pairing, part, mine, best)
+            if best[1] == 0:
+                assert all(met[frozenset(pair)] == 0 for pair in pairs), "no repeat while avoidable"
         assert swiss.fault([list(pair) for pair in pairing.pairs], [pairing.bye] if pairing.bye else [], order,
-                           past) is None
+                           past, block) is None
         results = [r for i, (a, b) in enumerate(pairing.pairs) for r in _race(f"r{number}.{i}", a, b, data.draw(OUTCOMES))]
         results += [scoring.bye_result(pairing.bye)] if pairing.bye else []
         scored.update(((number, r.account), r) for r in scoring.with_points(results, swiss.points(results)))
@@ -135,6 +152,8 @@ def test_fault_names_what_is_wrong_with_a_draw() -> None:
     assert swiss.fault([["ann", "cy"], ["bob", "ann"]], ["dan"], order, past) == "ann is drawn twice"
     assert swiss.fault([["ann", "cy"]], ["bob", "dan"], order[:4], past) == "2 byes in a field of 4"
     assert swiss.fault([["ann", "zed"]], [], order, past) == "zed is drawn but not an entrant"
+    assert swiss.fault([["ann", "cy"], ["bob", "eve"]], ["dan"], order, past, block=3) == \
+        "ann-cy crosses the blocks of 3"
 
 
 # ------------------------------------------------------- docs/events.md, "Swiss", worked example

@@ -117,6 +117,9 @@ async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_se
     assert code == 0 and out.splitlines()[0].split()[:3] == ["rank", "name", "points"], out
     marks = [line.split()[5:] for line in out.splitlines()[1:]]
     assert sorted(m.count("B") for m in marks) == [0, 0, 1, 1, 1, 1, 1], out
+    code, out = await _thieves(server, "event", "show", event.id)
+    assert code == 0 and [line.split()[1] for line in out.splitlines() if line.startswith("  bye ")] == \
+        [r.byes[0] for r in info.schedule], out
     code, out = await _verify(server, event.id)
     assert code == 0 and out.startswith("agree: 5 rounds, 15 heats, 7 entrants"), out
     client = aioredis.from_url(redis_url)

@@ -184,6 +184,8 @@ def describe(info: p.EventInfo, now_ms: float) -> list[str]:
         out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
         for heat in rnd.heats:
             out.append(f"  {heat.code}  " + ", ".join(heat.entrants)[:70])
+        if rnd.byes:
+            out.append("  bye     " + ", ".join(rnd.byes)[:70])
     return out
 
 
