@@ -19,6 +19,7 @@ class Swiss(RoundsFormat):
     score_field = "score"
     tiebreaks = ("buchholz", "sonneborn_berger")
     score_rule = "Points (a win 1, a tie ½, a bye 1), then Buchholz, then Sonneborn-Berger"
+    standing_lines = staticmethod(swiss.standing_lines)
 
     def refusal(self, req: p.EventCreate) -> tuple[p.ErrorCode, str] | None:
         if req.group_size != 2:
@@ -38,6 +39,5 @@ class Swiss(RoundsFormat):
     def shown_settings(self, meta: EventMeta) -> dict[str, object]:
         return {"heat_size": 2, "group_size": 2}
 
-    standing_lines = staticmethod(swiss.standing_lines)
 
 SWISS = register(Swiss())
