@@ -124,6 +124,17 @@ async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_se
     assert code == 0 and out.startswith("agree: 5 rounds, 15 heats, 7 entrants"), out
     client = aioredis.from_url(redis_url)
     try:
+        # A round's stored draw that the rule would not make (a racer given the bye too): verify says so.
+        meta = f"event:{{{event.id}}}"
+        schedule = await client.hget(meta, "schedule")
+        assert isinstance(schedule, bytes)
+        rounds = json.loads(schedule)
+        twice = rounds[0]["heats"][0]["entrants"][0]
+        rounds[0]["byes"].append(twice)
+        await client.hset(meta, "schedule", json.dumps(rounds))
+        code, out = await _verify(server, event.id)
+        assert code == 1 and out.startswith(f"differ: round 1: {twice} is drawn twice"), out
+        await client.hset(meta, "schedule", schedule)
         bye = f"1|{info.schedule[0].byes[0]}"
         honest = await client.hget(f"event:{{{event.id}}}:results", bye)
         assert isinstance(honest, bytes) and json.loads(honest)["status"] == "bye", honest
