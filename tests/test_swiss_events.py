@@ -111,6 +111,8 @@ async def test_a_five_round_swiss_of_seven_with_byes_and_no_pair_twice(events_se
         page = (await http.get(f"/event/{event.id}")).text
     assert '<th scope="col">Score</th>' in page and ">Buchholz</th>" in page and ">Sonneborn-Berger</th>" in page
     assert "(score if the heats ended now)" in page
+    assert [f'<li class="bye">Bye: <span class="rules">{r.byes[0]}</span></li>' in page for r in info.schedule] == \
+        [True] * 5, "each round played lists its bye"
     top = standings.lines[0]
     assert f'<td class="tiebreak">{top.buchholz}</td><td class="tiebreak">{top.sonneborn_berger}</td>' in page
 

@@ -37,7 +37,7 @@ class Swiss(RoundsFormat):
         return f"{meta.rounds} Swiss round{'s' if meta.rounds != 1 else ''}, head to head"
 
     def shown_settings(self, meta: EventMeta) -> dict[str, object]:
-        return {"heat_size": 2, "group_size": 2}
+        return {"heat_size": 2}
 
 
 SWISS = register(Swiss())

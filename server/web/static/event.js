@@ -98,7 +98,8 @@ function drawPlayed(e) {
     `Round ${r.round}`, dealWords(r.deal),
     el("ul", { class: "heats" }, ...r.heats.map((h) => el("li", {},
       el("a", { href: `/watch/${h.code}` }, `Heat ${h.heat} (${h.code}): result and replays`), " ",
-      el("span", { class: "rules" }, h.entrants.join(", "))))))));
+      el("span", { class: "rules" }, h.entrants.join(", ")))),
+      ...(r.byes.length ? [el("li", { class: "bye" }, "Bye: ", el("span", { class: "rules" }, r.byes.join(", ")))] : [])))));
 }
 
 function draw(next, before) {
