@@ -10,6 +10,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis_util import LiveServer, eventually, register
 from test_events import AUTH, WIN, _create, _enter, _info, _play, _round_open, events_server  # noqa: F401
+from test_swiss_events import _verify
 
 from server.events.format import register as register_format
 from server.events.rounds import Drawn, RoundsFormat
@@ -78,6 +79,8 @@ async def test_a_format_from_the_test_tree_runs_end_to_end(events_server: LiveSe
         async with httpx.AsyncClient(timeout=10) as http:
             page = await http.get(f"{server.url}/event/{event.id}")
         assert page.status_code == 200 and "1 to the first to win" in page.text, "the page shows the format's words"
+        code, out = await _verify(server, event.id)
+        assert code == 2 and "is a first-wins event, which this client cannot recompute (it knows arena" in out, out
         heard = []
         while (message := await pubsub.get_message(timeout=0.2)) is not None:  # (all arrived long ago)
             heard.append(message)
