@@ -29,7 +29,7 @@ from .ops.log import log
 from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
-from .players import http as players_http
+from .players import challenges, http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import client_of, creation_refused, error_response, json_body, json_response, service_of
 from .players.registration import register_player, rotate_key
@@ -253,6 +253,13 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
         Route("/players/{name}", players_http.get_profile),
         Route("/players/{name}/races", players_http.get_history),
+        Route("/players/{name}/challenges", challenges.set_accepting, methods=["POST"]),
+        Route("/challenges", challenges.create_challenge, methods=["POST"]),
+        Route("/challenges", challenges.list_challenges),
+        Route("/challenges/{challenge}", challenges.get_challenge),
+        Route("/challenges/{challenge}/accept", challenges.accept_challenge, methods=["POST"]),
+        Route("/challenges/{challenge}/decline", challenges.decline_challenge, methods=["POST"]),
+        Route("/challenges/{challenge}/cancel", challenges.cancel_challenge, methods=["POST"]),
         Route("/leaderboard", page_or_json(people.leaderboard, players_http.get_leaderboard)),  # (server/web/)
         Route("/events", events.create_event, methods=["POST"]),
         Route("/events", events.list_events),

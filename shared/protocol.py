@@ -876,6 +876,68 @@ class DailyBoard(msgspec.Struct, kw_only=True):
     deal: Union[int, None] = None
 
 
+# --------------------------------------------- HTTP bodies: challenges and rematches
+ChallengeStatus = Literal["open", "accepted", "declined", "expired", "cancelled"]
+"""``open`` until the challenged account answers; ``accepted`` (the race is made), ``declined``,
+``cancelled`` (the challenger withdrew) or ``expired`` (no answer within its time)."""
+ChallengeDeal = Literal["pool", "random"]
+AccountNameText = Annotated[str, msgspec.Meta(min_length=1, max_length=4 * MAX_NAME_LENGTH)]
+
+
+class ChallengeCreate(msgspec.Struct, kw_only=True):
+    """``POST /challenges`` (the challenger's key as ``Authorization: Bearer``): invite an account to a
+    race of two."""
+
+    to: AccountNameText
+    """The challenged account's name (any case)."""
+    variant: str = "forty-thieves"
+    time_limit: TimeLimit = 900
+    rated: bool = False
+    undo: bool = True
+    hints: bool = False
+    deal_source: Union[ChallengeDeal, None] = None
+    """``pool`` (a checked deal) or ``random``; by default a checked deal where the solver can check
+    the variant, else a secret random one."""
+
+
+class Challenge(msgspec.Struct, kw_only=True):
+    """One challenge as its two accounts (and the challenged player's page) see it. Nothing of a deal
+    is in it: the deal is drawn when the race is made, on accept."""
+
+    id: str
+    challenger: str
+    """The challenger's name as registered."""
+    challenged: str
+    variant: str
+    time_limit: int
+    rated: bool
+    undo: bool
+    hints: bool
+    deal_source: ChallengeDeal
+    status: ChallengeStatus
+    created_at: Millis
+    expires_at: Millis
+    race: Union[str, None] = None
+    """Once accepted: the race made for the two (only they may join it)."""
+    code: Union[str, None] = None
+
+
+class ChallengeList(msgspec.Struct, kw_only=True):
+    """``GET /challenges``: the account's open challenges, received and sent, newest first, and whether
+    it takes challenges at all."""
+
+    accepting: bool
+    incoming: list[Challenge]
+    outgoing: list[Challenge]
+
+
+class ChallengeSetting(msgspec.Struct, kw_only=True):
+    """``POST /players/{name}/challenges``: whether the account takes challenges (the answer too)."""
+
+    accept: bool
+    name: str = ""
+
+
 # ------------------------------------------------------------------- codes
 class ErrorCode(str, enum.Enum):
     """Protocol error codes (``error.code`` / ``reject.reason``).
@@ -934,6 +996,13 @@ class ErrorCode(str, enum.Enum):
     ORGANISER_RATE_LIMITED = "organiser_rate_limited"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     DEAL_SECRET = "deal_secret"
+    # challenges (docs/protocol.md, "Challenges")
+    CHALLENGE_NOT_FOUND = "challenge_not_found"
+    CHALLENGE_EXPIRED = "challenge_expired"
+    CHALLENGE_CLOSED = "challenge_closed"
+    CHALLENGES_REFUSED = "challenges_refused"
+    SELF_CHALLENGE = "self_challenge"
+    NOT_CHALLENGED = "not_challenged"
 
     @property
     def explanation(self) -> str:
@@ -1001,6 +1070,13 @@ _EXPLANATIONS = {
     "'Content-Type: application/json' (HTTP 415)",
     ErrorCode.DEAL_SECRET: "the race is over, but its deal and games stay secret while others may still play "
     "that deal (a daily deal's day, an event): its results show the standings only",
+    ErrorCode.CHALLENGE_NOT_FOUND: "no challenge has that id (or it ended long enough ago to be forgotten)",
+    ErrorCode.CHALLENGE_EXPIRED: "the challenge was not answered in time; nothing was made",
+    ErrorCode.CHALLENGE_CLOSED: "the challenge was answered already (accepted, declined or cancelled)",
+    ErrorCode.CHALLENGES_REFUSED: "that player does not take challenges (thieves account challenges off)",
+    ErrorCode.SELF_CHALLENGE: "a challenge goes to another player, not to yourself",
+    ErrorCode.NOT_CHALLENGED: "that challenge is not yours to answer: only the challenged player may accept "
+    "or decline it, only the challenger may cancel it",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -1269,6 +1345,10 @@ __all__ = [
     "DailyPlay",
     "DailyLine",
     "DailyBoard",
+    "ChallengeCreate",
+    "Challenge",
+    "ChallengeList",
+    "ChallengeSetting",
     "Hello",
     "Create",
     "Ready",

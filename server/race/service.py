@@ -22,6 +22,7 @@ from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
 from ..store.accounts import AccountStore
+from ..store.challenges import ChallengeStore
 from ..store.limits import Bucket
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
 from ..store.history import History
@@ -111,6 +112,7 @@ class Service:
         self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
+        self.challenges = ChallengeStore(redis)
         self.registrations = Bucket(redis, config.register_burst, int(config.register_interval * 1000))
         """Registrations per client address."""
         self.organiser_failures = Bucket(redis, config.organiser_burst, int(config.organiser_interval * 1000))
@@ -405,14 +407,16 @@ class Service:
         raise RuntimeError("could not find a free race id")  # pragma: no cover - 10 collisions of 60 bits
 
     async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
-                         event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta:
-        """A race the server makes (an event's heat, a daily deal's play) for ``entrants`` only (the only
-        accounts that may join), on a secret deal: a checked deal keeps its mark and line, another is a
-        secret number; ``event`` names what it belongs to. Not counted against any address's creation
-        limits: no client asked for it."""
+                         event: str, rated: bool = False, reveal_at: int = 0, undo: bool = True,
+                         hints: bool = False) -> RaceMeta:
+        """A race the server makes (an event's heat, a daily deal's play, an accepted challenge) for
+        ``entrants`` only (the only accounts that may join), on a secret deal: a checked deal keeps its
+        mark and line, another is a secret number; ``event`` names the event it belongs to ("" for
+        none). Not counted against any address's creation limits here (a challenge spent its
+        challenger's token when it was made)."""
         req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
                        deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
-                       start_mode=start_mode, rated=rated)
+                       start_mode=start_mode, rated=rated, undo=undo, hints=hints)
         meta = await self._store_new(req, deal if deal.line else None, event=event, entrants=",".join(entrants),
                                      reveal_at=reveal_at)
         log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))

@@ -104,17 +104,21 @@ class AccountKeys:
     """Key names of one account (every one under the account's hash tag, its lower-case name).
 
     ``account:{bob}`` hash: name (as registered), key_hash (hex SHA-256 of the key's secret),
-    key_since (when the key last replaced another, ms; absent before), created_at, races, wins, and per variant ``v:<variant>:races|wins|best_ms|mu|sigma|rated``;
+    key_since (when the key last replaced another, ms; absent before), created_at, races, wins,
+    challenges ("off" while the account refuses challenges; absent: it takes them), and per variant ``v:<variant>:races|wins|best_ms|mu|sigma|rated``;
     ``:history`` zset race id -> ended_at; ``:entries`` hash race id -> JSON HistoryEntry.
     """
 
-    __slots__ = ("account", "main", "history", "entries")
+    __slots__ = ("account", "main", "history", "entries", "challenges")
 
     def __init__(self, account: str) -> None:
         self.account = account
         self.main = f"account:{{{account}}}"
         self.history = f"{self.main}:history"
         self.entries = f"{self.main}:entries"
+        self.challenges = f"{self.main}:challenges"
+        """zset challenge id -> expires_at: the challenges the account sent or received (an index: the
+        challenge's own hash says which, and whether it still exists)."""
 
 
 ACCOUNT_MATCH = "account:{*}"
@@ -191,3 +195,10 @@ class DailyKeys:
     def __init__(self, variant: str, date: str) -> None:
         self.day = f"daily:{{{variant}:{date}}}"
         self.plays = f"{self.day}:plays"
+
+
+def challenge_key(challenge: str) -> str:
+    """A challenge's hash (records.ChallengeRecord), under its own hash tag: every step of a challenge
+    is a one-key script. It outlives its answer by ``challenges.KEEP_MS`` (a Redis TTL), so a late
+    answer reads ``challenge_expired`` or the outcome rather than ``challenge_not_found``."""
+    return f"challenge:{{{challenge}}}"

@@ -212,6 +212,49 @@ class RaceMeta:
         return cls(**hash_kwargs(cls, raw))
 
 
+
+@dataclass
+class ChallengeRecord:
+    """A challenge's hash (``challenge:{ID}``, keys.challenge_key), typed: who invites whom to what, and
+    how it stands. ``claim``/``claim_until``: an accept under way (the race is being made), so that two
+    accepts at once make one race."""
+
+    id: str
+    challenger: str
+    """The challenger's account (lower-case name)."""
+    challenger_name: str
+    challenged: str
+    challenged_name: str
+    variant: str
+    time_limit: int
+    rated: bool
+    undo: bool
+    hints: bool
+    deal_source: str
+    created_at: int
+    expires_at: int
+    status: str = "open"
+    """open, accepted, declined or cancelled as stored; an open one past ``expires_at`` reads as expired."""
+    race: str = ""
+    code: str = ""
+    claim: str = ""
+    claim_until: int = 0
+
+    def shown_status(self, now_ms: int) -> str:
+        """The status the protocol names: ``expired`` once an unanswered challenge's time is up (no
+        accept under way)."""
+        if self.status == "open" and now_ms >= self.expires_at and now_ms >= self.claim_until:
+            return "expired"
+        return self.status
+
+    def hash_fields(self) -> list[Any]:
+        return hash_fields(self)
+
+    @classmethod
+    def from_hash(cls, raw: dict[bytes, bytes]) -> "ChallengeRecord":
+        return cls(**hash_kwargs(cls, raw))
+
+
 @dataclass
 class PlayerState:
     """A player's hash and whole move log, read together."""

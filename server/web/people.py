@@ -15,6 +15,8 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..answers import service_of
 from ..players import http as players_http
+from ..players.accounts import account_of
+from ..players.challenges import open_challenges_to
 from ..store.history import BadCursor
 from .render import bad_request, not_found, render
 
@@ -36,7 +38,8 @@ async def player(request: Request) -> Response:
     profile = players_http.profile_body(stats)
     return render("player.html", title=profile.name, profile=profile,
                   races=page.races if page else [], next=page.next if page else None,
-                  older=bool(request.query_params.get("before")))
+                  older=bool(request.query_params.get("before")),
+                  challenges=await open_challenges_to(service_of(request), account_of(profile.name)))
 
 
 async def leaderboard(request: Request) -> Response:

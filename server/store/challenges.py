@@ -1,0 +1,88 @@
+"""Challenges in Redis: one hash per challenge under its own hash tag (keys.challenge_key), and each
+account's index of the challenges it sent or received (``account:{NAME}:challenges``).
+
+Every step of a challenge (made, claimed for an accept, accepted, released, declined, cancelled) is a
+one-key script on the challenge's hash, so it is atomic on one Redis and on a Redis Cluster alike. The
+indexes live in the accounts' slots and are written after the challenge: they are only a list of ids
+to look at, never trusted for a challenge's state (an id whose hash is gone is skipped, and entries
+older than :data:`KEEP_MS` past their expiry are trimmed as they are read).
+
+Why a TTL past the expiry rather than at it: an answer that comes a little late must read
+``challenge_expired`` (or the outcome: the race of an accepted one), not ``challenge_not_found``; the
+open window itself is the ``expires_at`` field, which the step script compares with the clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .keys import AccountKeys, challenge_key
+from .records import ChallengeRecord, StoreError, reply
+from .scripts import register
+
+KEEP_MS = 600_000
+"""How long a challenge's hash outlives its expiry (then ``challenge_not_found``)."""
+
+
+class ChallengeRefused(StoreError):
+    """A step refused: ``code`` (an ErrorCode value) and, for ``challenge_closed``, the challenge's status."""
+
+    def __init__(self, code: str, status: str = "") -> None:
+        super().__init__(code)
+        self.status = status
+
+
+class ChallengeStore:
+    """Challenges and the accounts' indexes of them, shared by every server process."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+        self._create = register(redis, "challenge_create")
+        self._step = register(redis, "challenge_step")
+
+    async def create(self, record: ChallengeRecord) -> bool:
+        """Store a new challenge and index it under both accounts; False if its id was taken."""
+        made = await self._create(keys=[challenge_key(record.id)],
+                                  args=[record.expires_at + KEEP_MS, *record.hash_fields()])
+        if not made:
+            return False
+        for account in (record.challenger, record.challenged):
+            await self.redis.zadd(AccountKeys(account).challenges, {record.id: record.expires_at})
+        return True
+
+    async def get(self, challenge: str) -> ChallengeRecord | None:
+        raw = await self.redis.hgetall(challenge_key(challenge))
+        return ChallengeRecord.from_hash(raw) if raw else None
+
+    async def step(self, challenge: str, action: str, now: int, actor: str, claim: str = "",
+                   *extra: Any) -> None:
+        """One step of the challenge (challenge_step.lua); raises :class:`ChallengeRefused`."""
+        kind, rest = reply(await self._step(keys=[challenge_key(challenge)],
+                                            args=[action, now, actor, claim, *extra]))
+        if kind != "ok":
+            raise ChallengeRefused(rest[0], rest[1] if len(rest) > 1 else "")
+
+    async def of_account(self, account: str, now: int) -> list[ChallengeRecord]:
+        """The challenges the account sent or received that are still kept, newest first."""
+        index = AccountKeys(account).challenges
+        await self.redis.zremrangebyscore(index, "-inf", now - KEEP_MS)
+        ids = [i.decode() for i in await self.redis.zrevrange(index, 0, -1)]
+        if not ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for challenge in ids:
+                pipe.hgetall(challenge_key(challenge))
+            raws = await pipe.execute()
+        found = [ChallengeRecord.from_hash(raw) for raw in raws if raw]
+        return sorted(found, key=lambda c: c.created_at, reverse=True)
+
+    async def accepting(self, account: str) -> bool:
+        """Whether the account takes challenges (the default)."""
+        return await self.redis.hget(AccountKeys(account).main, "challenges") != b"off"
+
+    async def set_accepting(self, account: str, accept: bool) -> None:
+        """Take challenges or refuse them all (a field of the account's hash; the account exists)."""
+        if accept:
+            await self.redis.hdel(AccountKeys(account).main, "challenges")
+        else:
+            await self.redis.hset(AccountKeys(account).main, "challenges", "off")
