@@ -201,3 +201,14 @@ async def test_bad_challenges_are_typed_and_store_nothing(
     status, answer = await server.http("POST", f"/challenges/{sent.id}/accept", {})
     assert (status, answer["code"]) == (401, "bad_key")
     assert stored(sync) == before
+
+
+def test_the_protocol_document_covers_every_challenge_field() -> None:
+    """docs/protocol.md, "Challenges", names every field of the challenge bodies."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    section = doc[doc.index("## Challenges"):doc.index("## Events")]
+    for struct in (p.ChallengeCreate, p.Challenge, p.ChallengeList, p.ChallengeSetting):
+        for f in msgspec.structs.fields(struct):
+            assert f"`{f.encode_name}`" in section, f"{struct.__name__}.{f.encode_name}"

@@ -17,7 +17,7 @@ from typing import AsyncIterator, Iterator
 import pytest
 import redis.asyncio as aioredis
 from cluster_util import LocalCluster
-from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, seed_checked, start_race
 
 from server.store import Keys
 from shared import protocol as p
@@ -276,3 +276,38 @@ async def test_the_event_state_table_is_enforced_on_a_cluster(empty_cluster: Loc
         await check_the_table_is_enforced(client)
     finally:
         await client.aclose()
+
+
+async def test_a_challenge_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
+    """A challenge's steps are one-key scripts on its own hash tag, the accounts' indexes live in their
+    slots: made through one server, listed, accepted and raced through the other; refused and declined
+    likewise."""
+    a, b = servers
+    keys = {}
+    for name in ("ann", "bob"):
+        status, body = await a.http("POST", "/players", {"name": name})
+        assert status == 201, body
+        keys[name] = {"authorization": f"Bearer {body['key']}"}
+    await seed_checked(a, count=1, variants=("forty-thieves",))
+    status, sent = await a.http("POST", "/challenges", {"to": "bob", "time_limit": 60}, keys["ann"])
+    assert status == 201, sent
+    status, listed = await b.http("GET", "/challenges", headers=keys["bob"])
+    assert [c["id"] for c in listed["incoming"]] == [sent["id"]]
+    status, accepted = await b.http("POST", f"/challenges/{sent['id']}/accept", {}, keys["bob"])
+    assert (status, accepted["status"]) == (200, "accepted"), accepted
+    status, seen = await a.http("GET", f"/challenges/{sent['id']}", headers=keys["ann"])
+    assert seen["race"] == accepted["race"]
+    racers = [await Client.connect(a), await Client.connect(b)]
+    for client, name in zip(racers, ("ann", "bob")):
+        await client.hello(accepted["code"], key=keys[name]["authorization"].split()[1])
+        await client.send(p.Ready(ready=True))
+    for client in racers:
+        assert (await client.expect(p.Countdown)).view is not None
+        await client.close()
+
+    status, declined = await a.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
+    status, body = await b.http("POST", f"/challenges/{declined['id']}/decline", {}, keys["bob"])
+    assert (status, body["status"]) == (200, "declined")
+    assert (await a.http("POST", "/players/bob/challenges", {"accept": False}, keys["bob"]))[0] == 200
+    status, body = await b.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
+    assert (status, body["code"]) == (403, "challenges_refused")
