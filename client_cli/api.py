@@ -318,3 +318,34 @@ def event_frames(server: str, event_id: str) -> Iterator[p.EventLive]:
         raise ApiError(f"GET {url}: {exc.code} {text}", exc.code, code, None, text) from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
         raise ApiError(f"cannot reach the race server at {server}: {exc}") from None
+
+
+# -------------------------------------------------------------- challenges
+def challenge(server: str, key: str, create: p.ChallengeCreate) -> p.Challenge:
+    """``POST /challenges``: invite an account to a race of two."""
+    data = _request(server, "POST", "/challenges", msgspec.json.encode(create), key=key)
+    return _typed(data, p.Challenge, "POST /challenges")
+
+
+def challenges(server: str, key: str) -> p.ChallengeList:
+    """``GET /challenges``: the account's open challenges, received and sent."""
+    return _typed(_request(server, "GET", "/challenges", key=key), p.ChallengeList, "GET /challenges")
+
+
+def challenge_status(server: str, key: str, challenge_id: str) -> p.Challenge:
+    """``GET /challenges/{id}``: one challenge as it stands (its two accounts only)."""
+    data = _request(server, "GET", f"/challenges/{_quote(challenge_id)}", key=key)
+    return _typed(data, p.Challenge, "GET /challenges/{id}")
+
+
+def answer_challenge(server: str, key: str, challenge_id: str, action: str) -> p.Challenge:
+    """``POST /challenges/{id}/accept`` (the race is made), ``/decline`` or ``/cancel``."""
+    data = _request(server, "POST", f"/challenges/{_quote(challenge_id)}/{action}", b"{}", key=key)
+    return _typed(data, p.Challenge, f"POST /challenges/{{id}}/{action}")
+
+
+def set_challenges(server: str, name: str, key: str, accept: bool) -> p.ChallengeSetting:
+    """``POST /players/{name}/challenges``: take challenges, or refuse them all."""
+    body = msgspec.json.encode(p.ChallengeSetting(accept=accept))
+    data = _request(server, "POST", f"/players/{_quote(name)}/challenges", body, key=key)
+    return _typed(data, p.ChallengeSetting, "POST /players/{name}/challenges")

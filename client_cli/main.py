@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "leaderboard",
     "event",
     "daily",
+    "challenge",
     "verify",
 ]
 

@@ -20,12 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "show: its name and where the key is kept (--key prints the key, to copy it to another machine); "
         "rotate: ask the server for a new key, which replaces the old one everywhere at once; "
         "import KEY: keep a key copied from another machine; "
-        "forget: remove it from this machine (the account stays on the server). "
+        "forget: remove it from this machine (the account stays on the server); "
+        "challenges on|off: take challenges (`thieves challenge`) or refuse them all. "
         "Exit 0 done, 1 refused or nothing kept.",
     )
-    parser.add_argument("action", nargs="?", default="show", choices=["show", "rotate", "import", "forget"],
+    parser.add_argument("action", nargs="?", default="show", choices=["show", "rotate", "import", "forget", "challenges"],
                         help="what to do (default show)")
-    parser.add_argument("key", nargs="?", default=None, metavar="KEY", help="with import: the account's key")
+    parser.add_argument("key", nargs="?", default=None, metavar="KEY", help="with import: the account's key; with challenges: on or off")
     parser.add_argument("--key", dest="show_key", action="store_true", help="with show: print the secret key too")
     parser.add_argument("--force", action="store_true", help="with import: replace an account kept already")
     add_server_option(parser)
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     server = server_of(args)
     store = LocalStore()
-    if (args.key is not None) != (args.action == "import"):
+    if args.action != "challenges" and (args.key is not None) != (args.action == "import"):
         print("thieves account: a KEY goes with `import` (and only with it)", file=sys.stderr)
         return 2
     try:
@@ -116,4 +117,10 @@ def _forget(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
     return 0
 
 
-ACTIONS = {"show": _show, "rotate": _rotate, "import": _import, "forget": _forget}
+def _challenges(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
+    from client_cli.commands.challenge import account_setting
+
+    return account_setting(args, server, store)
+
+
+ACTIONS = {"show": _show, "rotate": _rotate, "import": _import, "forget": _forget, "challenges": _challenges}

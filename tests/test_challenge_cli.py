@@ -1,0 +1,186 @@
+"""``thieves challenge``, ``thieves challenges`` and ``thieves account challenges`` as a user runs them,
+against a real ``thieves-server`` process and Redis: each player with a config directory (and so an
+account) of its own. Accepted (both race, in tmux), declined, expired, refused, waited for, and every
+mistake told in the player's words."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from process_util import ServerProcess
+from redis_util import PROCESS_ARGS, until
+from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa: F401  (terms: a fixture)
+
+
+@pytest.fixture
+def srv(redis_url: str, tmp_path: Path) -> Iterator[ServerProcess]:
+    with ServerProcess(redis_url, args=PROCESS_ARGS, log_path=tmp_path / "server.log") as server:
+        yield server
+
+
+@pytest.fixture
+def homes(tmp_path: Path) -> dict[str, dict[str, str]]:
+    """Each player's environment: a config directory of its own."""
+    out = {}
+    for name in ("Ann", "Bob", "cy", "nobody"):
+        home = tmp_path / name
+        home.mkdir()
+        out[name] = {"XDG_CONFIG_HOME": str(home)}
+    return out
+
+
+def register_all(srv: ServerProcess, homes: dict[str, dict[str, str]]) -> None:
+    for name in ("Ann", "Bob", "cy"):
+        out = thieves("register", name, "--server", srv.url, env=homes[name])
+        assert out.returncode == 0, out.stderr
+
+
+def waiting(srv: ServerProcess, env: dict[str, str], *argv: str) -> subprocess.Popen[str]:
+    """``thieves challenge ...`` started, left waiting for its answer."""
+    return subprocess.Popen([str(THIEVES), "challenge", *argv, "--server", srv.url], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+
+
+def incoming_id(srv: ServerProcess, env: dict[str, str]) -> str:
+    """The ID of the open challenge ``thieves challenges`` lists for the player (waiting until one shows)."""
+    def listed() -> str | None:
+        out = thieves("challenges", "--server", srv.url, env=env)
+        found = re.search(r"^  (\w+)  from ", out.stdout, re.M)
+        return found.group(1) if found else None
+
+    return until(listed, "a challenge listed")  # type: ignore[no-any-return]
+
+
+def test_a_challenge_accepted_gives_both_the_same_race(srv: ServerProcess, homes: dict[str, dict[str, str]]) -> None:
+    register_all(srv, homes)
+    challenger = waiting(srv, homes["Ann"], "bob", "--time-limit", "300", "--rated", "--no-play")
+    try:
+        ident = incoming_id(srv, homes["Bob"])
+        listed = thieves("challenges", "--server", srv.url, env=homes["Bob"]).stdout
+        assert f"{ident}  from Ann: Forty Thieves, 5:00, a checked deal, rated" in listed
+        assert "answer with: thieves challenges accept ID" in listed
+        sent = thieves("challenges", "--server", srv.url, env=homes["Ann"]).stdout
+        assert f"{ident}  to Bob:" in sent and "no open challenge to you" in sent
+        accepted = thieves("challenges", "accept", ident, "--no-play", "--server", srv.url, env=homes["Bob"])
+        assert accepted.returncode == 0, accepted.stderr
+        code = re.search(r"accepted the challenge of Ann: race (\w+)", accepted.stdout).group(1)  # type: ignore[union-attr]
+        out, err = challenger.communicate(timeout=30)
+        assert challenger.returncode == 0, err
+        assert "challenged Bob to Forty Thieves, 5:00, a checked deal, rated" in out
+        assert f"Bob accepted: race {code}" in out and f"thieves play {code}" in out
+    finally:
+        challenger.kill()
+    status, race = srv.http("GET", f"/races/{code}")
+    assert race["race"]["checked"] and race["race"]["rated"] and race["race"]["seats"] == 2
+    again = thieves("challenges", "accept", ident, "--server", srv.url, env=homes["Bob"])
+    assert again.returncode == 1 and "accepted already" in again.stderr
+
+
+def test_declined_expired_and_cancelled_challenges_end_the_wait(
+        redis_url: str, tmp_path: Path, homes: dict[str, dict[str, str]]) -> None:
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--challenge-time", "2"],
+                       log_path=tmp_path / "server.log") as srv:
+        register_all(srv, homes)
+        challenger = waiting(srv, homes["Ann"], "Bob", "--deal", "random")
+        ident = incoming_id(srv, homes["Bob"])
+        declined = thieves("challenges", "decline", ident, "--server", srv.url, env=homes["Bob"])
+        assert declined.returncode == 0 and "declined the challenge of Ann" in declined.stdout
+        out, err = challenger.communicate(timeout=30)
+        assert challenger.returncode == 1 and "Bob declined your challenge" in err
+
+        challenger = waiting(srv, homes["Ann"], "Bob", "--deal", "random")
+        out, err = challenger.communicate(timeout=30)  # nobody answers within the server's 2 s
+        assert challenger.returncode == 1 and "Bob did not answer in time: the challenge expired" in err
+        late = thieves("challenges", "accept", re.search(r"challenge (\w+)\)", out).group(1),  # type: ignore[union-attr]
+                       "--server", srv.url, env=homes["Bob"])
+        assert late.returncode == 1 and "not answered in time" in late.stderr
+
+        challenger = waiting(srv, homes["Ann"], "Bob")
+        ident = incoming_id(srv, homes["Bob"])
+        cancel = thieves("challenges", "cancel", ident, "--server", srv.url, env=homes["Ann"])
+        assert cancel.returncode == 0 and "cancelled your challenge to Bob" in cancel.stdout
+        out, err = challenger.communicate(timeout=30)
+        assert challenger.returncode == 1 and "the challenge was cancelled" in err
+
+
+def test_refusing_challenges_and_waiting_for_one(srv: ServerProcess, homes: dict[str, dict[str, str]]) -> None:
+    register_all(srv, homes)
+    off = thieves("account", "challenges", "off", "--server", srv.url, env=homes["Bob"])
+    assert off.returncode == 0 and "Bob refuses every challenge" in off.stdout
+    shown = thieves("account", "challenges", "--server", srv.url, env=homes["Bob"])
+    assert "Bob refuses every challenge" in shown.stdout
+    assert "you refuse challenges" in thieves("challenges", "--server", srv.url, env=homes["Bob"]).stdout
+    refused = thieves("challenge", "bob", "--server", srv.url, env=homes["Ann"])
+    assert refused.returncode == 1
+    assert "cannot challenge bob: Bob does not take challenges" in refused.stderr
+    on = thieves("account", "challenges", "on", "--server", srv.url, env=homes["Bob"])
+    assert on.returncode == 0 and "Bob takes challenges" in on.stdout
+    bad = thieves("account", "challenges", "maybe", "--server", srv.url, env=homes["Bob"])
+    assert bad.returncode == 2 and "on or off" in bad.stderr
+
+    watcher = subprocess.Popen([str(THIEVES), "challenges", "--wait", "--server", srv.url], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, **homes["Bob"]})
+    challenger = waiting(srv, homes["Ann"], "bob", "--deal", "random", "--no-play")
+    try:
+        out, err = watcher.communicate(timeout=30)
+        assert watcher.returncode == 0, err
+        assert "waiting for a challenge" in out and "from Ann: Forty Thieves, 15:00, a random deal" in out
+    finally:
+        challenger.kill()
+        watcher.kill()
+
+
+def test_mistakes_are_told_in_the_players_words(srv: ServerProcess, homes: dict[str, dict[str, str]]) -> None:
+    register_all(srv, homes)
+    cases = [
+        (("challenge", "ANN"), "Ann", 1, "a challenge goes to another player, not to yourself"),
+        (("challenge", "zed"), "Ann", 1, "no account is named 'zed' on this server"),
+        (("challenge", "bob", "--time-limit", "0"), "Ann", 2, "--time-limit must be from 1 to 86400"),
+        (("challenge", "bob", "--variant", "chess"), "Ann", 2, "invalid choice: 'chess'"),
+        (("challenge", "bob"), "nobody", 1, "challenges are between accounts: `thieves register NAME`"),
+        (("challenges",), "nobody", 1, "challenges are between accounts"),
+        (("challenges", "accept"), "Bob", 2, "an ID goes with accept, decline and cancel"),
+        (("challenges", "accept", "nosuchid"), "Bob", 1, "no challenge has that id"),
+    ]
+    for argv, who, status, words in cases:
+        out = thieves(*argv, "--server", srv.url, env=homes[who])
+        assert out.returncode == status and words in out.stderr, (argv, out.stderr)
+    challenger = waiting(srv, homes["Ann"], "bob", "--deal", "random", "--no-play")
+    try:
+        ident = incoming_id(srv, homes["Bob"])
+        for who, action in (("cy", "accept"), ("cy", "decline"), ("Ann", "accept"), ("Bob", "cancel")):
+            out = thieves("challenges", action, ident, "--server", srv.url, env=homes[who])
+            assert out.returncode == 1 and "that challenge is not yours to answer" in out.stderr, (who, out.stderr)
+        assert ident in thieves("challenges", "--server", srv.url, env=homes["Bob"]).stdout  # still open
+    finally:
+        challenger.kill()
+
+
+@needs_tmux
+def test_both_players_race_from_their_commands(srv: ServerProcess, homes: dict[str, dict[str, str]],
+                                              terms: list[Term]) -> None:
+    """The waiting ``thieves challenge`` plays the race once accepted, and so does ``thieves challenges
+    accept``: both land in the lobby of the same race and start it by pressing s."""
+    register_all(srv, homes)
+    ann = Term(f"XDG_CONFIG_HOME={homes['Ann']['XDG_CONFIG_HOME']} exec {THIEVES} challenge bob --time-limit 60 "
+               f"--server {srv.url}")
+    terms.append(ann)
+    ann.wait_for("waiting for the answer")
+    ident = incoming_id(srv, homes["Bob"])
+    bob = Term(f"XDG_CONFIG_HOME={homes['Bob']['XDG_CONFIG_HOME']} exec {THIEVES} challenges accept {ident} "
+               f"--server {srv.url}")
+    terms.append(bob)
+    for term in (ann, bob):
+        term.wait_for("The race starts when every racer is ready")
+    code = re.search(r"^ (\w{6}) ", bob.screen(), re.M)
+    assert code is not None and code.group(1) in ann.screen()
+    for term in (ann, bob):
+        term.keys("s")
+    for term in (ann, bob):
+        term.wait_for("Stock")
