@@ -29,7 +29,7 @@ from .ops.log import log
 from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
-from .players import challenges, http as players_http
+from .players import challenges, http as players_http, rematches
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import client_of, creation_refused, error_response, json_body, json_response, service_of
 from .players.registration import register_player, rotate_key
@@ -249,6 +249,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races", list_races),
         Route("/races/{race}", get_race),
         Route("/races/{race}/results", get_results),
+        Route("/races/{race}/rematch", rematches.get_rematch),
+        Route("/races/{race}/rematch", rematches.answer_rematch, methods=["POST"]),
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
         Route("/players/{name}", players_http.get_profile),

@@ -938,6 +938,36 @@ class ChallengeSetting(msgspec.Struct, kw_only=True):
     name: str = ""
 
 
+RematchStatus = Literal["none", "open", "accepted", "declined", "expired"]
+"""``none``: nobody offered one (or the last offer was forgotten); ``open``: offered, waiting for every
+racer's yes; ``accepted``: every racer said yes and the new race is made; ``declined``: a racer said no;
+``expired``: not every racer said yes in time."""
+
+
+class RematchAnswer(msgspec.Struct, kw_only=True):
+    """``POST /races/{id}/rematch``: the racer's answer (``true`` offers a rematch, or accepts the offer)."""
+
+    accept: bool = True
+
+
+class Rematch(msgspec.Struct, kw_only=True):
+    """``GET``/``POST /races/{id}/rematch``: a finished race's rematch offer as it stands. Nothing of the
+    old race's deal is in it, and the new race plays a new one."""
+
+    race: str
+    """The finished race."""
+    status: RematchStatus
+    players: list[str]
+    """Every racer of the finished race (names), all of whom must say yes."""
+    accepted: list[str] = []
+    """The racers who said yes."""
+    declined: list[str] = []
+    expires_at: Union[Millis, None] = None
+    new_race: Union[str, None] = None
+    """Once accepted: the new race (same players and settings, a new deal; only they may join it)."""
+    code: Union[str, None] = None
+
+
 # ------------------------------------------------------------------- codes
 class ErrorCode(str, enum.Enum):
     """Protocol error codes (``error.code`` / ``reject.reason``).
@@ -1003,6 +1033,9 @@ class ErrorCode(str, enum.Enum):
     CHALLENGES_REFUSED = "challenges_refused"
     SELF_CHALLENGE = "self_challenge"
     NOT_CHALLENGED = "not_challenged"
+    NO_REMATCH = "no_rematch"
+    NOT_A_RACER = "not_a_racer"
+    REMATCH_CLOSED = "rematch_closed"
 
     @property
     def explanation(self) -> str:
@@ -1077,6 +1110,11 @@ _EXPLANATIONS = {
     ErrorCode.SELF_CHALLENGE: "a challenge goes to another player, not to yourself",
     ErrorCode.NOT_CHALLENGED: "that challenge is not yours to answer: only the challenged player may accept "
     "or decline it, only the challenger may cancel it",
+    ErrorCode.NO_REMATCH: "this race offers no rematch (a heat of an event, a play of the daily deal, or a race "
+    "with a player who has no account)",
+    ErrorCode.NOT_A_RACER: "only the racers of a race may offer or answer its rematch",
+    ErrorCode.REMATCH_CLOSED: "a racer declined this rematch (or it is being made right now): a new offer can "
+    "be made once this one expires",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -1349,6 +1387,8 @@ __all__ = [
     "Challenge",
     "ChallengeList",
     "ChallengeSetting",
+    "RematchAnswer",
+    "Rematch",
     "Hello",
     "Create",
     "Ready",

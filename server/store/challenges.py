@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keys import AccountKeys, challenge_key
-from .records import ChallengeRecord, StoreError, reply
+from .keys import AccountKeys, challenge_key, rematch_key
+from .records import ChallengeRecord, RematchRecord, StoreError, reply
 from .scripts import register
 
 KEEP_MS = 600_000
@@ -39,6 +39,7 @@ class ChallengeStore:
         self.redis = redis
         self._create = register(redis, "challenge_create")
         self._step = register(redis, "challenge_step")
+        self._rematch = register(redis, "rematch")
 
     async def create(self, record: ChallengeRecord) -> bool:
         """Store a new challenge and index it under both accounts; False if its id was taken."""
@@ -86,3 +87,29 @@ class ChallengeStore:
             await self.redis.hdel(AccountKeys(account).main, "challenges")
         else:
             await self.redis.hset(AccountKeys(account).main, "challenges", "off")
+
+    # ------------------------------------------------------------ rematches
+    async def rematch(self, race: str) -> RematchRecord | None:
+        """The finished race's rematch offer, if one is kept."""
+        raw = await self.redis.hgetall(rematch_key(race))
+        return RematchRecord.from_hash(raw) if raw else None
+
+    async def answer_rematch(self, race: str, account: str, accept: bool, now: int, window_ms: int, racers: int,
+                             claim: str) -> str:
+        """A racer's yes or no (rematch.lua): ``make`` when this yes was the last one missing (the caller
+        then makes the race and calls :meth:`rematch_made`, or :meth:`rematch_release`), ``made`` when
+        the race exists already, else ``ok``; raises :class:`ChallengeRefused` (``rematch_closed``)."""
+        kind, rest = reply(await self._rematch(keys=[rematch_key(race)], args=[
+            "answer", now, account, "yes" if accept else "no", window_ms, racers, claim, KEEP_MS]))
+        if kind == "err":
+            raise ChallengeRefused(rest[0])
+        return kind
+
+    async def rematch_made(self, race: str, claim: str, new_race: str, code: str) -> None:
+        kind, rest = reply(await self._rematch(keys=[rematch_key(race)],
+                                               args=["made", 0, "", claim, new_race, code]))
+        if kind == "err":
+            raise ChallengeRefused(rest[0])
+
+    async def rematch_release(self, race: str, claim: str) -> None:
+        await self._rematch(keys=[rematch_key(race)], args=["release", 0, "", claim])

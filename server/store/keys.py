@@ -202,3 +202,10 @@ def challenge_key(challenge: str) -> str:
     is a one-key script. It outlives its answer by ``challenges.KEEP_MS`` (a Redis TTL), so a late
     answer reads ``challenge_expired`` or the outcome rather than ``challenge_not_found``."""
     return f"challenge:{{{challenge}}}"
+
+
+def rematch_key(race: str) -> str:
+    """A finished race's rematch offer (hash: ``status``, ``expires_at``, ``a:<account>`` yes/no, then the new
+    ``race`` and ``code``; ``claim``/``claim_until`` while the new race is made), under the race's hash
+    tag: one-key scripts. It goes ``challenges.KEEP_MS`` after the offer's expiry (a Redis TTL)."""
+    return f"{Keys(race).meta}:rematch"

@@ -255,6 +255,33 @@ class ChallengeRecord:
         return cls(**hash_kwargs(cls, raw))
 
 
+
+@dataclass
+class RematchRecord:
+    """A finished race's rematch offer (keys.rematch_key), typed: each racer's answer by account."""
+
+    status: str
+    expires_at: int
+    answers: dict[str, str]
+    """account -> "yes" or "no"."""
+    race: str = ""
+    code: str = ""
+    claim_until: int = 0
+
+    def shown_status(self, now_ms: int) -> str:
+        """``expired`` once an open offer's time is up with no race being made."""
+        if self.status == "open" and now_ms >= self.expires_at and now_ms >= self.claim_until:
+            return "expired"
+        return self.status
+
+    @classmethod
+    def from_hash(cls, raw: dict[bytes, bytes]) -> "RematchRecord":
+        d = {k.decode(): v.decode() for k, v in raw.items()}
+        return cls(status=d.get("status", "open"), expires_at=int(d.get("expires_at", 0)),
+                   answers={k[2:]: v for k, v in d.items() if k.startswith("a:")}, race=d.get("race", ""),
+                   code=d.get("code", ""), claim_until=int(d.get("claim_until", 0) or 0))
+
+
 @dataclass
 class PlayerState:
     """A player's hash and whole move log, read together."""
