@@ -349,3 +349,15 @@ def set_challenges(server: str, name: str, key: str, accept: bool) -> p.Challeng
     body = msgspec.json.encode(p.ChallengeSetting(accept=accept))
     data = _request(server, "POST", f"/players/{_quote(name)}/challenges", body, key=key)
     return _typed(data, p.ChallengeSetting, "POST /players/{name}/challenges")
+
+
+def rematch_state(server: str, race: str) -> p.Rematch:
+    """``GET /races/{race}/rematch``: a finished race's rematch offer as it stands."""
+    return _typed(_request(server, "GET", f"/races/{_quote(race)}/rematch"), p.Rematch, "GET /races/{race}/rematch")
+
+
+def answer_rematch(server: str, race: str, key: str, accept: bool) -> p.Rematch:
+    """``POST /races/{race}/rematch``: offer or accept a rematch (``accept``), or decline it."""
+    body = msgspec.json.encode(p.RematchAnswer(accept=accept))
+    data = _request(server, "POST", f"/races/{_quote(race)}/rematch", body, key=key)
+    return _typed(data, p.Rematch, "POST /races/{race}/rematch")

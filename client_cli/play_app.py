@@ -27,6 +27,7 @@ from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_p
 from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
+from .rematch import RematchMixin
 from .shadow import shadow_game
 from .table import TableApp, table_layout, with_reasons
 from .wording import error_words, reject_words
@@ -34,7 +35,7 @@ from .wording import error_words, reject_words
 TICK_SECONDS = 0.25
 
 
-class PlayApp(TableApp):
+class PlayApp(RematchMixin, TableApp):
     """A racer's table: board, racers' bars, countdown, standings."""
 
     MOVE_ACTIONS = frozenset({"draw", "to_foundation", "undo", "give_up", "hint"})
@@ -55,9 +56,11 @@ class PlayApp(TableApp):
     )
 
     def __init__(self, server: str, race: str, name: str | None, creator_token: str | None = None, *,
-                 key: str | None = None, token: str | None = None, keeper: SeatKeeper | None = None) -> None:
+                 key: str | None = None, token: str | None = None, keeper: SeatKeeper | None = None,
+                 auto_ready: bool = False) -> None:
         """``key``: join as that account; ``token``: a seat saved by an earlier run to take back;
-        ``keeper``: saves every token a welcome brings (and forgets a seat that is gone)."""
+        ``keeper``: saves every token a welcome brings (and forgets a seat that is gone);
+        ``auto_ready``: say ready on joining the lobby (a rematch, which every racer asked for)."""
         super().__init__()
         self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token, key=key,
                                token=token, saved_token=token is not None)
@@ -66,6 +69,7 @@ class PlayApp(TableApp):
         self._confirm_give_up = False
         self._shown_results = False
         self._shown_failure = False
+        self.auto_ready = auto_ready
 
     def compose(self) -> ComposeResult:
         yield from table_layout(Board(id="board"), RacersPanel(id="side"), row=True)
@@ -235,13 +239,18 @@ class PlayApp(TableApp):
                 self.keeper.forget()
         elif message.kind.startswith("bad frame"):
             self.flash(message.kind)
+        elif message.kind == "welcome" and self.auto_ready and state.phase() is Phase.LOBBY and not state.ready:
+            self.link.set_ready(True)
         self.redraw()
         self._shown_failure = show_failure(self, state, self._shown_failure)
         if state.results is not None and not self._shown_results:
             self._shown_results = True
             self.picker.cancel()
             self.message.clear()
-            self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
+            if state.key is not None:  # an account may offer a rematch (m)
+                self.show_rematch_standings(state.results, state.seat, self._after_standings)
+            else:
+                self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()

@@ -88,7 +88,8 @@ class Config:
     daily_time_limit: int = 900
     """Seconds each account's play of the daily deal lasts, from its own start."""
     challenge_time: int = 120
-    """Seconds a challenge waits for its answer before it expires (``challenge_expired``)."""
+    """Seconds a challenge waits for its answer before it expires (``challenge_expired``), and a rematch
+    offer for every racer's yes."""
     organiser_token: str | None = field(default=None, repr=False)
     """The secret that creates and runs events (None: this server runs no events); at least
     :data:`MIN_ORGANISER_TOKEN` characters."""
@@ -167,7 +168,8 @@ _HELP = {
     "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
     "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
     "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
-    "challenge_time": "seconds a challenge waits for the challenged player's answer before it expires",
+    "challenge_time": "seconds a challenge waits for the challenged player's answer before it expires, and a "
+    "rematch offer for every racer's yes",
     "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
     "default: none, and the server runs no events",
     "organiser_burst": "wrong organiser tokens one client address may send at once, over every process, "

@@ -163,10 +163,11 @@ def test_mistakes_are_told_in_the_players_words(srv: ServerProcess, homes: dict[
 
 
 @needs_tmux
-def test_both_players_race_from_their_commands(srv: ServerProcess, homes: dict[str, dict[str, str]],
+def test_both_players_race_from_their_commands_then_rematch(srv: ServerProcess, homes: dict[str, dict[str, str]],
                                               terms: list[Term]) -> None:
     """The waiting ``thieves challenge`` plays the race once accepted, and so does ``thieves challenges
-    accept``: both land in the lobby of the same race and start it by pressing s."""
+    accept``: both land in the lobby of the same race and start it by pressing s; at its end, m on both
+    end screens makes the rematch, which both clients join and start by themselves."""
     register_all(srv, homes)
     ann = Term(f"XDG_CONFIG_HOME={homes['Ann']['XDG_CONFIG_HOME']} exec {THIEVES} challenge bob --time-limit 60 "
                f"--server {srv.url}")
@@ -184,3 +185,21 @@ def test_both_players_race_from_their_commands(srv: ServerProcess, homes: dict[s
         term.keys("s")
     for term in (ann, bob):
         term.wait_for("Stock")
+
+    # The rematch from the end screen: both give up, ann offers (m), bob accepts (m), and both clients
+    # move into the new race, ready at once, so it starts by itself.
+    for term in (ann, bob):
+        term.keys("g", "g")
+    ann.wait_for("m: offer Bob a rematch")
+    ann.keys("m")
+    ann.wait_for("rematch offered: waiting for Bob")
+    bob.wait_for("Ann wants a rematch: m accepts, n declines")
+    bob.keys("m")
+
+    def racing_anew(term: Term) -> str | None:
+        screen = term.screen()
+        found = re.search(r"^ (\w{6}) · .*moves 0", screen, re.M)
+        return found.group(1) if found and found.group(1) != code.group(1) and "Stock" in screen else None
+
+    new_codes = [until(lambda: racing_anew(term), "the rematch under way", last=term.screen) for term in (ann, bob)]
+    assert new_codes[0] == new_codes[1]

@@ -278,17 +278,17 @@ async def test_the_event_state_table_is_enforced_on_a_cluster(empty_cluster: Loc
         await client.aclose()
 
 
-async def test_a_challenge_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
+async def test_a_challenge_and_a_rematch_on_a_redis_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
     """A challenge's steps are one-key scripts on its own hash tag, the accounts' indexes live in their
-    slots: made through one server, listed, accepted and raced through the other; refused and declined
-    likewise."""
+    slots: made through one server, listed, accepted and raced through the other, then a rematch
+    answered through both; refused and declined likewise."""
     a, b = servers
     keys = {}
     for name in ("ann", "bob"):
         status, body = await a.http("POST", "/players", {"name": name})
         assert status == 201, body
         keys[name] = {"authorization": f"Bearer {body['key']}"}
-    await seed_checked(a, count=1, variants=("forty-thieves",))
+    await seed_checked(a, count=2, variants=("forty-thieves",))
     status, sent = await a.http("POST", "/challenges", {"to": "bob", "time_limit": 60}, keys["ann"])
     assert status == 201, sent
     status, listed = await b.http("GET", "/challenges", headers=keys["bob"])
@@ -303,7 +303,17 @@ async def test_a_challenge_on_a_redis_cluster(servers: tuple[LiveServer, LiveSer
         await client.send(p.Ready(ready=True))
     for client in racers:
         assert (await client.expect(p.Countdown)).view is not None
+    for client in racers:
+        await client.give_up()
+    race = (await racers[0].expect(p.Finished)).results.race
+    for client in racers:
         await client.close()
+    # the rematch: one hash under the old race's tag, the new race in a slot of its own
+    status, offer = await b.http("POST", f"/races/{race}/rematch", {"accept": True}, keys["ann"])
+    assert (status, offer["status"]) == (200, "open"), offer
+    status, offer = await a.http("POST", f"/races/{race}/rematch", {"accept": True}, keys["bob"])
+    assert (status, offer["status"]) == (200, "accepted") and offer["new_race"] != race
+    assert (await b.http("GET", f"/races/{race}/rematch"))[1]["code"] == offer["code"]
 
     status, declined = await a.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
     status, body = await b.http("POST", f"/challenges/{declined['id']}/decline", {}, keys["bob"])

@@ -142,3 +142,32 @@ async def test_bad_rematch_requests_are_typed_and_store_nothing(server: LiveServ
     assert (status, body["code"]) == (400, "bad_field")
     assert (await server.http("GET", f"/races/{daily_race}/rematch"))[1]["code"] == "no_rematch"
     assert stored(sync) == before
+
+
+def test_the_protocol_document_covers_every_rematch_field() -> None:
+    from pathlib import Path
+
+    import msgspec
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
+    section = doc[doc.index("## Rematches"):doc.index("## Events")]
+    for struct in (p.RematchAnswer, p.Rematch):
+        for f in msgspec.structs.fields(struct):
+            assert f"`{f.encode_name}`" in section, f"{struct.__name__}.{f.encode_name}"
+
+
+def test_the_end_screen_says_where_the_offer_stands() -> None:
+    """client_cli/rematch.py's words for each state, and whether m does something then."""
+    from client_cli.rematch import rematch_words
+
+    def offer(status: str, accepted: tuple[str, ...] = (), declined: tuple[str, ...] = ()) -> p.Rematch:
+        return p.Rematch(race="r", status=status, players=["Ann", "Bob", "cy"],  # type: ignore[arg-type]
+                         accepted=list(accepted), declined=list(declined), code="ABCDEF")
+
+    assert rematch_words(offer("none"), "Ann") == ("m: offer Bob, cy a rematch", True)
+    assert rematch_words(offer("open", ("Ann",)), "Ann") == ("rematch offered: waiting for Bob, cy", False)
+    assert rematch_words(offer("open", ("Ann", "cy")), "Bob") == ("Ann, cy want a rematch: m accepts, n declines",
+                                                                  True)
+    assert rematch_words(offer("declined", ("Ann",), ("cy",)), "Ann") == ("no rematch: cy declined", False)
+    assert rematch_words(offer("expired", ("Ann",)), "Bob") == ("the rematch offer expired: m offers another", True)
+    assert rematch_words(offer("accepted"), "Bob") == ("rematch: race ABCDEF, joining…", False)

@@ -56,8 +56,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     keeper = SeatKeeper(store, server, joining)
     app = PlayApp(server, args.race, joining.name, joining.creator_token, key=joining.key, token=joining.token,
-                  keeper=keeper)
+                  keeper=keeper, auto_ready=getattr(args, "rematch", False))
     status = run_race_app(app, "play")
+    if status == 0 and app.next_race is not None:  # every racer said yes to a rematch: play it now
+        print(f"rematch: race {app.next_race}")
+        return run(argparse.Namespace(**{**vars(args), "race": app.next_race, "creator_token": None,
+                                         "rematch": True}))
     if keeper.problem:
         print(f"thieves play: {keeper.problem}", file=sys.stderr)
     state = app.state
