@@ -106,6 +106,11 @@ class RematchMixin:
         if self._rematch_screen is None or self.state.results is None or self.state.key is None:
             self.flash("a rematch is offered at the end of a race, to racers with an account")
             return
+        if accept and self._rematch_offer is not None:
+            words, offered = rematch_words(self._rematch_offer, self._rematch_me)
+            if not offered:  # waiting for the others, or declined: m changes nothing now
+                self._rematch_show(words)
+                return
         self.run_worker(self._answer_rematch(self.state.results.race, accept), group="rematch-answer",
                         exit_on_error=False)
 

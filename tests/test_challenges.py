@@ -212,3 +212,13 @@ def test_the_protocol_document_covers_every_challenge_field() -> None:
     for struct in (p.ChallengeCreate, p.Challenge, p.ChallengeList, p.ChallengeSetting):
         for f in msgspec.structs.fields(struct):
             assert f"`{f.encode_name}`" in section, f"{struct.__name__}.{f.encode_name}"
+
+
+async def test_two_accepts_at_once_make_one_race(server: LiveServer, accounts: dict[str, str]) -> None:
+    """The first accept claims the challenge while its race is made; the other is challenge_closed."""
+    sent = await made(server, accounts["Ann"])
+    answers = await asyncio.gather(*(server.http("POST", f"/challenges/{sent.id}/accept", {}, auth(accounts["Bob"]))
+                                     for _ in range(2)))
+    assert sorted(status for status, _ in answers) == [200, 409]
+    assert [body["code"] for status, body in answers if status == 409] == ["challenge_closed"]
+    assert len(await server.service.store.active_ids()) == 1

@@ -171,3 +171,26 @@ def test_the_end_screen_says_where_the_offer_stands() -> None:
     assert rematch_words(offer("declined", ("Ann",), ("cy",)), "Ann") == ("no rematch: cy declined", False)
     assert rematch_words(offer("expired", ("Ann",)), "Bob") == ("the rematch offer expired: m offers another", True)
     assert rematch_words(offer("accepted"), "Bob") == ("rematch: race ABCDEF, joining…", False)
+
+
+async def test_an_empty_checked_pool_makes_nothing_and_the_answer_may_come_again(redis_url: str) -> None:
+    """A challenge or rematch whose checked deal cannot be had now (empty pool, no time to solve one) is
+    answered ``pool_empty`` with Retry-After, stays open, and the same answer later makes the race."""
+    async with live_server(redis_url, checked_wait=0.0) as server:
+        ann, bob = await register(server, "Ann"), await register(server, "Bob")
+        status, sent = await server.http("POST", "/challenges", {"to": "bob"}, auth(ann))
+        status, body = await server.http("POST", f"/challenges/{sent['id']}/accept", {}, auth(bob))
+        assert (status, body["code"]) == (503, "pool_empty") and server.last_headers["retry-after"] == "5"
+        assert (await server.http("GET", f"/challenges/{sent['id']}", headers=auth(ann)))[1]["status"] == "open"
+        await seed_checked(server, count=1, variants=("forty-thieves",))
+        status, body = await server.http("POST", f"/challenges/{sent['id']}/accept", {}, auth(bob))
+        assert (status, body["status"]) == (200, "accepted")
+
+        race = await race_to_the_end(server, body["code"], [ann, bob])
+        await rematch(server, race, ann)
+        status, body = await rematch(server, race, bob)
+        assert (status, body["code"]) == (503, "pool_empty") and "answer again" in body["message"]
+        assert (await server.http("GET", f"/races/{race}/rematch"))[1]["status"] == "open"
+        await seed_checked(server, count=1, variants=("forty-thieves",))
+        status, body = await rematch(server, race, bob)
+        assert (status, body["status"]) == (200, "accepted")

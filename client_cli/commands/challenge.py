@@ -61,16 +61,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     many.set_defaults(func=run_challenges)
 
 
-def _account(command: str, server: str) -> "tuple[LocalStore, Account] | None":
+def _account(command: str, server: str) -> "Account | None":
     """The account kept for the server, or None after saying why a challenge needs one."""
     from client_cli.local_store import LocalStore
 
-    store = LocalStore()
-    account = store.account(server)
+    account = LocalStore().account(server)
     if account is None:
         print(f"thieves {command}: challenges are between accounts: `thieves register NAME` makes one for "
               f"{server}", file=sys.stderr)
-    return (store, account) if account is not None else None
+    return account
 
 
 def describe(c: p.Challenge) -> str:
@@ -94,10 +93,9 @@ def run_challenge(args: argparse.Namespace) -> int:
     if refused("challenge", (p.ChallengeCreate, "time_limit", args.time_limit, "--time-limit")):
         return 2
     server = server_of(args)
-    found = _account("challenge", server)
-    if found is None:
+    account = _account("challenge", server)
+    if account is None:
         return 1
-    _, account = found
     create = p.ChallengeCreate(to=args.name, variant=args.variant, time_limit=args.time_limit, rated=args.rated,
                                undo=not args.no_undo, hints=args.hints, deal_source=args.deal)
     try:
@@ -161,10 +159,9 @@ def run_challenges(args: argparse.Namespace) -> int:
         print("thieves challenges: an ID goes with accept, decline and cancel (and only with them)", file=sys.stderr)
         return 2
     server = server_of(args)
-    found = _account("challenges", server)
-    if found is None:
+    account = _account("challenges", server)
+    if account is None:
         return 1
-    _, account = found
     try:
         if args.action == "list":
             if args.wait:

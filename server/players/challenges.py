@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from typing import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,6 +38,7 @@ from ..race.clock import now_ms
 from ..race.rules import CreateError, new_id
 from ..race.service import Service
 from ..store.challenges import ChallengeRefused
+from ..store import RaceMeta
 from ..store.records import ChallengeRecord
 from .accounts import account_of, valid_name
 from .registration import bearer_account
@@ -191,21 +193,16 @@ async def accept_challenge(request: Request) -> Response:
         return refused(exc)
     record = await service.challenges.get(challenge)
     assert record is not None  # claimed just now: kept KEEP_MS past its expiry
-    try:
-        deal = await _deal(service, record)
-        meta = await service.create_for([record.challenger, record.challenged], deal, record.time_limit,
+
+    async def make() -> RaceMeta:
+        deal = await race_deal(service, record.variant, record.deal_source == "pool")
+        return await service.create_for([record.challenger, record.challenged], deal, record.time_limit,
                                         "all-ready", "", rated=record.rated, undo=record.undo, hints=record.hints)
-    except PoolUnavailable as exc:
-        await service.challenges.step(challenge, "release", now_ms(), me.account, claim)
-        response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400, str(exc))
-        response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
-        return response
-    except BaseException:
-        try:
-            await service.challenges.step(challenge, "release", now_ms(), me.account, claim)
-        except Exception as exc:  # the claim then lapses by itself after CLAIM_MS
-            log("challenge_release_failed", logging.WARNING, challenge=challenge, error=exc)
-        raise
+
+    meta = await make_claimed(make, lambda: service.challenges.step(challenge, "release", now_ms(), me.account,
+                                                                     claim), challenge)
+    if isinstance(meta, Response):
+        return meta
     try:
         await service.challenges.step(challenge, "accept", now_ms(), me.account, claim, meta.id, meta.code)
     except ChallengeRefused as exc:  # our claim lapsed and another accept took over: this race stays unused
@@ -216,11 +213,33 @@ async def accept_challenge(request: Request) -> Response:
     return json_response(challenge_body(record, now_ms()))
 
 
-async def _deal(service: Service, record: ChallengeRecord) -> CheckedDeal:
-    """The race's secret deal: a checked one from the private pool, or a secret random number."""
-    if record.deal_source == "pool":
-        return await service.checked.take(record.variant)
-    return CheckedDeal(record.variant, fresh_deal_number(), ())
+async def make_claimed(make: Callable[[], Awaitable[RaceMeta]], release: Callable[[], Awaitable[None]],
+                       what: str) -> RaceMeta | Response:
+    """Make the race of a claimed challenge or rematch offer (``what`` names it in the log). When it cannot
+    be made the claim is given back (``release``), so that the next answer may try: an empty checked pool
+    is ``pool_empty`` with ``Retry-After``; any other failure is raised once the claim is given back (if
+    that fails too, the claim lapses by itself)."""
+    try:
+        return await make()
+    except PoolUnavailable as exc:
+        await release()
+        response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400,
+                                  f"{exc}; nothing was made: answer again in a few seconds")
+        response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
+        return response
+    except BaseException:
+        try:
+            await release()
+        except Exception as exc:
+            log("claim_release_failed", logging.WARNING, of=what, error=exc)
+        raise
+
+
+async def race_deal(service: Service, variant: str, checked: bool) -> CheckedDeal:
+    """A new race's secret deal: a checked one from the private pool, or a secret random number."""
+    if checked:
+        return await service.checked.take(variant)
+    return CheckedDeal(variant, fresh_deal_number(), ())
 
 
 async def set_accepting(request: Request) -> Response:

@@ -14,7 +14,6 @@ heat, a daily deal's play) offers no rematch at all; nor does a race with a play
 
 from __future__ import annotations
 
-import logging
 import secrets
 
 import msgspec
@@ -23,14 +22,14 @@ from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..answers import RETRY_POOL_SECONDS, error_response, json_body, json_response, service_of
-from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
+from ..answers import error_response, json_body, json_response, service_of
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
 from ..store import RaceMeta
 from ..store.challenges import ChallengeRefused
 from ..store.records import RematchRecord
+from .challenges import make_claimed, race_deal
 from .registration import bearer_account
 
 
@@ -99,19 +98,10 @@ async def answer_rematch(request: Request) -> Response:
     except ChallengeRefused as exc:
         return error_response(p.ErrorCode(exc.code), 409)
     if kind == "make":
-        try:
-            new = await _new_race(service, meta, accounts)
-        except PoolUnavailable as exc:
-            await store.rematch_release(meta.id, claim)
-            response = error_response(exc.code, 503, f"{exc}; say yes again in a few seconds")
-            response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
-            return response
-        except BaseException:
-            try:
-                await store.rematch_release(meta.id, claim)
-            except Exception as exc:  # the claim lapses by itself
-                log("rematch_release_failed", logging.WARNING, race=meta.id, error=exc)
-            raise
+        new = await make_claimed(lambda: _new_race(service, meta, accounts),
+                                 lambda: store.rematch_release(meta.id, claim), meta.id)
+        if isinstance(new, Response):
+            return new
         try:
             await store.rematch_made(meta.id, claim, new.id, new.code)
         except ChallengeRefused as exc:
@@ -124,9 +114,6 @@ async def answer_rematch(request: Request) -> Response:
 
 async def _new_race(service: Service, meta: RaceMeta, accounts: list[str]) -> RaceMeta:
     """The rematch: the same players and settings, a new secret deal (a checked one if the race's was)."""
-    if meta.checked:
-        deal = await service.checked.take(meta.variant)
-    else:
-        deal = CheckedDeal(meta.variant, fresh_deal_number(), ())
+    deal = await race_deal(service, meta.variant, meta.checked)
     return await service.create_for(accounts, deal, meta.time_limit, "all-ready", "", rated=meta.rated,
                                     undo=meta.undo, hints=meta.hints)

@@ -1,3 +1,4 @@
+-- uses: claim
 -- KEYS: challenge. ARGV: action, now, actor (the account acting), claim token, then for claim the
 -- claim's length (ms), for accept the race id and join code.
 -- Actions: claim (an accept begins: the race is being made), accept (it is made), release (it could not
@@ -10,11 +11,8 @@ local status, expires, claim, claim_until = c[1], tonumber(c[4]), c[5] or '', to
 local who = (action == 'cancel') and c[2] or c[3]
 if actor ~= who then return {'err', 'not_challenged'} end
 if action == 'accept' or action == 'release' then
-  if status ~= 'open' or claim ~= ARGV[4] then return {'err', 'challenge_closed', status} end
-  if action == 'release' then
-    redis.call('HSET', KEYS[1], 'claim', '', 'claim_until', 0)
-  else
-    redis.call('HSET', KEYS[1], 'status', 'accepted', 'race', ARGV[5], 'code', ARGV[6], 'claim', '', 'claim_until', 0)
+  if not settle(KEYS[1], status, claim, ARGV[4], action, ARGV[5], ARGV[6]) then
+    return {'err', 'challenge_closed', status}
   end
   return {'ok'}
 end

@@ -1,3 +1,4 @@
+-- uses: claim
 -- KEYS: the race's rematch hash. ARGV: action, now, account, then
 --   answer: yes/no, the offer's window (ms), how many racers, claim token, keep (ms past the expiry)
 --   made/release: claim token, [new race id, join code]
@@ -7,12 +8,7 @@ local r = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'claim', 'claim_u
 local action, now, account = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local status, claim_until = r[1], tonumber(r[4] or 0)
 if action == 'made' or action == 'release' then
-  if status ~= 'open' or r[3] ~= ARGV[4] then return {'err', 'rematch_closed'} end
-  if action == 'release' then
-    redis.call('HSET', KEYS[1], 'claim', '', 'claim_until', 0)
-  else
-    redis.call('HSET', KEYS[1], 'status', 'accepted', 'race', ARGV[5], 'code', ARGV[6], 'claim', '', 'claim_until', 0)
-  end
+  if not settle(KEYS[1], status, r[3], ARGV[4], action, ARGV[5], ARGV[6]) then return {'err', 'rematch_closed'} end
   return {'ok'}
 end
 if status == 'accepted' then return {'made'} end
