@@ -213,6 +213,14 @@ class RaceMeta:
 
 
 
+
+def offer_status(status: str, expires_at: int, claim_until: int, now_ms: int) -> str:
+    """A challenge's or rematch offer's status as the protocol names it: ``expired`` once an open one's
+    time is up with no race being made for it (the scripts refuse an answer by the same rule)."""
+    if status == "open" and now_ms >= expires_at and now_ms >= claim_until:
+        return "expired"
+    return status
+
 @dataclass
 class ChallengeRecord:
     """A challenge's hash (``challenge:{ID}``, keys.challenge_key), typed: who invites whom to what, and
@@ -241,11 +249,7 @@ class ChallengeRecord:
     claim_until: int = 0
 
     def shown_status(self, now_ms: int) -> str:
-        """The status the protocol names: ``expired`` once an unanswered challenge's time is up (no
-        accept under way)."""
-        if self.status == "open" and now_ms >= self.expires_at and now_ms >= self.claim_until:
-            return "expired"
-        return self.status
+        return offer_status(self.status, self.expires_at, self.claim_until, now_ms)
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self)
@@ -269,10 +273,7 @@ class RematchRecord:
     claim_until: int = 0
 
     def shown_status(self, now_ms: int) -> str:
-        """``expired`` once an open offer's time is up with no race being made."""
-        if self.status == "open" and now_ms >= self.expires_at and now_ms >= self.claim_until:
-            return "expired"
-        return self.status
+        return offer_status(self.status, self.expires_at, self.claim_until, now_ms)
 
     @classmethod
     def from_hash(cls, raw: dict[bytes, bytes]) -> "RematchRecord":
