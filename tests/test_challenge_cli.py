@@ -167,7 +167,8 @@ def test_both_players_race_from_their_commands_then_rematch(srv: ServerProcess, 
                                               terms: list[Term]) -> None:
     """The waiting ``thieves challenge`` plays the race once accepted, and so does ``thieves challenges
     accept``: both land in the lobby of the same race and start it by pressing s; at its end, m on both
-    end screens makes the rematch, which both clients join and start by themselves."""
+    end screens makes the rematch, which both clients join and start by themselves; after it, n declines
+    the next one."""
     register_all(srv, homes)
     ann = Term(f"XDG_CONFIG_HOME={homes['Ann']['XDG_CONFIG_HOME']} exec {THIEVES} challenge bob --time-limit 60 "
                f"--server {srv.url}")
@@ -203,3 +204,12 @@ def test_both_players_race_from_their_commands_then_rematch(srv: ServerProcess, 
 
     new_codes = [until(lambda: racing_anew(term), "the rematch under way", last=term.screen) for term in (ann, bob)]
     assert new_codes[0] == new_codes[1]
+
+    # After the rematch, bob says no to the next one (n): ann's end screen tells her.
+    for term in (ann, bob):
+        term.keys("g", "g")
+    ann.wait_for("m: offer Bob a rematch")
+    ann.keys("m")
+    bob.wait_for("Ann wants a rematch")
+    bob.keys("n")
+    ann.wait_for("no rematch: Bob declined")

@@ -194,3 +194,39 @@ async def test_an_empty_checked_pool_makes_nothing_and_the_answer_may_come_again
         await seed_checked(server, count=1, variants=("forty-thieves",))
         status, body = await rematch(server, race, bob)
         assert (status, body["status"]) == (200, "accepted")
+
+
+async def test_a_heat_of_an_event_offers_no_rematch(redis_url: str) -> None:
+    """An event keeps its deals secret until it is over, so its heats offer no rematch (nor does the
+    offer's endpoint show anything of them)."""
+    token = "organiser-token-for-rematch"
+    async with live_server(redis_url, organiser_token=token) as server:
+        keys = {name: await register(server, name) for name in ("ann", "bob")}
+        status, event = await server.http("POST", "/events", {"name": "Cup", "rounds": 2, "heat_size": 2,
+                                                              "join_seconds": 1}, auth(token))
+        assert status == 201, event
+        for key in keys.values():
+            assert (await server.http("POST", f"/events/{event['id']}/entrants", {}, auth(key)))[0] == 200
+        assert (await server.http("POST", f"/events/{event['id']}/start", {}, auth(token)))[0] == 200
+
+        async def drawn() -> bool:
+            return bool((await server.http("GET", f"/events/{event['id']}"))[1]["schedule"])
+
+        await eventually(drawn, "round 1 drawn")
+        heat = (await server.http("GET", f"/events/{event['id']}"))[1]["schedule"][0]["heats"][0]
+        clients = []
+        for account in heat["entrants"]:
+            c = await Client.connect(server)
+            await c.hello(heat["code"], key=keys[account])
+            clients.append(c)
+        for c in clients:
+            await c.expect(p.Countdown, timeout=30)
+        for c in clients:
+            await c.give_up()
+        await clients[0].expect(p.Finished)
+        for c in clients:
+            await c.close()
+        for method, key in (("GET", None), ("POST", keys["ann"])):
+            status, body = await server.http(method, f"/races/{heat['race']}/rematch",
+                                             {"accept": True} if method == "POST" else None, auth(key) if key else None)
+            assert (status, body["code"]) == (409, "no_rematch"), body
