@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import redis
 from redis_util import Client, LiveServer, create_race, eventually, live_server, register, seed_checked
 from test_challenges import auth, stored
