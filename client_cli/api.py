@@ -270,6 +270,13 @@ def start_event(server: str, organiser_token: str, event_id: str) -> p.EventInfo
     return _typed(data, p.EventInfo, "POST /events/{id}/start")
 
 
+def cancel_event(server: str, organiser_token: str, event_id: str, series: bool = False) -> p.EventInfo:
+    """``POST /events/{id}/cancel`` with the organiser's token (``series``: no further occurrences)."""
+    body = msgspec.json.encode(p.EventCancel(series=series))
+    data = _request(server, "POST", f"/events/{_quote(event_id)}/cancel", body, key=organiser_token)
+    return _typed(data, p.EventInfo, "POST /events/{id}/cancel")
+
+
 def enter_event(server: str, event_id: str, key: str) -> p.EventEntry:
     data = _request(server, "POST", f"/events/{_quote(event_id)}/entrants", b"{}", key=key)
     return _typed(data, p.EventEntry, "POST /events/{id}/entrants")

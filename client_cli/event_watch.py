@@ -93,5 +93,5 @@ class EventWatchApp(App[None]):
         self.last_text = "\n".join(lines)
         shown = lines[:ROWS + 1] + ([f"  ... {len(lines) - ROWS - 1} more"] if len(lines) > ROWS + 1 else [])
         self.query_one("#table", Static).update("\n".join(shown))
-        if frame.event.status == "finished":
+        if frame.event.status in ("finished", "cancelled"):
             self.set_timer(3.0, self.exit)

@@ -269,6 +269,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/events/{event}/standings", events.get_standings),
         Route("/events/{event}/stream", events.stream_event),
         Route("/events/{event}/start", events.start_event, methods=["POST"]),
+        Route("/events/{event}/cancel", events.cancel_event, methods=["POST"]),
         Route("/events/{event}/entrants", events.enter_event, methods=["POST"]),
         Route("/events/{event}/entrants/{name}", events.withdraw_from_event, methods=["DELETE"]),
         Route("/events/{event}/check-in", events.check_in, methods=["POST"]),

@@ -5,7 +5,8 @@ state the table does not lead to.
 
 A state is the pair (status, round_state) of docs/events.md. Which transitions a format uses is its
 own business (a round-based format: ``start_rounds`` then claim, open, start and score each round; an
-arena: ``start_pairing``, ``pair`` again and again, ``close``); the table holds them all.
+arena: ``start_pairing``, ``pair`` again and again, ``close``); the table holds them all, and
+``cancel``, the organiser's calling off of an event that has not started.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ OPENING: State = ("running", "opening")
 OPEN: State = ("running", "open")
 RACING: State = ("running", "running")
 FINISHED: State = ("finished", "done")
+CANCELLED: State = ("cancelled", "waiting")
+"""Called off before the start: no round was played, no race made."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,8 @@ class Transition:
 
 
 TRANSITIONS: dict[str, Transition] = {
-    # The organiser's start: a round-based format's first round is due at once; an arena pairs at once.
+    # The organiser's start (or a scheduled event's own, at its starts_at: the same step): a round-based
+    # format's first round is due at once; an arena pairs at once.
     "start_rounds": Transition((REGISTRATION,), BETWEEN_ROUNDS),
     "start_pairing": Transition((REGISTRATION,), RACING),
     # A round: claimed for drawing (a dead claimer's claim is taken over once it ran out), drawn, raced, scored.
@@ -48,6 +52,8 @@ TRANSITIONS: dict[str, Transition] = {
     # An arena: pairings while it runs (each counted: ``pairings``), then closed once all races are scored.
     "pair": Transition((RACING,), RACING),
     "close": Transition((RACING,), FINISHED),
+    # The organiser calls an event off while it takes entries (never once it started: its races are real).
+    "cancel": Transition((REGISTRATION,), CANCELLED),
 }
 """(state, transition) -> next state: every move an event may make."""
 

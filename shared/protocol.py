@@ -634,7 +634,8 @@ EventFormat = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 every entrant plays each round's deal, in heats; ``arena``, for ``duration`` seconds entrants are paired
 again as soon as a race ends. What a client shows of an event comes from EventInfo's fields (``summary``,
 ``pairing``, ``score_field``), never from the name."""
-EventStatus = Literal["registration", "running", "finished"]
+EventStatus = Literal["registration", "running", "finished", "cancelled"]
+"""``cancelled``: the organiser called the event off before it started (no race was ever made)."""
 RoundState = Literal["waiting", "opening", "open", "running", "done"]
 """``open``: the heats exist and wait for their entrants until ``starts_at``; ``running``: the heats
 race; ``done``: the round is scored (the next opens after the break)."""
@@ -681,6 +682,20 @@ class EventCreate(msgspec.Struct, kw_only=True):
     """Arenas: seconds from the start during which entrants are paired (races under way then count)."""
     group_size: Annotated[int, msgspec.Meta(ge=2, le=8)] = 2
     """Arenas: racers per pairing (2: head-to-head). Swiss events race head to head only (2)."""
+    starts_at: Union[Millis, None] = None
+    """When the event starts by itself (registration is open until then; check-in closes then), in the
+    future; null: the organiser starts it (``POST /events/{id}/start``, which may also start a scheduled
+    one early)."""
+    repeat: Union[Annotated[str, msgspec.Meta(min_length=1, max_length=100)], None] = None
+    """A five-field cron expression (UTC): as each occurrence starts, the next is created with the same
+    settings, starting at the next time it names. Needs ``starts_at``."""
+
+
+class EventCancel(msgspec.Struct, kw_only=True):
+    """``POST /events/{id}/cancel`` (organiser token)."""
+
+    series: bool = False
+    """Also end the event's series: no further occurrences (an occurrence already running plays on)."""
 
 
 class EventHeat(msgspec.Struct, kw_only=True):
@@ -748,6 +763,16 @@ class EventInfo(msgspec.Struct, kw_only=True):
     """Where the deals come from: the private pool, secret random deals, or the organiser's ``deals``."""
     deals: Union[list[int], None] = None
     """The organiser's ``deals``: null until the event is over (secret while anyone may still play one)."""
+    starts_at: Union[Millis, None] = None
+    """When the event starts by itself (null: when the organiser starts it)."""
+    series: Union[str, None] = None
+    """A recurring event's series id (the same for every occurrence); null for a one-off event."""
+    occurrence: int = 0
+    """Which occurrence of its series this is (1, 2, ...; 0: not one of a series)."""
+    repeat: Union[str, None] = None
+    """The series' cron schedule; null once the series is cancelled (no further occurrences)."""
+    next_event: Union[str, None] = None
+    """The series' next occurrence, once made (as this one starts or is cancelled)."""
 
 
 class EventEntry(msgspec.Struct, kw_only=True):
@@ -1036,6 +1061,7 @@ class ErrorCode(str, enum.Enum):
     NO_REMATCH = "no_rematch"
     NOT_A_RACER = "not_a_racer"
     REMATCH_CLOSED = "rematch_closed"
+    BAD_SCHEDULE = "bad_schedule"
 
     @property
     def explanation(self) -> str:
@@ -1115,6 +1141,8 @@ _EXPLANATIONS = {
     ErrorCode.NOT_A_RACER: "only the racers of a race may offer or answer its rematch",
     ErrorCode.REMATCH_CLOSED: "a racer declined this rematch (or it is being made right now): a new offer can "
     "be made once this one expires",
+    ErrorCode.BAD_SCHEDULE: "an event's starts_at is not in the future, its repeat is not a five-field cron "
+    "expression (or never comes), or it repeats without a starts_at; nothing was stored",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)

@@ -15,7 +15,8 @@ from server.store.keys import EventKeys
 from shared import event_states as states
 from shared.scoring import ScoredRound
 
-STATES = [states.REGISTRATION, states.BETWEEN_ROUNDS, states.OPENING, states.OPEN, states.RACING, states.FINISHED]
+STATES = [states.REGISTRATION, states.BETWEEN_ROUNDS, states.OPENING, states.OPEN, states.RACING, states.FINISHED,
+          states.CANCELLED]
 NOW = 1_000_000
 
 
@@ -33,6 +34,10 @@ def test_the_table_leads_from_registration_to_finished_along_each_formats_path()
         assert states.next_state(state, name) == target, name
         state = target
     assert all(states.next_state(states.FINISHED, name) is None for name in states.TRANSITIONS), "finished is final"
+    assert states.next_state(states.REGISTRATION, "cancel") == states.CANCELLED
+    assert all(states.next_state(s, "cancel") is None for s in STATES if s != states.REGISTRATION), \
+        "only an event that has not started can be cancelled"
+    assert all(states.next_state(states.CANCELLED, name) is None for name in states.TRANSITIONS), "cancelled is final"
     assert states.next_state(states.REGISTRATION, "no_such_move") is None
 
 

@@ -1,7 +1,7 @@
 """``thieves event``: tournament events (docs/events.md): create, list, show, join, withdraw, start,
-standings, watch.
+cancel, standings, watch.
 
-The organiser's commands (create, start) take the server's organiser token (``--organiser-token`` or
+The organiser's commands (create, start, cancel) take the server's organiser token (``--organiser-token`` or
 ``$THIEVES_ORGANISER_TOKEN``); an entrant's (join, withdraw) use the account kept for the server
 (``thieves register NAME``). Anyone may list, show, read the standings and watch.
 """
@@ -15,6 +15,7 @@ import time
 
 from client_cli.commands.netargs import add_server_option, server_of
 from shared import protocol as p
+from shared import schedules
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
 ORGANISER_ENV = "THIEVES_ORGANISER_TOKEN"
@@ -55,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("--no-late-entry", action="store_true", help="no entries once the event has started")
     create.add_argument("--check-in", action="store_true",
                         help="entrants must also check in (`thieves event check-in`) before the start, or are withdrawn")
+    create.add_argument("--starts-at", default=None, metavar="ISO|+MINUTES",
+                        help="the event starts by itself then: an ISO time (UTC unless it says its offset, "
+                        "2026-12-24T18:00) or +MINUTES from now (default: when the organiser starts it)")
+    create.add_argument("--repeat", default=None, metavar="CRON",
+                        help="repeat on a cron schedule (UTC, five fields: '0 * * * *' every hour): as each "
+                        "occurrence starts, the next is made; needs --starts-at")
     _organiser_option(create)
 
     cmds.add_parser("list", help="the latest events")
@@ -67,11 +74,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "wait for the next, until the event is over. Quitting a race (q) stops.")
     start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
     _organiser_option(start)
+    cancel = cmds.add_parser("cancel", help="call off an event that has not started (organiser)",
+                             description="Call off an event that takes entries. With --series, a recurring "
+                             "event's series ends too: no further occurrences (one already running plays on).")
+    cancel.add_argument("--series", action="store_true", help="end the whole series: no further occurrences")
+    _organiser_option(cancel)
     standings = cmds.add_parser("standings", help="an event's standings")
     watch = cmds.add_parser("watch", help="an event's standings, live, until it ends (q quits)")
-    for cmd in (show, join, withdraw, checkin, play, start, standings, watch):
+    for cmd in (show, join, withdraw, checkin, play, start, cancel, standings, watch):
         cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
-    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, play, start, standings, watch):
+    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, play, start, cancel, standings, watch):
         add_server_option(cmd)
     parser.set_defaults(func=run)
 
@@ -102,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
             info = api.start_event(server, _token(args), args.event)
             print(f"started {info.name!r}: {'pairing until the end' if info.pairing else 'round 1 is being drawn'}")
             return 0
+        if action == "cancel":
+            info = api.cancel_event(server, _token(args), args.event, series=args.series)
+            ended = f"; series {info.series} ended: no further occurrences" if args.series else ""
+            print(f"{info.name!r} ({info.id}) is {info.status}{ended}")
+            return 0
         if action == "play":
             return play_event(server, args)
         if action == "standings":
@@ -117,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     except api.ApiError as exc:
         print(f"thieves event {action}: {exc.words()}", file=sys.stderr)
         return 1
-    except ValueError as exc:
+    except ValueError as exc:  # (schedules.BadSchedule too: a --starts-at that is no time)
         print(f"thieves event {action}: {exc}", file=sys.stderr)
         return 2
 
@@ -133,14 +150,18 @@ def _create(api: object, server: str, args: argparse.Namespace) -> int:
     from client_cli import api as a
 
     deals = [int(d) for d in args.deals.split(",") if d.strip()] if args.deals else None
+    starts_at = schedules.parse_start(args.starts_at, int(time.time() * 1000)) if args.starts_at else None
     body = p.EventCreate(
         name=args.name, format=args.format, variant=args.variant, rounds=args.rounds, heat_size=args.heat_size,
         time_limit=args.time_limit, join_seconds=args.join_seconds, break_seconds=args.break_seconds,
         deal_source=args.deal_source, deals=deals, rated=args.rated, late_entry=not args.no_late_entry,
         check_in=args.check_in,
-        duration=args.duration, group_size=args.group_size)
+        duration=args.duration, group_size=args.group_size, starts_at=starts_at, repeat=args.repeat)
     info = a.create_event(server, _token(args), body)
-    print(f"event: {info.id}\n{summary(info)}\nplayers join with: thieves event join {info.id}")
+    print(f"event: {info.id}\n{summary(info)}")
+    if info.starts_at is not None:
+        print(when(info))
+    print(f"players join with: thieves event join {info.id}")
     return 0
 
 
@@ -167,11 +188,23 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
 
 
 def summary(info: p.EventInfo) -> str:
-    """One line about an event."""
+    """One line about an event (a scheduled one's: when it starts)."""
     shape = f"{info.format}, {info.summary}"
     where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round
              else info.status)
+    if info.status == "registration" and info.starts_at is not None:
+        where = f"starts {schedules.shown(info.starts_at)}"
     return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
+
+
+def when(info: p.EventInfo) -> str:
+    """A scheduled event's start and its series: what is coming."""
+    out = f"starts by itself at {schedules.shown(info.starts_at)}" if info.starts_at is not None else ""
+    if info.series is not None:
+        repeat = f"repeats '{info.repeat}' (UTC)" if info.repeat else "the series is cancelled: no further occurrences"
+        nxt = f"; next: {info.next_event}" if info.next_event else ""
+        out += f"{'; ' if out else ''}occurrence {info.occurrence} of series {info.series}, {repeat}{nxt}"
+    return out
 
 
 def describe(info: p.EventInfo, now_ms: float) -> list[str]:
@@ -179,6 +212,8 @@ def describe(info: p.EventInfo, now_ms: float) -> list[str]:
     out = [summary(info), f"each race {info.time_limit} s, drawn {info.join_seconds} s before it starts"
            + (", rated" if info.rated else "") + ("" if info.late_entry else ", no late entry")]
     out.append(clock(info, now_ms))
+    if info.starts_at is not None or info.series is not None:
+        out.append(when(info))
     for rnd in info.schedule[-8:]:
         deal = f" (deal {rnd.deal})" if rnd.deal else ""
         out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
@@ -195,9 +230,11 @@ def clock(info: p.EventInfo, now_ms: float) -> str:
         seconds = max(0, int((at - now_ms) / 1000))
         return f"{seconds // 60}:{seconds % 60:02d}"
     if info.status == "registration":
+        if info.starts_at is not None:
+            return f"taking entries; starts in {left(info.starts_at)}"
         return "taking entries until the organiser starts it"
-    if info.status == "finished":
-        return "finished"
+    if info.status in ("finished", "cancelled"):
+        return info.status
     if info.ends_at:
         return f"pairing for {left(info.ends_at)} more"
     if info.round_state == "done" and info.next_at:
@@ -264,6 +301,9 @@ def play_event(server: str, args: argparse.Namespace) -> int:
     said = ""
     while True:
         info = api.event(server, args.event)
+        if info.status == "cancelled":
+            print(f"{info.name!r} was cancelled by the organiser")
+            return 1
         if info.status == "finished":
             print(f"{info.name!r} is over:")
             print("\n".join(standings_lines(api.event_standings(server, args.event))))

@@ -2,7 +2,8 @@
 a pairing is drawn, how a finished race is scored, what step is due next, and how the standings and
 the public description are built; :func:`register` maps a format's name to it. The runner, the feeds
 and the endpoints only ever call a format through this interface, so a new way to play (Swiss rounds,
-a scheduled event) is one new module that registers itself, plus its tests.
+a Swiss system) is one new module that registers itself, plus its tests. Schedules (an event that
+starts itself, a series that repeats) are the runner's and work for every format alike.
 
 A format works through an :class:`EventContext`: the event store, and the race layer's small API for
 races the server makes (create, start, end, read their outcome), and where deals come from. Its state
@@ -196,7 +197,9 @@ class Format(ABC):
             score_field=self.score_field, score_rule=self.score_rule, tiebreaks=list(self.tiebreaks),
             # The organiser's deals are as secret as any other deal until the event is over.
             deal_source="deals" if meta.deals else meta.deal_source,
-            deals=meta.deal_list if meta.deals and meta.status == "finished" else None)
+            deals=meta.deal_list if meta.deals and meta.status == "finished" else None,
+            starts_at=meta.scheduled_at or None, series=meta.series or None, occurrence=meta.occurrence,
+            repeat=meta.repeat or None, next_event=meta.next_event or None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
 

@@ -1,4 +1,4 @@
-"""HTTP endpoints of events: the organiser's (create, start) and the entrants' (enter, withdraw), and
+"""HTTP endpoints of events: the organiser's (create, start, cancel) and the entrants' (enter, withdraw), and
 what anyone may read (the list, one event, its standings).
 
 An organiser's power comes only from the server's ``--organiser-token``, sent as
@@ -10,12 +10,15 @@ from __future__ import annotations
 import secrets
 from typing import AsyncIterator
 
+import msgspec
+
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
+from shared import schedules
 from shared.variants import UnknownVariant, get_variant
 
 from ..answers import error_response, json_body, json_response, tournaments_of
@@ -25,6 +28,7 @@ from ..players.registration import bearer_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
+from ..store.keys import occurrence_id
 from .format import UnknownFormat, format_of
 
 
@@ -52,15 +56,19 @@ async def create_event(request: Request) -> Response:
         return error_response(refused[0], 400, refused[1])
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
         return error_response(p.ErrorCode.NO_POOL, 400)
-    meta = EventMeta(
-        id=secrets.token_hex(6), name=req.name, format=req.format, variant=variant.key, rounds=req.rounds,
-        heat_size=req.heat_size, time_limit=req.time_limit, join_seconds=req.join_seconds,
-        break_seconds=req.break_seconds, deal_source=req.deal_source,
-        deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
-        status="registration", round=0, round_state="waiting", created_at=now_ms(), duration=req.duration,
-        group_size=req.group_size, check_in=req.check_in)
+    now = now_ms()
+    try:
+        schedules.check(req.starts_at, req.repeat, now)
+    except schedules.BadSchedule as exc:
+        return error_response(p.ErrorCode.BAD_SCHEDULE, 400, str(exc))
+    req = msgspec.structs.replace(req, variant=variant.key)
+    if req.repeat is not None:  # the first occurrence of a series
+        series = secrets.token_hex(6)
+        meta = EventMeta.create(req, occurrence_id(series, 1), now, series=series, occurrence=1)
+    else:
+        meta = EventMeta.create(req, secrets.token_hex(6), now)
     events = tournaments_of(request).events
-    await events.create(meta)
+    await events.create(meta, req)
     return json_response(await fmt.info(events, meta), 201)
 
 
@@ -117,6 +125,32 @@ async def start_event(request: Request) -> Response:
     if started is None:
         return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
     return json_response(await format_of(started.format).info(tournaments.events, started))
+
+
+async def cancel_event(request: Request) -> Response:
+    """The organiser calls off an event that has not started (``series``: and its series, no further
+    occurrences). 200 with the event as it is now."""
+    if (refusal := await organiser_refusal(request)) is not None:
+        return refusal
+    # No body: the event alone.
+    req = await json_body(request, p.EventCancel) if (await request.body()).strip() else p.EventCancel()
+    if isinstance(req, Response):
+        return req
+    meta = await _event_or_404(request)
+    if isinstance(meta, Response):
+        return meta
+    events = tournaments_of(request).events
+    try:
+        await events.cancel(meta, now_ms(), series=req.series)
+    except StoreError as exc:
+        if exc.code == p.ErrorCode.BAD_FIELD.value:
+            return error_response(p.ErrorCode.BAD_FIELD, 400, "series: this event is not one of a series")
+        code = p.ErrorCode(exc.code)
+        return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409,
+                              "only an event taking entries can be cancelled: this one has started or ended"
+                              if code is p.ErrorCode.EVENT_CLOSED else None)
+    meta = await events.meta(meta.id) or meta
+    return json_response(await format_of(meta.format).info(events, meta))
 
 
 async def enter_event(request: Request) -> Response:

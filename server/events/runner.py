@@ -1,8 +1,9 @@
 """The event runner: moves every event along, from whichever server process gets there first.
 
-Every process ticks every :data:`TICK_SECONDS` over the active events and hands each running one to
-its format (server/events/format.py), which takes the one step it is due for; the runner knows no
-format. Each step is a transition of the state table (shared/event_states.py), a compare-and-set in
+Every process ticks every :data:`TICK_SECONDS` over the active events: it starts a scheduled event
+whose time has come (the organiser's start, by the same transition), makes a recurring event's next
+occurrence once the current one has left registration, and hands each running event to its format
+(server/events/format.py), which takes the one step it is due for; the runner knows no format. Each step is a transition of the state table (shared/event_states.py), a compare-and-set in
 Redis, so of processes trying the same step one wins, and a process killed mid-step leaves nothing
 the others cannot finish: an event's races are races like any other.
 """
@@ -11,11 +12,16 @@ from __future__ import annotations
 
 import logging
 
+import msgspec
+
+from shared.schedules import BadSchedule, next_start
+
 from ..deals.checked import PoolUnavailable
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
+from ..store.keys import occurrence_id
 from .format import EventContext, UnknownFormat, format_of
 from .secrecy import unseal
 
@@ -37,16 +43,40 @@ class EventRunner:
                 continue
             try:
                 await self.advance(meta)
-            except (StoreError, PoolUnavailable, UnknownFormat) as exc:  # (the others still move on)
+            except (StoreError, PoolUnavailable, UnknownFormat, BadSchedule) as exc:  # (the others still move on)
                 log("event_step_failed", logging.WARNING, tournament=event, round=meta.round, state=meta.round_state,
                     error=exc)
 
     async def advance(self, meta: EventMeta) -> None:
-        """The step ``meta`` is due for, if any: its format's while it runs."""
+        """The step ``meta`` is due for, if any: its own start once its time has come, its format's while
+        it runs; and, for an occurrence of a series that has left registration, the next occurrence."""
+        now = now_ms()
+        if meta.status == "registration":
+            if meta.scheduled_at and now >= meta.scheduled_at and await self.start(meta) is not None:
+                log("event_started_on_schedule", tournament=meta.id, late_ms=now - meta.scheduled_at)
+            return
+        if meta.repeat and not meta.next_event:
+            await self._next_occurrence(meta, now)
         if meta.status == "finished":
             await self._finished(meta)
+        elif meta.status == "cancelled":
+            await self.events.finish(meta.id)  # (no race was made: nothing to unseal)
         elif meta.status == "running":
-            await format_of(meta.format).advance(self.ctx, meta, now_ms())
+            await format_of(meta.format).advance(self.ctx, meta, now)
+
+    async def _next_occurrence(self, meta: EventMeta, now: int) -> None:
+        """Make the occurrence after ``meta`` (started or cancelled), with the series' settings, at the
+        next time its cron names after this one's start (or after now, when that is later: a series that
+        fell behind skips what it missed rather than start a burst)."""
+        settings = await self.events.series_settings(meta.series)
+        if settings is None:
+            return
+        number = meta.occurrence + 1
+        starts = next_start(meta.repeat, max(meta.scheduled_at, now))
+        nxt = EventMeta.create(msgspec.structs.replace(settings, starts_at=starts), occurrence_id(meta.series, number),
+                               now, series=meta.series, occurrence=number)
+        if await self.events.series_next(meta, nxt):
+            log("event_series_next", tournament=meta.id, series=meta.series, next=nxt.id, starts_at=starts)
 
     async def start(self, meta: EventMeta) -> EventMeta | None:
         """The organiser's start: registration closes (entrants who did not check in are withdrawn first,

@@ -14,7 +14,7 @@ import msgspec
 from shared import protocol as p
 from shared.scoring import ArenaTally, ScoredRound
 
-from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys
+from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, series_key
 from .records import StoreError, hash_fields, hash_kwargs, reply, text
 from .scripts import register
 
@@ -63,6 +63,27 @@ class EventMeta:
     pairings: int = 0
     """Arenas: how many times waiting entrants were paired (each time one race or more); a step of a
     pairing compares it, as a round's steps compare ``round``."""
+    scheduled_at: int = 0
+    """When the event starts by itself (EventCreate.starts_at; 0: when the organiser starts it)."""
+    series: str = ""
+    """A recurring event's series id ("": a one-off); its id is ``<series>-<occurrence>``."""
+    occurrence: int = 0
+    repeat: str = ""
+    """The series' cron schedule ("" for a one-off, or once the series is cancelled)."""
+    next_event: str = ""
+    """The series' next occurrence, once made (as this one left registration)."""
+
+    @classmethod
+    def create(cls, req: p.EventCreate, event: str, now: int, series: str = "", occurrence: int = 0) -> "EventMeta":
+        """A new event of ``req``'s settings (its ``variant`` already the variant's key), taking entries."""
+        return cls(
+            id=event, name=req.name, format=req.format, variant=req.variant, rounds=req.rounds,
+            heat_size=req.heat_size, time_limit=req.time_limit, join_seconds=req.join_seconds,
+            break_seconds=req.break_seconds, deal_source=req.deal_source,
+            deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
+            status="registration", round=0, round_state="waiting", created_at=now, duration=req.duration,
+            group_size=req.group_size, check_in=req.check_in, scheduled_at=req.starts_at or 0, series=series,
+            occurrence=occurrence, repeat=req.repeat or "")
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
@@ -158,12 +179,63 @@ class EventStore:
         self._arena_assign = register(redis, "arena_assign")
         self._arena_update = register(redis, "arena_update")
         self._drop_unchecked = register(redis, "event_drop_unchecked")
+        self._series_next = register(redis, "series_next")
+        self._cancel = register(redis, "event_cancel")
 
-    async def create(self, meta: EventMeta) -> None:
+    async def create(self, meta: EventMeta, settings: p.EventCreate | None = None) -> None:
+        """Store a new event; the first occurrence of a series (``meta.series``) with its series, whose
+        ``settings`` each later occurrence is made from."""
         k = EventKeys(meta.id)
-        await self._create(keys=[k.meta], args=meta.hash_fields())
+        if meta.series:
+            assert settings is not None
+            head = ["repeat", meta.repeat, "settings", _encoder.encode(settings), "last", meta.occurrence,
+                    "latest", meta.id, "cancelled", 0]
+            await self._create(keys=[k.meta, series_key(meta.series)], args=[len(head) // 2, *head, *meta.hash_fields()])
+        else:
+            await self._create(keys=[k.meta], args=[0, *meta.hash_fields()])
+        await self._list(meta)
+
+    async def _list(self, meta: EventMeta) -> None:
+        """On ``GET /events`` and the runner's list."""
         await self.redis.zadd(EVENTS_ALL, {meta.id: meta.created_at})
         await self.redis.zadd(EVENTS_ACTIVE, {meta.id: meta.created_at})
+
+    async def series_settings(self, series: str) -> p.EventCreate | None:
+        """The settings every occurrence of ``series`` is made with (None: no such series)."""
+        raw = await self.redis.hget(series_key(series), "settings")
+        return msgspec.json.decode(raw, type=p.EventCreate) if raw else None
+
+    async def series_next(self, current: EventMeta, nxt: EventMeta) -> bool:
+        """Make ``nxt``, the occurrence after ``current`` (which has left registration), unless the series
+        was cancelled: one script on the series' slot, so of processes racing to make it one does, and
+        a series cancelled meanwhile gets none. Then ``current`` names it (``next_event``), which ends
+        the work: a process that dies before that leaves it to the next tick, which finds ``nxt`` made
+        and only lists and names it. False: the series was cancelled (``current`` says so: no repeat)."""
+        k = EventKeys(nxt.id)
+        kind, _ = reply(await self._series_next(keys=[series_key(current.series), EventKeys(current.id).meta, k.meta],
+                                                args=[nxt.id, nxt.occurrence, *nxt.hash_fields()]))
+        if kind == "cancelled":
+            return False
+        await self._list(nxt)
+        await self.redis.hset(EventKeys(current.id).meta, "next_event", nxt.id)
+        await self.redis.hincrby(EventKeys(current.id).meta, "version", 1)
+        return True
+
+    async def cancel(self, meta: EventMeta, now: int, series: bool = False) -> None:
+        """The organiser calls the event off (only while it takes entries), or with ``series`` ends its
+        series: no further occurrence, and the next one, if it has not started, is called off too.
+        Raises :class:`StoreError`: event_closed (started already), bad_field (not one of a series)."""
+        k = EventKeys(meta.id)
+        skey = series_key(meta.series or meta.id)
+        while True:
+            latest = text(await self.redis.hget(skey, "latest") or b"") if series else ""
+            kind, rest = reply(await self._cancel(keys=[k.meta, skey, EventKeys(latest or meta.id).meta],
+                                                  args=[int(series), latest, now]))
+            if kind == "err":
+                raise StoreError(rest[0])
+            if kind == "ok":
+                return
+            # "moved": the series made an occurrence between our read and the script: read it again.
 
     async def meta(self, event: str) -> EventMeta | None:
         if "{" in event or "}" in event:

@@ -174,13 +174,28 @@ class EventKeys:
 
     def __init__(self, event: str) -> None:
         self.event = event
-        self.meta = f"event:{{{event}}}"
+        series, dash, occurrence = event.partition("-")
+        # An occurrence of a series ("S-3") shares its series' hash tag, so that one script may create
+        # the next occurrence, or cancel the series and its next occurrence, at once (series_keys).
+        self.meta = f"event:{{{series}}}{dash}{occurrence}"
         self.entrants = f"{self.meta}:entrants"
         self.results = f"{self.meta}:results"
         self.arena = f"{self.meta}:arena"
         """Arenas: hash account -> JSON state {status, race, points, streak, wins, races, home, last}."""
         self.races = f"{self.meta}:races"
         """Arenas: hash race id -> JSON {entrants, starts_at, started, scored}."""
+
+
+def series_key(series: str) -> str:
+    """A recurring event's series (hash: repeat, settings, last, latest, cancelled), under the hash tag
+    its occurrences (``S-1``, ``S-2``, ...: :class:`EventKeys`) share."""
+    return f"series:{{{series}}}"
+
+
+def occurrence_id(series: str, number: int) -> str:
+    """The id of occurrence ``number`` of ``series``: known in advance, so that of the processes that
+    make it one does (the event's create script writes a new event only)."""
+    return f"{series}-{number}"
 
 
 class DailyKeys:

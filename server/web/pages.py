@@ -71,12 +71,12 @@ async def _daily_boards(t: Tournaments, now: int) -> list[p.DailyBoard]:
 
 
 async def _current_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.EventHeat]]]:
-    """Events taking entries or under way, as ``GET /events/{id}`` shows them (server/events/http.py),
+    """Events taking entries (a scheduled one: when it starts) or under way, as ``GET /events/{id}`` shows them (server/events/http.py),
     each with the races its format says to watch now (a round's heats, an arena's latest pairings)."""
     out = []
     for event in await t.events.recent_ids():
         meta = await t.events.meta(event)
-        if meta is None or meta.status == "finished":
+        if meta is None or meta.status in ("finished", "cancelled"):
             continue
         fmt = format_of(meta.format)
         info = await fmt.info(t.events, meta)

@@ -5,7 +5,6 @@ Autoescaped everywhere: names are the players' own text.
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import markupsafe
 from starlette.responses import HTMLResponse
 
 from shared import protocol as p
+from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
 from shared.variants import VARIANTS, get_variant
 
 HERE = Path(__file__).parent
@@ -53,15 +53,10 @@ def clock_text(ms: int | None) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def when_text(ms: int) -> str:
-    """A server time as UTC date and minute (the pages do not guess the reader's time zone)."""
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A template as the response, with the helpers every template may use."""
     html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
-                                          when=when_text, variants=VARIANTS, **context)
+                                          when=shown, variants=VARIANTS, **context)
     return HTMLResponse(html, status_code=code)
 
 
