@@ -9,6 +9,8 @@ start is moved nearer in Redis (its ``scheduled_at``)."""
 from __future__ import annotations
 
 import asyncio
+import re
+import shlex
 import sys
 import time
 from datetime import datetime, timezone
@@ -356,3 +358,62 @@ async def test_a_series_on_a_redis_cluster(empty_cluster: Any) -> None:
             assert await rc.hget(series_key(series), "cancelled") == b"1"
     finally:
         await rc.aclose()
+
+
+DOC_SERIES = "5c1f0a9e3b2d"
+DOC_START = "2026-12-24T18:00Z"
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
+
+
+def _documented_example() -> list[tuple[list[str], list[str]]]:
+    """The commands of docs/events.md's worked example of "Schedules", each with the lines it prints
+    there ("..." lines left out)."""
+    text = (ROOT / "docs" / "events.md").read_text()
+    section = text.split("## Schedules", 1)[1].split("\n## ", 1)[0]
+    out: list[tuple[list[str], list[str]]] = []
+    for block in re.findall(r"```\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if line.startswith("$ thieves "):
+                out.append((shlex.split(line[2:])[1:], []))
+            elif out and not line.startswith("$") and line != "...":
+                out[-1][1].append(line)
+    return out
+
+
+def _same(line: str, series: str) -> str:
+    return _TIME.sub("TIME", line.replace(series, "S"))
+
+
+async def test_the_documented_schedule_example(organised: LiveServer, sync: redis.Redis) -> None:
+    """docs/events.md's worked example, command by command, as a subprocess: its output as documented
+    (the series id and times aside); its first occurrence brought forward in Redis so as not to wait
+    for Christmas Eve."""
+    example = _documented_example()
+    assert [argv[:2] for argv, _ in example] == [["event", "create"], ["event", "cancel"], ["event", "show"],
+                                                 ["event", "cancel"]]
+    tomorrow = datetime.fromtimestamp(_now() / 1000 + 86_400, tz=timezone.utc).strftime("%Y-%m-%dT18:00Z")
+    env = {"THIEVES_ORGANISER_TOKEN": ORGANISER}
+    series = ""
+    for i, (argv, printed) in enumerate(example):
+        argv = [a.replace(DOC_START, tomorrow).replace(DOC_SERIES, series or DOC_SERIES) for a in argv]
+        if i == 1:  # the first occurrence's start, brought near: it starts and makes the second
+            sync.hset(EventKeys(f"{series}-1").meta, "scheduled_at", _now() + 300)
+            await _occurrence(sync, f"{series}-1", "occurrence 1 to start and make 2", lambda m: m.next_event)
+        if i == 2:
+            await _occurrence(sync, f"{series}-2", "occurrence 3 made", lambda m: m.next_event)
+        code, out = await thieves(*argv, "--server", organised.url, env=env)
+        assert code == 0, (argv, out)
+        if i == 0:
+            series = out.split()[1].rsplit("-", 1)[0]
+            assert f"starts {shown(_meta(sync, f'{series}-1').scheduled_at)}" in out  # type: ignore[union-attr]
+            assert shown(_meta(sync, f"{series}-1").scheduled_at).endswith("18:00 UTC")  # type: ignore[union-attr]
+        shown_lines = [_same(line, series) for line in out.splitlines()]
+        for line in printed:
+            assert _same(line, DOC_SERIES) in shown_lines, (line, out)
+    third = _meta(sync, f"{series}-3")
+    second = _meta(sync, f"{series}-2")
+    assert third is not None and second is not None and second.status == "cancelled"
+    assert third.scheduled_at == next_start("0 * * * *", second.scheduled_at), "the hour after the cancelled one"
+    await eventually(lambda: sync.zscore(EVENTS_ACTIVE, f"{series}-3") is None, "occurrence 3 off the list")
+    assert third.status == "cancelled" and third.repeat == "", "the series ended with it"
+    assert _meta(sync, f"{series}-4") is None, "the series ended"
