@@ -65,10 +65,12 @@ def _clean_env(extra: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
-def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 5.0) -> tuple[int, Any]:
+def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 5.0,
+              headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
     """``(status, decoded JSON)`` of one request; HTTP error statuses are answers, not exceptions."""
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"content-type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read() or b"null")
@@ -156,8 +158,9 @@ class ServerProcess:
         except (OSError, ValueError):
             return None
 
-    def http(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        return http_json(self.url + path, method, body)
+    def http(self, method: str, path: str, body: Any = None,
+             headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
+        return http_json(self.url + path, method, body, headers=headers)
 
     def kill(self) -> int:
         """SIGKILL: no shutdown code runs, as when the machine or the OOM killer ends it."""

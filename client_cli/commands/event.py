@@ -194,6 +194,8 @@ def summary(info: p.EventInfo) -> str:
              else info.status)
     if info.status == "registration" and info.starts_at is not None:
         where = f"starts {schedules.shown(info.starts_at)}"
+    if info.repeat:
+        where += f"; repeats '{info.repeat}'"
     return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
 
 

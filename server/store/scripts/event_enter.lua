@@ -1,4 +1,5 @@
 -- KEYS: event, entrants, arena. ARGV: account, name, now, 'enter', 'withdraw' or 'check_in'
+-- Nothing once the event is over or cancelled (event_closed).
 -- Entering: in registration from round 1; once running (late entry) from the next round, while one is
 -- left (an event with an end time, ends_at: until then). A second entry answers the first, and brings
 -- an entrant who was paused (an arena's: it missed a race) back to the waiting; entering again after a
@@ -6,6 +7,7 @@
 local m = redis.call('HMGET', KEYS[1], 'status', 'round', 'rounds', 'late_entry', 'ends_at')
 local timed = tonumber(m[5] or 0) > 0
 if not m[1] then return {'err', 'event_not_found'} end
+local over = m[1] == 'finished' or m[1] == 'cancelled'  -- (cancelled: called off before its start)
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
 local function save(changed)  -- the entry changed: store it, bump the version (the feeds see it)
   redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(changed))
@@ -23,7 +25,7 @@ if ARGV[4] == 'check_in' then
 end
 if ARGV[4] == 'withdraw' then
   if not entry then return {'err', 'not_an_entrant'} end
-  if m[1] == 'finished' then return {'err', 'event_closed'} end
+  if over then return {'err', 'event_closed'} end
   if not entry.withdrawn then
     entry.withdrawn = true
     save(entry)
@@ -41,7 +43,7 @@ if entry and not entry.withdrawn then
   return {'ok', raw}
 end
 local from = 1
-if m[1] == 'finished' then return {'err', 'event_closed'} end
+if over then return {'err', 'event_closed'} end
 if m[1] == 'running' then
   if m[4] ~= '1' then return {'err', 'event_closed'} end
   if timed then
