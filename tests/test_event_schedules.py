@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import pytest
 import redis
+from browser_util import open_browser, skip_reason
 from redis_util import PROCESS_ARGS, LiveServer, eventually, live_server, register
 
 from server.store.events import EventMeta, EventStore
@@ -406,3 +407,20 @@ async def test_the_documented_schedule_example(organised: LiveServer, sync: redi
     await eventually(lambda: sync.zscore(EVENTS_ACTIVE, f"{series}-3") is None, "occurrence 3 off the list")
     assert third.status == "cancelled" and third.repeat == "", "the series ended with it"
     assert _meta(sync, f"{series}-4") is None, "the series ended"
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_the_event_page_counts_down_to_the_start_and_says_cancelled(organised: LiveServer) -> None:
+    status, answer = await _create(organised, starts_at=_now() + 3_600_000)
+    assert status == 201
+    event = answer["id"]
+    async for context in open_browser():
+        page: Any = await context.new_page()
+        await page.goto(f"{organised.url}/event/{event}")
+        await page.wait_for_selector("#conn[data-state=live]")
+        await page.wait_for_function("() => /^starts in (59|60):\\d\\d$/.test(document.getElementById('clock').textContent)")
+        status, _ = await organised.http("POST", f"/events/{event}/cancel", headers=AUTH)
+        assert status == 200
+        await page.wait_for_selector("#event-status[data-status=cancelled]")
+        assert await page.text_content("#event-status") == "cancelled"
+        assert await page.text_content("#clock") == ""

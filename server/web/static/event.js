@@ -33,7 +33,7 @@ function drawStatus(e) {
   statusNode.dataset.round = String(e.round);
   statusNode.dataset.roundState = e.round_state;
   if (e.status === "registration") statusNode.textContent = "taking entries";
-  else if (e.status === "finished") statusNode.textContent = "finished";
+  else if (e.status === "finished" || e.status === "cancelled") statusNode.textContent = e.status;
   else if (e.pairing) statusNode.textContent = "pairing";
   else statusNode.textContent = `round ${e.round} of ${e.rounds}: ${ROUND_WORDS[e.round_state] || e.round_state}`;
 }
@@ -122,7 +122,8 @@ function tick() {
   const now = Date.now() + offset;
   const current = e.schedule.filter((r) => r.round === e.round);
   const starts = current.length ? current[current.length - 1].starts_at : null;
-  if (e.status === "finished" || e.status === "registration") clock.textContent = "";
+  if (e.status === "registration" && e.starts_at) clock.textContent = `starts in ${clockText(e.starts_at - now)}`;
+  else if (e.status !== "running") clock.textContent = "";
   else if (e.ends_at) clock.textContent = `${clockText(e.ends_at - now)} left`;
   else if (e.round_state === "done" && e.next_at) clock.textContent = `next round in ${clockText(e.next_at - now)}`;
   else if (starts && now < starts) clock.textContent = `starts in ${clockText(starts - now)}`;
