@@ -137,6 +137,14 @@ async def test_bad_schedules_are_refused_and_nothing_is_stored(organised: LiveSe
     code, out = await thieves("event", "create", "Bad", "--starts-at", "tomorrow", "--server", server.url, env=env)
     assert code == 2 and "neither +MINUTES nor an ISO time" in out, out
     assert _listed(sync) == []
+    # README's line: +MINUTES from now.
+    before = _now()
+    code, out = await thieves("event", "create", "Hourly", "--format", "arena", "--starts-at", "+60", "--repeat",
+                              "0 * * * *", "--server", server.url, env=env)
+    assert code == 0 and "repeats '0 * * * *' (UTC)" in out, out
+    made = _meta(sync, out.split()[1])
+    assert made is not None and before + 3_600_000 <= made.scheduled_at <= _now() + 3_600_000
+    assert (made.format, made.repeat, made.occurrence) == ("arena", "0 * * * *", 1)
 
 
 async def _occurrence(sync: Any, event: str, what: str, check: Any) -> EventMeta:
