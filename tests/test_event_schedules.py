@@ -79,10 +79,11 @@ async def organised(redis_url: str) -> Any:
         yield server
 
 
-async def test_a_scheduled_event_starts_itself_and_closes_check_in_then(organised: LiveServer) -> None:
+async def test_a_scheduled_event_starts_itself_and_closes_check_in_then(organised: LiveServer,
+                                                                         sync: redis.Redis) -> None:
     server = organised
     keys = {n: await register(server, n) for n in ("ann", "bob")}
-    starts = _now() + 1500
+    starts = _now() + 60_000
     status, answer = await _create(server, starts_at=starts, check_in=True)
     assert status == 201, answer
     info = msgspec.convert(answer, p.EventInfo)
@@ -93,6 +94,7 @@ async def test_a_scheduled_event_starts_itself_and_closes_check_in_then(organise
     status, _ = await server.http("POST", f"/events/{info.id}/check-in", headers={"authorization": f"Bearer {keys['ann']}"})
     assert status == 200
     assert (await _info(server, info.id)).status == "registration", "not before its time"
+    sync.hset(EventKeys(info.id).meta, "scheduled_at", _now() + 300)  # its time brought near
 
     async def drawn() -> bool:
         now = await _info(server, info.id)
@@ -167,7 +169,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
     async with live_server(redis_url, organiser_token=ORGANISER) as one, \
             live_server(redis_url, organiser_token=ORGANISER) as two:
         env = {"THIEVES_ORGANISER_TOKEN": ORGANISER}
-        starts = datetime.fromtimestamp(_now() / 1000 + 2, tz=timezone.utc).isoformat(timespec="milliseconds")
+        starts = datetime.fromtimestamp(_now() / 1000 + 600, tz=timezone.utc).isoformat(timespec="milliseconds")
         code, out = await thieves("event", "create", "Minutely Cup", "--rounds", "1", "--deal-source", "random",
                                   "--starts-at", starts, "--repeat", EVERY_MINUTE, "--server", one.url, env=env)
         assert code == 0 and "repeats '* * * * *' (UTC)" in out, out
@@ -176,6 +178,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert first == f"{series}-1" and f"occurrence 1 of series {series}" in out
         code, out = await thieves("event", "list", "--server", two.url)
         assert code == 0 and f"{first}  Minutely Cup" in out and "starts " in out and "repeats '* * * * *'" in out, out
+        sync.hset(EventKeys(first).meta, "scheduled_at", _now() + 500)  # (not ten minutes from now: at once)
 
         started = await _occurrence(sync, first, "occurrence 1 to start and make occurrence 2",
                                     lambda m: m.status != "registration" and m.next_event)
