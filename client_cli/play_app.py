@@ -24,7 +24,7 @@ from .connection import RaceLink
 from .identity import SeatKeeper
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
-from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, race_parts, show_failure, show_link_status, status_width
+from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, lobby_text, race_parts, show_failure, show_link_status, status_width
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .rematch import RematchMixin
@@ -139,8 +139,8 @@ class PlayApp(RematchMixin, TableApp):
             if action == "hint":
                 return info is not None and info.hints
             return True
-        if action == "ready":
-            return phase is Phase.LOBBY
+        if action == "ready":  # (a race its maker starts at a set time waits for no one's ready)
+            return phase is Phase.LOBBY and (info is None or info.scheduled_at is None)
         if action == "begin":
             return phase is Phase.LOBBY and bool(self.state.creator_token)
         return True
@@ -189,34 +189,7 @@ class PlayApp(RematchMixin, TableApp):
         self.board.refresh()
 
     def lobby_text(self) -> str:
-        state = self.state
-        if state.fatal:
-            return f"Cannot join: {state.fatal}"
-        info = state.info
-        if info is None:
-            return f"Joining race {state.race_ref}…"
-        phase = state.phase()
-        if phase is Phase.COUNTDOWN:
-            left = state.seconds_to_start() or 0
-            return f"Get ready: the race starts in {max(0, int(left) + 1)}…"
-        checked = ("Checked deal: a winning line is known." if info.checked
-                   else "Deal not checked: it may have no winning line.")
-        lines = [
-            f"Race {info.code} (id {info.id}): {state.seats_taken()}/{info.seats} seats taken.",
-            f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}"
-            f" · hints {'allowed (h; marks you as played with help)' if info.hints else 'off'}.",
-            checked,
-            "",
-        ]
-        if info.start_mode == "all-ready":
-            ready = "you are ready" if state.ready else "press s when you are ready"
-            lines.append(f"The race starts when every racer is ready: {ready}.")
-        elif state.creator_token:
-            lines.append("You created this race: press b to start it.")
-        else:
-            lines.append("Waiting for the race's creator to start it.")
-        lines.append("q: give your seat back, or quit and come back soon to the same seat.")
-        return "\n".join(lines)
+        return lobby_text(self.state)
 
     # ---------------------------------------------------- link events
     def on_link_updated(self, message: LinkUpdated) -> None:

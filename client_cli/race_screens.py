@@ -22,6 +22,7 @@ from .connection import LinkState, LinkStatus, RaceLink
 from .race_state import Phase, RaceState
 from .racers import standings_lines
 from .table import MessageLine, format_clock
+from .wording import clock_time
 
 
 class LinkUpdated(Message):
@@ -86,6 +87,49 @@ def race_parts(state: RaceState, link: LinkStatus) -> list[tuple[int, str]]:
     if info is not None:
         parts.append((3, state.checked_text()))
     return parts
+
+
+def lobby_text(state: RaceState, local_ms: float | None = None) -> str:
+    """What the lobby (and the countdown) shows where the board will be: the race and what it is part
+    of, its settings (rated or not), and what the start waits for and when.
+
+    A tournament's heat used to say only "Waiting for the race's creator to start it": the entrant did
+    not learn which event, round or heat it was in, that the server starts it on time, or when.
+    """
+    if state.fatal:
+        return f"Cannot join: {state.fatal}"
+    info = state.info
+    if info is None:
+        return f"Joining race {state.race_ref}…"
+    head = [info.title] if info.title else []
+    if state.phase(local_ms) is Phase.COUNTDOWN:
+        left = state.seconds_to_start(local_ms) or 0
+        return "\n".join([*head, f"Get ready: the race starts in {max(0, int(left) + 1)}…"])
+    checked = ("Checked deal: a winning line is known." if info.checked
+               else "Deal not checked: it may have no winning line.")
+    lines = [
+        *head,
+        f"Race {info.code} (id {info.id}): {state.seats_taken()}/{info.seats} seats taken.",
+        ("Rated: the result changes your rating. " if info.rated else "")
+        + f"Time limit {info.time_limit}s · undo {'allowed' if info.undo else 'not allowed'}"
+        f" · hints {'allowed (h; marks you as played with help)' if info.hints else 'off'}.",
+        checked,
+        "",
+    ]
+    if info.scheduled_at is not None:
+        left = max(0, int((info.scheduled_at - state.server_now(local_ms)) / 1000))
+        local_at = info.scheduled_at - state.clock_offset_ms  # the server's moment on this machine's clock
+        lines.append(f"The server starts the race at {clock_time(local_at)}, in {left // 60}:{left % 60:02d}, "
+                     "whoever has joined.")
+    elif info.start_mode == "all-ready":
+        ready = "you are ready" if state.ready else "press s when you are ready"
+        lines.append(f"The race starts when every racer is ready: {ready}.")
+    elif state.creator_token:
+        lines.append("You created this race: press b to start it.")
+    else:
+        lines.append("Waiting for the race's creator to start it.")
+    lines.append("q: give your seat back, or quit and come back soon to the same seat.")
+    return "\n".join(lines)
 
 
 def fit_parts(parts: list[tuple[int, str]], width: int) -> str:

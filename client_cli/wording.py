@@ -12,6 +12,7 @@ limits cannot drift from the ones the server enforces.
 from __future__ import annotations
 
 import re
+import time
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -225,3 +226,8 @@ def account_words(code: str | None, text: str, retry_after: float | None = None)
     if code == p.ErrorCode.REGISTER_RATE_LIMITED.value and retry_after is not None:
         advice = f"{advice}: try again in {retry_after:g} s"
     return f"{text}; {advice}" if advice and advice not in text else text
+
+
+def clock_time(at_ms: float) -> str:
+    """A moment (ms since the epoch) as this terminal's local time of day (``21:40:05``)."""
+    return time.strftime("%H:%M:%S", time.localtime(at_ms / 1000))

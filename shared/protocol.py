@@ -233,6 +233,12 @@ class RaceInfo(msgspec.Struct, kw_only=True):
     """The variant's rules (servers before this field left it out)."""
     rated: bool = False
     """The standings update the players' ratings (every player has an account)."""
+    title: Union[str, None] = None
+    """What the race is part of, in words, set by whoever made it (a tournament's heat: ``"Friday Cup ·
+    round 2 of 3 · heat 1 of 4"``); None for a race a player created."""
+    scheduled_at: Union[Millis, None] = None
+    """When whoever made the race means to start it (a server-made race: the server starts it then);
+    None when a player starts it. ``starts_at`` is the start itself, once given."""
 
 
 class PlayerProgress(msgspec.Struct, kw_only=True):
@@ -775,8 +781,14 @@ class EventInfo(msgspec.Struct, kw_only=True):
     """The series' next occurrence, once made (as this one starts or is cancelled)."""
 
 
+EntryOutcome = Literal["entered", "already_entered", "resumed", "checked_in", "withdrawn"]
+"""What an entry request did: ``entered`` (a new entry, or again after a withdrawal), ``already_entered``
+(nothing changed), ``resumed`` (an arena entrant paused for missing a race is paired again),
+``checked_in``, ``withdrawn``."""
+
+
 class EventEntry(msgspec.Struct, kw_only=True):
-    """The answer of entering or withdrawing."""
+    """The answer of entering, checking in or withdrawing."""
 
     event: str
     account: str
@@ -786,6 +798,8 @@ class EventEntry(msgspec.Struct, kw_only=True):
     withdrawn: bool = False
     checked_in: bool = False
     """Checked in (or entered once the event ran: a late entrant is there by entering)."""
+    outcome: EntryOutcome = "entered"
+    """What this request did (servers before this field left it out)."""
 
 
 class EventRoundScore(msgspec.Struct, kw_only=True):
@@ -1047,6 +1061,7 @@ class ErrorCode(str, enum.Enum):
     ORGANISER_REQUIRED = "organiser_required"
     EVENT_NOT_FOUND = "event_not_found"
     EVENT_CLOSED = "event_closed"
+    EVENT_OVER = "event_over"
     NOT_AN_ENTRANT = "not_an_entrant"
     ORGANISER_RATE_LIMITED = "organiser_rate_limited"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
@@ -1121,7 +1136,8 @@ _EXPLANATIONS = {
     "a server without --organiser-token runs no events",
     ErrorCode.EVENT_NOT_FOUND: "no event has that id",
     ErrorCode.EVENT_CLOSED: "the event takes no more entries (it started without late entry, its last round "
-    "has begun, or it is over)",
+    "has begun, or an arena's time is up)",
+    ErrorCode.EVENT_OVER: "the event is over: its final standings stand",
     ErrorCode.NOT_AN_ENTRANT: "this race is a heat of an event: only the entrants drawn into it may play",
     ErrorCode.ORGANISER_RATE_LIMITED: "this address sent too many wrong organiser tokens: wait before trying "
     "again (HTTP 429 with Retry-After)",

@@ -206,7 +206,7 @@ async def test_late_entry_no_show_withdrawal_and_who_may_join_a_heat(events_serv
     # Absent rounds count the whole time limit in the tie-break, as a round played and not won does.
     assert lines["dan"].time_ms == lines["bob"].time_ms == lines["cy"].time_ms == 2 * 120_000
     status, answer = await server.http("POST", f"/events/{event.id}/entrants", headers={"authorization": f"Bearer {keys['bob']}"})
-    assert (status, answer["code"]) == (409, "event_closed")
+    assert (status, answer["code"]) == (409, "event_over")
 
 
 async def test_a_server_killed_mid_round_leaves_a_round_the_other_finishes_exactly(redis_url: str,

@@ -37,7 +37,8 @@ class RaceMaker(Protocol):
     store: Store
 
     async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
-                         event: str, rated: bool = False, reveal_at: int = 0) -> RaceMeta: ...
+                         event: str, rated: bool = False, reveal_at: int = 0, title: str = "",
+                         scheduled_at: int = 0) -> RaceMeta: ...
 
     async def start_races(self, ids: list[str], now: int) -> None: ...
 
@@ -71,11 +72,14 @@ class EventContext:
     races: RaceMaker
     pool: DealSource
 
-    async def new_race(self, meta: EventMeta, entrants: list[str], deal: CheckedDeal) -> RaceMeta:
+    async def new_race(self, meta: EventMeta, entrants: list[str], deal: CheckedDeal, what: str,
+                       scheduled_at: int) -> RaceMeta:
         """A race of the event for ``entrants`` (the only accounts that may join) on a secret deal, started
-        by the runner: every heat and every arena race is made here."""
+        by the runner at ``scheduled_at``: every heat and every arena race is made here. Its lobby shows
+        the event's name and ``what`` it is (``round 2 of 3 · heat 1 of 4``) as the race's title."""
         return await self.races.create_for(entrants, deal, meta.time_limit, "creator", meta.id,
-                                           rated=meta.rated and len(entrants) >= 2, reveal_at=SEALED)
+                                           rated=meta.rated and len(entrants) >= 2, reveal_at=SEALED,
+                                           title=f"{meta.name} · {what}", scheduled_at=scheduled_at)
 
     async def outcome(self, race: str) -> RaceOutcome | None:
         """The race's outcome once it is over; None while it runs (it is ended here once its time is up

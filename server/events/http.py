@@ -176,11 +176,11 @@ async def _entry(request: Request, action: str = "enter") -> Response:
     if named is not None and named.casefold() != account.account:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
     try:
-        entry = await tournaments_of(request).events.entry(request.path_params["event"], account.account, account.name,
-                                                       now_ms(), action)
+        entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
+                                                                    account.name, now_ms(), action)
     except StoreError as exc:
         code = p.ErrorCode(exc.code)
         return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409)
     return json_response(p.EventEntry(event=request.path_params["event"], account=entry.account, name=entry.name,
                                       from_round=entry.from_round, withdrawn=entry.withdrawn,
-                                      checked_in=entry.checked_in))
+                                      checked_in=entry.checked_in, outcome=outcome))

@@ -102,11 +102,12 @@ class RoundsFormat(Format):
         # In a thread: a large Swiss field's matching takes a second or more, and races run on this loop.
         drawn = await asyncio.to_thread(self.draw, meta, field, results)
         heats: list[p.EventHeat] = []
+        starts = now_ms() + meta.join_seconds * 1000
         for i, accounts in enumerate(drawn.heats, start=1):
-            race = await ctx.new_race(meta, accounts, deal)
+            what = f"round {number} of {meta.rounds} · heat {i} of {len(drawn.heats)}"
+            race = await ctx.new_race(meta, accounts, deal, what, starts)
             heats.append(p.EventHeat(heat=i, race=race.id, code=race.code, entrants=accounts))
         now = now_ms()
-        starts = now + meta.join_seconds * 1000
         schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal,
                                                  byes=drawn.byes)]
         if await ctx.step(meta, "open_round", now, round=number, starts_at=starts, schedule=schedule,

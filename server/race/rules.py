@@ -124,6 +124,7 @@ def race_info(meta: RaceMeta, now_ms: int) -> p.RaceInfo:
         status=meta.phase(now_ms), commitment=meta.commitment, created_at=meta.created_at,
         starts_at=meta.starts_at or None, ends_at=meta.ends_at or None, version=meta.version,
         checked=meta.checked, hints=meta.hints, rules=_rules(meta.variant), rated=meta.rated,
+        title=meta.title or None, scheduled_at=meta.scheduled_at or None,
     )
 
 

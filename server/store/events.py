@@ -253,15 +253,17 @@ class EventStore:
         """Off the runner's list (the event is over)."""
         await self.redis.zrem(EVENTS_ACTIVE, event)
 
-    async def entry(self, event: str, account: str, name: str, now: int, action: str = "enter") -> Entrant:
-        """Enter, ``withdraw`` or ``check_in`` ``account``; raises :class:`StoreError` (event_not_found,
-        event_closed, not_an_entrant)."""
+    async def entry(self, event: str, account: str, name: str, now: int,
+                    action: str = "enter") -> tuple[Entrant, p.EntryOutcome]:
+        """Enter, ``withdraw`` or ``check_in`` ``account``: the entry and what happened (entered,
+        already_entered, resumed, checked_in, withdrawn); raises :class:`StoreError` (event_not_found,
+        event_closed, event_over, not_an_entrant)."""
         k = EventKeys(event)
         kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
                                              args=[account, name, now, action]))
         if kind != "ok":
             raise StoreError(rest[0])
-        return Entrant.loads(account, rest[0])
+        return Entrant.loads(account, rest[0]), msgspec.convert(rest[1], p.EntryOutcome)
 
     async def drop_unchecked(self, event: str) -> int:
         """Withdraw every entrant who has not checked in (the start of an event that asks for it)."""

@@ -174,6 +174,11 @@ class RaceMeta:
     """When the results show the deal, salt and games (ms; 0: at the end). A daily deal's play keeps
     them until the day is over, so that nobody can pass the deal on to those still to play it; a race
     made :data:`SEALED` keeps them until whoever made it unseals it (``Store.unseal``)."""
+    title: str = ""
+    """What the race is part of, in words, set by whoever made it ("" for a player's race): shown in
+    its lobby (``RaceInfo.title``)."""
+    scheduled_at: int = 0
+    """When whoever made the race means to start it (ms; 0: a player starts it)."""
 
     @property
     def sealed(self) -> bool:

@@ -77,7 +77,7 @@ class Arena(Format):
         # A fresh deal each pairing (or the organiser's own, in turn).
         deal = meta.pairings % max(1, len(meta.deal_list)) + 1
         for group in groups:
-            race = await ctx.new_race(meta, group, await ctx.deal(meta, deal))
+            race = await ctx.new_race(meta, group, await ctx.deal(meta, deal), "arena race", starts)
             if await ctx.events.arena_assign(meta.id, race.id, race.code, group, starts):
                 log("arena_paired", tournament=meta.id, race=race.id, entrants=",".join(group))
 
