@@ -14,6 +14,7 @@ import sys
 import time
 
 from client_cli.commands.netargs import add_server_option, server_of
+from client_cli.wording import clock_time
 from shared import protocol as p
 from shared import schedules
 from shared.variants import DEFAULT_VARIANT, VARIANTS
@@ -124,13 +125,7 @@ def run(args: argparse.Namespace) -> int:
         if action == "standings":
             print("\n".join(standings_lines(api.event_standings(server, args.event))))
             return 0
-        from client_cli.event_watch import EventWatchApp
-
-        app = EventWatchApp(server, args.event)
-        app.run()
-        if app.last_text:
-            print(app.last_text)  # the standings stay on the terminal
-        return 0
+        return watch_event(server, args.event)
     except api.ApiError as exc:
         print(f"thieves event {action}: {exc.words()}", file=sys.stderr)
         return 1
@@ -174,8 +169,8 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
     if args.event_command == "join":
         entry = a.enter_event(server, args.event, account.key)
-        print(f"{entry.name} entered {entry.event}: plays from round {entry.from_round}")
         info = a.event(server, args.event)
+        print(entry_words(entry, info))
         if info.check_in and not entry.checked_in:
             print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
     elif args.event_command == "check-in":
@@ -185,6 +180,25 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
         entry = a.withdraw_from_event(server, args.event, account.name, account.key)
         print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
     return 0
+
+
+def entry_words(entry: p.EventEntry, info: p.EventInfo) -> str:
+    """What entering did, in the entrant's words, from the server's typed ``outcome``: a second
+    ``thieves event join`` used to say "entered ... plays from round 1" whatever had happened."""
+    if entry.outcome == "already_entered":
+        return f"{entry.name} is already entered in {info.name!r} ({info.id}): nothing changed; {_first_race(entry, info)}"
+    if entry.outcome == "resumed":
+        return (f"{entry.name} is back in {info.name!r} ({info.id}): paused for missing a race, now paired again "
+                "as soon as a race is free")
+    return f"{entry.name} entered {info.name!r} ({info.id}): {_first_race(entry, info)}"
+
+
+def _first_race(entry: p.EventEntry, info: p.EventInfo) -> str:
+    """When the entrant first plays: a round-based event's round, or an event that pairs (``pairing``)
+    at once."""
+    if info.pairing:
+        return "paired from the start" if info.status == "registration" else "paired as soon as another entrant waits"
+    return f"plays from round {entry.from_round} of {info.rounds}"
 
 
 def summary(info: p.EventInfo) -> str:
@@ -227,7 +241,7 @@ def describe(info: p.EventInfo, now_ms: float) -> list[str]:
 
 
 def clock(info: p.EventInfo, now_ms: float) -> str:
-    """What the event is waiting for, and how long."""
+    """What the event is waiting for, and when: this machine's time of day, and how long from now."""
     def left(at: float) -> str:
         seconds = max(0, int((at - now_ms) / 1000))
         return f"{seconds // 60}:{seconds % 60:02d}"
@@ -238,14 +252,16 @@ def clock(info: p.EventInfo, now_ms: float) -> str:
     if info.status in ("finished", "cancelled"):
         return info.status
     if info.ends_at:
-        return f"pairing for {left(info.ends_at)} more"
+        return f"pairing until {clock_time(info.ends_at)} ({left(info.ends_at)} more)"
     if info.round_state == "done" and info.next_at:
-        return f"round {info.round + 1} is drawn in {left(info.next_at)}"
+        return f"round {info.round + 1} of {info.rounds} is drawn at {clock_time(info.next_at)} (in {left(info.next_at)})"
     current = info.schedule[-1] if info.schedule else None
     if current is not None and info.round_state == "open":
-        return f"round {current.round} starts in {left(current.starts_at)}: join your heat (thieves play CODE)"
+        return (f"round {current.round} of {info.rounds} starts at {clock_time(current.starts_at)} "
+                f"(in {left(current.starts_at)}): join your heat (thieves play CODE)")
     if current is not None and info.round_state == "running":
-        return f"round {current.round} is racing: {left(current.starts_at + info.time_limit * 1000)} left at most"
+        end = current.starts_at + info.time_limit * 1000
+        return f"round {current.round} of {info.rounds} races until {clock_time(end)} at the latest ({left(end)} left)"
     return info.round_state
 
 
@@ -274,6 +290,7 @@ def _round_mark(r: p.EventRoundScore) -> str:
 
 
 WAIT_SECONDS = 1.0
+"""How often ``thieves event play`` looks at the event while it waits for the entrant's next race."""
 
 
 def next_race(info: p.EventInfo, standings: p.EventStandings, account: str, played: set[str]) -> str | None:
@@ -290,8 +307,26 @@ def next_race(info: p.EventInfo, standings: p.EventStandings, account: str, play
     return heat.code if heat is not None and heat.race not in played else None
 
 
+def waiting_for(info: p.EventInfo, mine: p.EventStandingLine, now_ms: float) -> tuple[str, str]:
+    """What the entrant waits for, in words with when; and the part of it that changes only when the
+    event moves on (``thieves event play`` prints a new line then, not every second)."""
+    said = clock(info, now_ms)
+    if info.status == "registration":
+        return f"waiting for the organiser to start {info.name!r} ({info.entrants} entrants)", "registration"
+    if mine.status == "waiting":
+        return f"waiting to be paired · {info.name}: {said}", f"waiting {mine.races}"
+    current = info.schedule[-1] if info.schedule else None
+    if (info.round_state in ("open", "running") and current is not None and current.round == info.round
+            and not any(mine.account in h.entrants for h in current.heats)):
+        # A round drawn without the entrant: it entered late and plays from the next one.
+        return f"you play from the next round (you entered late) · {info.name}: {said}", \
+            f"{info.round} {info.round_state}"
+    return f"waiting · {info.name}: {said}", f"{info.round} {info.round_state}"
+
+
 def play_event(server: str, args: argparse.Namespace) -> int:
-    """Play the account's races of the event until it is over (or the player quits a race)."""
+    """Play the account's races of the event as they are drawn, until it is over (or the player leaves a
+    race): exit 0 with the final standings, 1 when it stops before (a race left, not entered, withdrawn)."""
     from client_cli import api
     from client_cli.commands import play as play_cmd
     from client_cli.local_store import LocalStore
@@ -299,32 +334,71 @@ def play_event(server: str, args: argparse.Namespace) -> int:
     account = LocalStore().account(server)
     if account is None:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
+    me = account.name.casefold()  # the account id: its name, case-folded (what the event's heats list)
     played: set[str] = set()
-    said = ""
+    said = None
     while True:
         info = api.event(server, args.event)
         if info.status == "cancelled":
             print(f"{info.name!r} was cancelled by the organiser")
             return 1
+        table = api.event_standings(server, args.event)
+        mine = next((line for line in table.lines if line.account == me), None)
         if info.status == "finished":
             print(f"{info.name!r} is over:")
-            print("\n".join(standings_lines(api.event_standings(server, args.event))))
+            print("\n".join(standings_lines(table)))
+            if mine is not None:
+                print(f"{mine.name}: rank {mine.rank} of {len(table.lines)}, " + _score_words(mine))
             return 0
-        code = next_race(info, api.event_standings(server, args.event), account.account, played)
+        if mine is None:
+            print(f"{account.name} is not entered in {info.name!r}: `thieves event join {info.id}` enters",
+                  file=sys.stderr)
+            return 1
+        if mine.withdrawn:
+            print(f"{account.name} withdrew from {info.name!r}: `thieves event join {info.id}` enters again",
+                  file=sys.stderr)
+            return 1
+        if mine.status == "paused":  # (an arena entrant who missed a race) here to play: back to the pairing
+            print(entry_words(api.enter_event(server, args.event, account.key), info), flush=True)
+            continue
+        code = next_race(info, table, me, played)
         if code is None:
-            waiting = f"waiting for your next race in {info.name!r}: {clock(info, time.time() * 1000)}"
-            if waiting != said:
-                print(waiting, flush=True)
-                said = waiting
+            words, key = waiting_for(info, mine, time.time() * 1000)
+            if key != said:
+                print(words, flush=True)
+                said = key
             time.sleep(WAIT_SECONDS)
             continue
         race = next(h.race for r in info.schedule for h in r.heats if h.code == code)
-        played.add(race)
-        status = play_cmd.run(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
-                                                 server=args.server))
-        try:
-            api.results(server, race)  # over: on to the next
-        except api.ApiError:
-            print(f"you left your race {code}; `thieves event play {args.event}` comes back to the event")
+        print(f"joining your race {code} in {info.name!r}", flush=True)
+        status, state = play_cmd.play(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
+                                                         server=args.server))
+        if state is None or state.results is None:
+            print(f"you left your race {code}: `thieves event play {info.id}` comes back to the event",
+                  file=sys.stderr)
             return status or 1
-        said = ""
+        played.add(race)
+        said = None
+
+
+def _score_words(line: p.EventStandingLine) -> str:
+    if line.points is not None:
+        return f"{line.points} points from {line.races} races ({line.wins} won)"
+    return f"{line.matchpoints:g} matchpoints, {line.home} cards home"
+
+
+def watch_event(server: str, event: str) -> int:
+    """Follow the event live at 80×24 until it ends; an event that is not there (or a server that does
+    not answer) is one line on stderr and exit 1, before any screen opens."""
+    from client_cli import api
+    from client_cli.event_watch import EventWatchApp
+
+    api.event(server, event)  # raises ApiError: no such event, no server
+    app = EventWatchApp(server, event)
+    app.run()
+    if app.problem:
+        print(f"thieves event watch: {app.problem}", file=sys.stderr)
+        return 1
+    if app.last_text:
+        print(app.last_text)  # the standings stay on the terminal
+    return 0

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from client_cli.commands.netargs import add_server_option, refused, run_race_app, server_of
 from shared import protocol as proto
+
+if TYPE_CHECKING:
+    from client_cli.race_state import RaceState
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return play(args)[0]
+
+
+def play(args: argparse.Namespace) -> "tuple[int, RaceState | None]":
+    """Join and play the race; the exit status and the race as the screen left it (None when it never
+    opened): ``thieves event play`` reads from it whether the race ended or the player left it."""
     from client_cli.identity import IdentityProblem, SeatKeeper, resolve
     from client_cli.local_store import LocalStore, StoreError
     from client_cli.play_app import PlayApp
@@ -43,17 +53,17 @@ def run(args: argparse.Namespace) -> int:
 
     if refused("play", *([(proto.Hello, "name", args.name, "--name")] if args.name is not None else []),
                (proto.Hello, "race", args.race, "RACE_OR_CODE")):
-        return 2
+        return 2, None
     server = server_of(args)
     store = LocalStore()
     try:
         joining = resolve(store, server, args.race, args.name, args.anonymous, args.creator_token)
     except IdentityProblem as exc:
         print(f"thieves play: {exc}", file=sys.stderr)
-        return 2
+        return 2, None
     except StoreError as exc:
         print(f"thieves play: {exc}", file=sys.stderr)
-        return 1
+        return 1, None
     keeper = SeatKeeper(store, server, joining)
     app = PlayApp(server, args.race, joining.name, joining.creator_token, key=joining.key, token=joining.token,
                   keeper=keeper, auto_ready=getattr(args, "rematch", False))
@@ -74,4 +84,4 @@ def run(args: argparse.Namespace) -> int:
                   f"`thieves play {code}` takes it back, or later joins afresh")
         else:
             print(f"your game in race {code} waits: `thieves play {code}` takes your seat back")
-    return status
+    return status, state

@@ -1,0 +1,140 @@
+"""``thieves event play`` as an entrant runs it: the installed command in a real 80×24 terminal (tmux),
+against a real ``thieves-server`` process, through a whole duplicate event and a whole arena.
+
+The command waits (saying for what and when), joins each heat or pairing with the account's key, shows
+the normal play table (whose lobby names the event, the round and the start), and once the event is
+over prints the final standings and exits 0. The test plays as a person would: ``g g`` gives up each
+race as soon as its board shows, ``q`` closes the race's standings, and it checks from the server's
+own records that every race drawn for the entrant was joined.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+from process_util import ServerProcess, http_json
+from redis_util import PROCESS_ARGS
+from test_tui_tmux import THIEVES, Tmux
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+TOKEN = "organiser-token-of-the-event-play-tests"
+DEADLINE = 60.0
+
+
+@pytest.fixture
+def organised(redis_url: str, tmp_path: Path) -> Iterator[ServerProcess]:
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--organiser-token", TOKEN],
+                       log_path=tmp_path / "server.log") as server:
+        yield server
+
+
+def thieves_env(home: Path, organiser: bool) -> dict[str, str]:
+    """The environment of a ``thieves`` process on one person's machine: ``home`` as its config directory
+    (its account), and the organiser's shell exports the organiser token."""
+    return dict(os.environ, XDG_CONFIG_HOME=str(home), **({"THIEVES_ORGANISER_TOKEN": TOKEN} if organiser else {}))
+
+
+def thieves(server: ServerProcess, home: Path, *argv: str, organiser: bool = False) -> str:
+    """One ``thieves`` command as its own process, with ``home`` as its config directory (one player's
+    machine); its output, after checking that it exited 0."""
+    env = thieves_env(home, organiser)
+    done = subprocess.run([str(THIEVES), *argv, "--server", server.url], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, f"thieves {' '.join(argv)}: {done.returncode}\n{done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def entrant(server: ServerProcess, tmp_path: Path, name: str, event: str) -> Tmux:
+    """``name`` registers and enters on a machine of its own, then runs ``thieves event play`` in tmux."""
+    home = tmp_path / name
+    thieves(server, home, "register", name)
+    thieves(server, home, "event", "join", event)
+    shell = (f"XDG_CONFIG_HOME={home} {THIEVES} event play {event} --server {server.url}; "
+             "echo \"exit status $?\"; sleep 120")
+    return Tmux(["sh", "-c", shell])
+
+
+def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[str]) -> None:
+    """Act as each terminal's player until ``done()``: give up each race once its board is up, close its
+    standings with q; keep every lobby text seen (the first line under the status bar)."""
+    deadline = time.monotonic() + DEADLINE
+    while not done():
+        assert time.monotonic() < deadline, "the event never ended; screens:\n" + "\n---\n".join(
+            t.screen() for t in terms)
+        for term in terms:
+            screen = term.screen()
+            if "The server starts the race at" in screen or "Get ready" in screen:
+                lobby_seen.append(screen)
+            if "The race is over" in screen:
+                term.keys("q")
+            elif "Give up" in screen:
+                term.keys("g", "g")
+        time.sleep(0.1)
+
+
+def races_of(server: ServerProcess, event: str, account: str) -> list[str]:
+    _, info = http_json(f"{server.url}/events/{event}")
+    return [h["race"] for r in info["schedule"] for h in r["heats"] if account in h["entrants"]]
+
+
+def joined(server: ServerProcess, race: str, name: str) -> bool:
+    """Whether ``name`` played in the race (its results list only those who joined)."""
+    status, results = http_json(f"{server.url}/races/{race}/results")
+    return status == 200 and name in [s["name"] for s in results["standings"]]
+
+
+def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_standing(
+        organised: ServerProcess, tmp_path: Path) -> None:
+    org = tmp_path / "organiser"
+    out = thieves(organised, org, "event", "create", "Tmux Cup", "--rounds", "2", "--heat-size", "4",
+                  "--time-limit", "30", "--join-seconds", "2", "--break-seconds", "1", "--deal-source", "random",
+                  organiser=True)
+    event = out.split()[1]
+    term = entrant(organised, tmp_path, "ann", event)
+    try:
+        term.wait_for(lambda s: "waiting for the organiser to start 'Tmux Cup' (1 entrants)" in s)
+        thieves(organised, org, "event", "start", event, organiser=True)
+        lobbies: list[str] = []
+        play_through([term], lambda: "exit status" in term.screen(), lobbies)
+        end = term.screen()
+        assert "exit status 0" in end, end
+        assert "'Tmux Cup' is over:" in end and "ann: rank 1 of 1, 0 matchpoints" in end
+        assert "waiting · Tmux Cup: round 2 of 2 is drawn at " in end, "what it waits for, and when"
+        lobby = "\n".join(lobbies)
+        assert "Tmux Cup · round 1 of 2 · heat 1 of 1" in lobby and "Tmux Cup · round 2 of 2 · heat 1 of 1" in lobby
+        assert "The server starts the race at" in lobby and " Ready" not in lobby, "a heat starts on time, not on ready"
+        mine = races_of(organised, event, "ann")
+        assert len(mine) == 2 and all(joined(organised, race, "ann") for race in mine), "both heats were played"
+    finally:
+        term.close()
+
+
+def test_event_play_plays_every_arena_pairing_until_the_arena_ends(organised: ServerProcess, tmp_path: Path) -> None:
+    org = tmp_path / "organiser"
+    out = thieves(organised, org, "event", "create", "Tmux Blitz", "--format", "arena", "--duration", "10",
+                  "--time-limit", "30", "--join-seconds", "1", "--deal-source", "random", organiser=True)
+    event = out.split()[1]
+    ann, bob = entrant(organised, tmp_path, "ann", event), entrant(organised, tmp_path, "bob", event)
+    try:
+        for term in (ann, bob):
+            term.wait_for(lambda s: "waiting for the organiser to start 'Tmux Blitz'" in s)
+        thieves(organised, org, "event", "start", event, organiser=True)
+        lobbies: list[str] = []
+        play_through([ann, bob], lambda: all("exit status" in t.screen() for t in (ann, bob)), lobbies)
+        for term, name in ((ann, "ann"), (bob, "bob")):
+            end = term.screen()
+            assert "exit status 0" in end and "'Tmux Blitz' is over:" in end, end
+            assert f"{name}: rank " in end and " points from " in end
+        assert "Tmux Blitz · arena race" in "\n".join(lobbies)
+        pairings = races_of(organised, event, "ann")
+        assert pairings and all(joined(organised, race, "ann") and joined(organised, race, "bob") for race in pairings)
+    finally:
+        ann.close()
+        bob.close()
