@@ -1,0 +1,190 @@
+"""Every event command the README ("Tournament events and the daily deal") and docs/events.md show, run
+as the docs run it: the installed ``thieves`` as its own process (the table ones in an 80×24 tmux
+terminal), against one ``thieves-server`` process started with the organiser token, in the docs'
+order, with short clocks. Each ends as documented.
+
+:func:`documented` reads the commands out of those docs (code blocks and inline code), and the walk
+fails when one of them was not run: a command added to the docs needs a step here.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from process_util import ServerProcess, http_json
+from redis_util import PROCESS_ARGS
+from test_event_play import TOKEN, play_through, thieves_env
+from test_tui_tmux import THIEVES, Tmux
+
+ROOT = Path(__file__).resolve().parent.parent
+GROUPS = ("event", "daily", "account", "pool")
+"""Commands whose second word is an action (``thieves event join``); the others are one word."""
+
+
+def verb(argv: list[str]) -> str:
+    """A command line's command: ``thieves event join``, ``thieves play``, ``make demo-event``."""
+    if argv[0] == "thieves" and len(argv) > 1 and argv[1] in GROUPS:
+        action = argv[2] if len(argv) > 2 and not argv[2].startswith("-") and argv[2].islower() else ""
+        if argv[1] == "daily" and not action:
+            action = "board"  # (its default)
+        return " ".join(argv[:2] + [action]).strip()
+    return " ".join(argv[:2])
+
+
+def documented() -> set[str]:
+    """The commands the event docs show: README's events section and all of docs/events.md, in code
+    blocks and in inline code."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Tournament events and the daily deal"):]
+    section = section[:section.index("\n## ", 1)]
+    found = set()
+    for text in (section, (ROOT / "docs" / "events.md").read_text()):
+        fence = r"```\w*\n(.*?)```"
+        inline = re.findall(r"`([^`]+)`", re.sub(fence, "", text, flags=re.S))  # (one may wrap a line)
+        spans = re.findall(fence, text, re.S) + [" ".join(span.split()) for span in inline]
+        for span in spans:
+            for line in span.splitlines():
+                words = line.split("#")[0].split()
+                if words:
+                    words[0] = words[0].rsplit("/", 1)[-1]  # .venv/bin/thieves is thieves
+                if words and (words[0] in ("thieves", "thieves-server") or words[:2] in (["make", "demo-event"],
+                                                                                         ["make", "run"])):
+                    found.add(verb(words))
+    return found
+
+
+def test_the_docs_commands_are_read_out_of_the_docs() -> None:
+    """The reader finds what the docs show (a reader that found nothing would let the walk pass)."""
+    found = documented()
+    assert {"thieves event create", "thieves event join", "thieves event play", "thieves event watch",
+            "thieves verify", "thieves play", "thieves daily play", "make run",
+            "make demo-event", "thieves register", "thieves bot", "thieves event check-in"} <= found
+    assert verb(["thieves", "daily", "board"]) == "thieves daily board" and verb(["thieves", "daily"]) == "thieves daily board"
+
+
+pytestmark_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+@pytestmark_tmux
+def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_path: Path) -> None:
+    ran: set[str] = set()
+    # `make run` (thieves-server) in a shell where THIEVES_ORGANISER_TOKEN is exported, as the README has it.
+    server = ServerProcess(redis_url, args=PROCESS_ARGS, env={"THIEVES_ORGANISER_TOKEN": TOKEN},
+                           log_path=tmp_path / "server.log")
+    server.start()
+    ran.add("make run")
+    terms: list[Tmux] = []
+    bot: subprocess.Popen[str] | None = None
+
+    def run(who: str, *argv: str, code: int = 0, organiser: bool = False) -> str:
+        """``thieves ARGV`` on ``who``'s machine; its stdout, after checking its exit status."""
+        ran.add(verb(["thieves", *argv]))
+        done = subprocess.run([str(THIEVES), *argv, "--server", server.url], capture_output=True, text=True,
+                              env=thieves_env(tmp_path / who, organiser), timeout=60)
+        assert done.returncode == code, f"thieves {' '.join(argv)}: {done.returncode}\n{done.stdout}{done.stderr}"
+        return done.stdout + done.stderr
+
+    def terminal(who: str, *argv: str) -> Tmux:
+        """``thieves ARGV`` in an 80×24 terminal of ``who``'s; ``exit status N`` follows its end."""
+        ran.add(verb(["thieves", *argv]))
+        env = " ".join(f"{k}={v}" for k, v in thieves_env(tmp_path / who, False).items() if k == "XDG_CONFIG_HOME")
+        term = Tmux(["sh", "-c", f"{env} {THIEVES} {' '.join(argv)} --server {server.url}; "
+                                 "echo \"exit status $?\"; sleep 120"])
+        terms.append(term)
+        return term
+
+    def ended(term: Tmux) -> Callable[[], bool]:
+        return lambda: "exit status" in term.screen()
+
+    try:
+        for name in ("ann", "bob", "cy"):
+            run(name, "register", name)
+        # The organiser: a duplicate event that asks for check-in, and an arena.
+        out = run("org", "event", "create", "Friday Cup", "--rounds", "1", "--heat-size", "8", "--time-limit", "20",
+                  "--join-seconds", "4", "--break-seconds", "1", "--deal-source", "random", "--check-in",
+                  organiser=True)
+        cup = out.split()[1]
+        out = run("org", "event", "create", "Blitz", "--format", "arena", "--duration", "1800", "--time-limit", "300",
+                  organiser=True)
+        blitz = out.split()[1]
+        listed = run("ann", "event", "list")
+        assert cup in listed and blitz in listed and "Friday Cup" in listed and "arena" in listed
+        for name in ("ann", "bob", "cy"):
+            out = run(name, "event", "join", cup)
+            assert f"{name} entered 'Friday Cup' ({cup}): plays from round 1 of 1" in out
+            assert f"thieves event check-in {cup}" in out
+            assert f"{name} checked in to {cup}" in run(name, "event", "check-in", cup)
+        assert "already entered" in run("ann", "event", "join", cup)
+        assert "ann entered 'Blitz'" in run("ann", "event", "join", blitz)
+        assert "ann withdrew from" in run("ann", "event", "withdraw", blitz)
+        assert "(withdrew)" in run("ann", "event", "standings", blitz)
+
+        bob = terminal("bob", "event", "play", cup)
+        bob.wait_for(lambda s: "waiting for the organiser to start 'Friday Cup'" in s)
+        assert "round 1 is being drawn" in run("org", "event", "start", cup, organiser=True)
+        watch = terminal("org", "event", "watch", cup)
+
+        def heat_code() -> str | None:
+            shown = run("ann", "event", "show", cup)
+            return next((line.split()[0] for line in shown.splitlines() if line.startswith("  ") and "ann" in line), None)
+        deadline = time.monotonic() + 30
+        while (code := heat_code()) is None:
+            assert time.monotonic() < deadline, "round 1 never drawn"
+            time.sleep(0.3)
+        ann = terminal("ann", "play", code)
+        ran.add("thieves bot")
+        bot = subprocess.Popen([str(THIEVES), "bot", code, "--pace", "0.05", "--quiet", "--server", server.url],
+                               env=thieves_env(tmp_path / "cy", False), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        watched: list[str] = []
+        play_through([ann, bob], lambda: ended(ann)() and ended(bob)(), watched)
+        assert "exit status 0" in ann.screen() and "exit status 0" in bob.screen()
+        assert "'Friday Cup' is over:" in bob.screen() and "bob: rank " in bob.screen()
+        assert any("Friday Cup · round 1 of 1 · heat 1 of 1" in s for s in watched), "the heat's lobby names it"
+        out, _ = bot.communicate(timeout=60)
+        assert bot.returncode == 0, out
+        watch.wait_for(lambda s: "exit status 0" in s, timeout=30)
+        assert "matchpoints" in watch.screen(), "the watch leaves the final standings on the terminal"
+        table = run("ann", "event", "standings", cup)
+        assert {line.split()[1] for line in table.splitlines()[1:]} == {"ann", "bob", "cy"}
+        assert run("ann", "verify", cup).startswith("agree: ")
+
+        # The daily deal, on ann's own clock; then its board.
+        daily = terminal("ann", "daily", "play")
+        deadline, ready = time.monotonic() + 30, False
+        while "exit status" not in daily.screen():
+            assert time.monotonic() < deadline, daily.screen()
+            screen = daily.screen()
+            if "s Ready" in screen and not ready:
+                daily.keys("s")
+                ready = True
+            elif "The race is over" in screen:
+                daily.keys("q")
+            elif "Give up" in screen:
+                daily.keys("g", "g")
+            time.sleep(0.1)
+        assert "exit status 0" in daily.screen()
+        assert "ann" in run("ann", "daily", "board")
+    finally:
+        for term in terms:
+            term.close()
+        if bot is not None and bot.poll() is None:
+            bot.kill()
+        server.close()
+
+    # make demo-event: its script, with fewer bots at five times the pace (it starts its own server).
+    ran.add("make demo-event")
+    demo = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo_event.py"), "--bots", "4", "--heat", "2",
+                           "--rounds", "1", "--speed", "5"], capture_output=True, text=True, timeout=120)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "final standings of 'Demo Cup'" in demo.stdout and len(re.findall(r"^ +\d+ +bot\d\d ", demo.stdout, re.M)) == 4
+
+    missing = documented() - ran
+    assert not missing, f"documented event commands that no step runs: {sorted(missing)}"
