@@ -158,18 +158,7 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
 
         # The daily deal, on ann's own clock; then its board.
         daily = terminal("ann", "daily", "play")
-        deadline, ready = time.monotonic() + 30, False
-        while "exit status" not in daily.screen():
-            assert time.monotonic() < deadline, daily.screen()
-            screen = daily.screen()
-            if "s Ready" in screen and not ready:
-                daily.keys("s")
-                ready = True
-            elif "The race is over" in screen:
-                daily.keys("q")
-            elif "Give up" in screen:
-                daily.keys("g", "g")
-            time.sleep(0.1)
+        play_through([daily], ended(daily), [])
         assert "exit status 0" in daily.screen()
         assert "ann" in run("ann", "daily", "board")
     finally:

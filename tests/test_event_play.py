@@ -61,21 +61,32 @@ def entrant(server: ServerProcess, tmp_path: Path, name: str, event: str) -> Tmu
     return Tmux(["sh", "-c", shell])
 
 
+ACTIONS = (("The race is over", ("q",)), ("Give up", ("g", "g")), ("s Ready", ("s",)))
+"""What a player does on seeing each screen: closes a race's standings, gives up a race as soon as its
+board is up, says ready where the race waits for it (the daily deal)."""
+
+
 def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[str]) -> None:
-    """Act as each terminal's player until ``done()``: give up each race once its board is up, close its
-    standings with q; keep every lobby text seen (the first line under the status bar)."""
+    """Act as each terminal's player (:data:`ACTIONS`) until ``done()``, keeping every lobby screen seen.
+    An action is not repeated until its screen has gone: a key typed ahead would reach the next race."""
     deadline = time.monotonic() + DEADLINE
+    pending: dict[int, str] = {}
     while not done():
         assert time.monotonic() < deadline, "the event never ended; screens:\n" + "\n---\n".join(
             t.screen() for t in terms)
-        for term in terms:
+        for i, term in enumerate(terms):
             screen = term.screen()
+            assert "any key quits" not in screen, f"a race could not be joined:\n{screen}"
             if "The server starts the race at" in screen or "Get ready" in screen:
                 lobby_seen.append(screen)
-            if "The race is over" in screen:
-                term.keys("q")
-            elif "Give up" in screen:
-                term.keys("g", "g")
+            if i in pending and pending[i] in screen:
+                continue
+            pending.pop(i, None)
+            for trigger, keys in ACTIONS:
+                if trigger in screen:
+                    term.keys(*keys)
+                    pending[i] = trigger
+                    break
         time.sleep(0.1)
 
 
@@ -94,7 +105,7 @@ def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_st
         organised: ServerProcess, tmp_path: Path) -> None:
     org = tmp_path / "organiser"
     out = thieves(organised, org, "event", "create", "Tmux Cup", "--rounds", "2", "--heat-size", "4",
-                  "--time-limit", "30", "--join-seconds", "2", "--break-seconds", "1", "--deal-source", "random",
+                  "--time-limit", "30", "--join-seconds", "4", "--break-seconds", "1", "--deal-source", "random",
                   organiser=True)
     event = out.split()[1]
     term = entrant(organised, tmp_path, "ann", event)
@@ -118,8 +129,8 @@ def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_st
 
 def test_event_play_plays_every_arena_pairing_until_the_arena_ends(organised: ServerProcess, tmp_path: Path) -> None:
     org = tmp_path / "organiser"
-    out = thieves(organised, org, "event", "create", "Tmux Blitz", "--format", "arena", "--duration", "10",
-                  "--time-limit", "30", "--join-seconds", "1", "--deal-source", "random", organiser=True)
+    out = thieves(organised, org, "event", "create", "Tmux Blitz", "--format", "arena", "--duration", "12",
+                  "--time-limit", "30", "--join-seconds", "3", "--deal-source", "random", organiser=True)
     event = out.split()[1]
     ann, bob = entrant(organised, tmp_path, "ann", event), entrant(organised, tmp_path, "bob", event)
     try:

@@ -373,12 +373,15 @@ def play_event(server: str, args: argparse.Namespace) -> int:
         print(f"joining your race {code} in {info.name!r}", flush=True)
         status, state = play_cmd.play(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
                                                          server=args.server))
+        played.add(race)
+        said = None
+        if state is not None and state.results is None and state.seat is None and state.fatal:
+            print(f"could not join race {code}: {state.fatal}; on to the next", flush=True)  # (e.g. came too late)
+            continue
         if state is None or state.results is None:
             print(f"you left your race {code}: `thieves event play {info.id}` comes back to the event",
                   file=sys.stderr)
             return status or 1
-        played.add(race)
-        said = None
 
 
 def _score_words(line: p.EventStandingLine) -> str:
