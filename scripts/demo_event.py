@@ -40,6 +40,9 @@ from shared import protocol as p  # noqa: E402
 from shared.pool import load_pool  # noqa: E402
 
 VARIANT = "forty-thieves"
+MIN_PACE = 0.025
+"""Seconds between a bot's moves at the fastest: the server refuses more than 60 frames a second from a
+connection (``--rate``), so at --speed 5 some bots were cut off with ``rate_limited``."""
 
 
 def http(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
@@ -95,7 +98,8 @@ async def run(args: argparse.Namespace) -> None:
         await ahttp(base, "POST", f"/events/{event['id']}/start", token=organiser)
         print(f"demo-event: {args.bots} bots in {event['name']!r} ({args.rounds} rounds, heats of {args.heat}) at {base}; "
               f"watch it at {base}/event/{event['id']}", flush=True)
-        skills = {n: Skill(pace=rng.uniform(0.02, 0.08) / args.speed, slips=rng.choice([0.0, 0.02, 0.05, 0.1]))
+        skills = {n: Skill(pace=max(MIN_PACE, rng.uniform(0.02, 0.08) / args.speed),
+                           slips=rng.choice([0.0, 0.02, 0.05, 0.1]))
                   for n in names}
         for number in range(1, args.rounds + 1):
             async def drawn() -> Any:
