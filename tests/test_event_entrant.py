@@ -114,6 +114,23 @@ async def test_join_resumes_an_arena_entrant_paused_for_missing_a_race(
     assert code == 0 and out.startswith("ann is already entered in 'Blitz'")
 
 
+async def test_the_entry_endpoints_answer_a_typed_outcome(events_server: LiveServer) -> None:
+    """POST /events/{id}/entrants, /check-in and DELETE .../entrants/{name} say what they did (EventEntry.outcome)."""
+    event = (await create(events_server, check_in=True)).id
+    key = await register(events_server, "eve")
+    auth = {"authorization": f"Bearer {key}"}
+
+    async def outcome(method: str, path: str) -> str:
+        status, answer = await events_server.http(method, f"/events/{event}/{path}", headers=auth)
+        assert status == 200, answer
+        return str(msgspec.convert(answer, p.EventEntry).outcome)
+    assert await outcome("POST", "entrants") == "entered"
+    assert await outcome("POST", "entrants") == "already_entered"
+    assert await outcome("POST", "check-in") == "checked_in"
+    assert await outcome("DELETE", "entrants/eve") == "withdrawn"
+    assert await outcome("POST", "entrants") == "entered", "entering again after a withdrawal"
+
+
 # ---------------------------------------------------------------- a heat's lobby
 
 
