@@ -107,7 +107,7 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         for name in ("ann", "bob", "cy"):
             run(name, "register", name)
         # The organiser: a duplicate event that asks for check-in, and an arena.
-        out = run("org", "event", "create", "Friday Cup", "--rounds", "1", "--heat-size", "8", "--time-limit", "20",
+        out = run("org", "event", "create", "Friday Cup", "--rounds", "1", "--heat-size", "2", "--time-limit", "15",
                   "--join-seconds", "4", "--break-seconds", "1", "--deal-source", "random", "--check-in",
                   organiser=True)
         cup = out.split()[1]
@@ -131,23 +131,33 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         assert "round 1 is being drawn" in run("org", "event", "start", cup, organiser=True)
         watch = terminal("org", "event", "watch", cup)
 
-        def heat_code() -> str | None:
+        def heats() -> dict[str, str]:
+            """Each entrant's heat code, from `thieves event show` (heats of 2 in entry order: ann and cy, bob)."""
             shown = run("ann", "event", "show", cup)
-            return next((line.split()[0] for line in shown.splitlines() if line.startswith("  ") and "ann" in line), None)
+            return {name.strip(): line.split()[0] for line in shown.splitlines() if line.startswith("  ")
+                    for name in line.split(None, 1)[1].split(",")}
         deadline = time.monotonic() + 30
-        while (code := heat_code()) is None:
+        while len(codes := heats()) < 3:
             assert time.monotonic() < deadline, "round 1 never drawn"
             time.sleep(0.3)
-        ann = terminal("ann", "play", code)
-        ran.add("thieves bot")
-        bot = subprocess.Popen([str(THIEVES), "bot", code, "--pace", "0.05", "--quiet", "--server", server.url],
+        assert codes["ann"] == codes["cy"] != codes["bob"]
+        ann = terminal("ann", "play", codes["ann"])
+        ran.add("thieves bot")  # cy, slowly: ann's heat (so the event) runs on after bob's heat is over
+        bot = subprocess.Popen([str(THIEVES), "bot", codes["cy"], "--pace", "0.5", "--quiet", "--server", server.url],
                                env=thieves_env(tmp_path / "cy", False), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
         watched: list[str] = []
-        play_through([ann, bob], lambda: ended(ann)() and ended(bob)(), watched)
+        secret: list[str] = []
+
+        def replay_while_the_event_runs(i: int, screen: str) -> None:
+            if i == 1 and "The race is over" in screen and not secret:  # bob's heat is over, ann's is not
+                secret.append(run("bob", "replay", codes["bob"], code=2))
+                assert run("bob", "event", "show", cup).splitlines()[0].endswith("running"), "the event ran on"
+        play_through([ann, bob], lambda: ended(ann)() and ended(bob)(), watched, replay_while_the_event_runs)
+        assert secret and "cannot be replayed yet" in secret[0] and "event is over" in secret[0], secret
         assert "exit status 0" in ann.screen() and "exit status 0" in bob.screen()
         assert "'Friday Cup' is over:" in bob.screen() and "bob: rank " in bob.screen()
-        assert any("Friday Cup · round 1 of 1 · heat 1 of 1" in s for s in watched), "the heat's lobby names it"
+        assert any("Friday Cup · round 1 of 1 · heat 1 of 2" in s for s in watched), "the heat's lobby names it"
         out, _ = bot.communicate(timeout=60)
         assert bot.returncode == 0, out
         watch.wait_for(lambda s: "exit status 0" in s, timeout=30)
@@ -155,6 +165,7 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         table = run("ann", "event", "standings", cup)
         assert {line.split()[1] for line in table.splitlines()[1:]} == {"ann", "bob", "cy"}
         assert run("ann", "verify", cup).startswith("agree: ")
+        assert "moves replayed" in run("bob", "replay", codes["bob"]), "once the event is over, the game replays"
 
         # The daily deal, on ann's own clock; then its board.
         daily = terminal("ann", "daily", "play")

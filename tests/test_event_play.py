@@ -66,9 +66,11 @@ ACTIONS = (("The race is over", ("q",)), ("Give up", ("g", "g")), ("s Ready", ("
 board is up, says ready where the race waits for it (the daily deal)."""
 
 
-def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[str]) -> None:
-    """Act as each terminal's player (:data:`ACTIONS`) until ``done()``, keeping every lobby screen seen.
-    An action is not repeated until its screen has gone: a key typed ahead would reach the next race."""
+def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[str],
+                 look: Callable[[int, str], None] = lambda i, screen: None) -> None:
+    """Act as each terminal's player (:data:`ACTIONS`) until ``done()``, keeping every lobby screen seen;
+    ``look`` sees each screen first (terminal ``i``). An action is not repeated until its screen has gone:
+    a key typed ahead would reach the next race."""
     deadline = time.monotonic() + DEADLINE
     pending: dict[int, str] = {}
     while not done():
@@ -79,6 +81,7 @@ def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[s
             assert "any key quits" not in screen, f"a race could not be joined:\n{screen}"
             if "The server starts the race at" in screen or "Get ready" in screen:
                 lobby_seen.append(screen)
+            look(i, screen)
             if i in pending and pending[i] in screen:
                 continue
             pending.pop(i, None)
