@@ -40,9 +40,9 @@ from shared import protocol as p  # noqa: E402
 from shared.pool import load_pool  # noqa: E402
 
 VARIANT = "forty-thieves"
-MIN_PACE = 0.025
-"""Seconds between a bot's moves at the fastest: the server refuses more than 60 frames a second from a
-connection (``--rate``), so at --speed 5 some bots were cut off with ``rate_limited``."""
+MIN_PACE = 0.02
+"""Seconds between a bot's moves at the fastest (the pace at --speed 1 already): the server refuses more than 60
+frames a second from a connection (``--rate``), so at --speed 5 some bots were cut off with ``rate_limited``."""
 
 
 def http(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
