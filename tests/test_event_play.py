@@ -108,7 +108,7 @@ def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_st
         organised: ServerProcess, tmp_path: Path) -> None:
     org = tmp_path / "organiser"
     out = thieves(organised, org, "event", "create", "Tmux Cup", "--rounds", "2", "--heat-size", "4",
-                  "--time-limit", "30", "--join-seconds", "4", "--break-seconds", "1", "--deal-source", "random",
+                  "--time-limit", "30", "--join-seconds", "6", "--break-seconds", "1", "--deal-source", "random",
                   organiser=True)
     event = out.split()[1]
     term = entrant(organised, tmp_path, "ann", event)
@@ -132,8 +132,8 @@ def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_st
 
 def test_event_play_plays_every_arena_pairing_until_the_arena_ends(organised: ServerProcess, tmp_path: Path) -> None:
     org = tmp_path / "organiser"
-    out = thieves(organised, org, "event", "create", "Tmux Blitz", "--format", "arena", "--duration", "12",
-                  "--time-limit", "30", "--join-seconds", "3", "--deal-source", "random", organiser=True)
+    out = thieves(organised, org, "event", "create", "Tmux Blitz", "--format", "arena", "--duration", "15",
+                  "--time-limit", "30", "--join-seconds", "5", "--deal-source", "random", organiser=True)
     event = out.split()[1]
     ann, bob = entrant(organised, tmp_path, "ann", event), entrant(organised, tmp_path, "bob", event)
     try:
