@@ -114,8 +114,10 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         out = run("org", "event", "create", "Blitz", "--format", "arena", "--duration", "1800", "--time-limit", "300",
                   organiser=True)
         blitz = out.split()[1]
+        swiss = run("org", "event", "create", "Open", "--format", "swiss", "--rounds", "5", organiser=True).split()[1]
         listed = run("ann", "event", "list")
-        assert cup in listed and blitz in listed and "Friday Cup" in listed and "arena" in listed
+        assert all(e in listed for e in (cup, blitz, swiss)) and "Friday Cup" in listed and "arena" in listed
+        assert "swiss" in listed
         for name in ("ann", "bob", "cy"):
             out = run(name, "event", "join", cup)
             assert f"{name} entered 'Friday Cup' ({cup}): plays from round 1 of 1" in out

@@ -316,8 +316,11 @@ def waiting_for(info: p.EventInfo, mine: p.EventStandingLine, now_ms: float) -> 
     if mine.status == "waiting":
         return f"waiting to be paired · {info.name}: {said}", f"waiting {mine.races}"
     current = info.schedule[-1] if info.schedule else None
-    if (info.round_state in ("open", "running") and current is not None and current.round == info.round
-            and not any(mine.account in h.entrants for h in current.heats)):
+    drawn = info.round_state in ("open", "running") and current is not None and current.round == info.round
+    if drawn and current is not None and mine.account in current.byes:
+        return f"a bye in round {info.round} of {info.rounds} (no race for you) · {info.name}: {said}", \
+            f"{info.round} bye"
+    if drawn and current is not None and not any(mine.account in h.entrants for h in current.heats):
         # A round drawn without the entrant: it entered late and plays from the next one.
         return f"you play from the next round (you entered late) · {info.name}: {said}", \
             f"{info.round} {info.round_state}"
