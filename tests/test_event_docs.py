@@ -118,6 +118,13 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         listed = run("ann", "event", "list")
         assert all(e in listed for e in (cup, blitz, swiss)) and "Friday Cup" in listed and "arena" in listed
         assert "swiss" in listed
+        # README's scheduled, repeating event, then called off with its series (nothing of it is ever played).
+        hourly = run("org", "event", "create", "Hourly", "--format", "arena", "--starts-at", "+60", "--repeat",
+                     "0 * * * *", organiser=True).split()[1]
+        assert "starts by itself at" in run("ann", "event", "show", hourly)
+        out = run("org", "event", "cancel", hourly, "--series", organiser=True)
+        assert f"'Hourly' ({hourly}) is cancelled; series" in out and "no further occurrences" in out, out
+        assert "cancelled" in run("ann", "event", "show", hourly)
         for name in ("ann", "bob", "cy"):
             out = run(name, "event", "join", cup)
             assert f"{name} entered 'Friday Cup' ({cup}): plays from round 1 of 1" in out
