@@ -70,6 +70,7 @@ class PlayApp(RematchMixin, TableApp):
         self._shown_results = False
         self._shown_failure = False
         self.auto_ready = auto_ready
+        self._noticed_status: str | None = None
 
     def compose(self) -> ComposeResult:
         yield from table_layout(Board(id="board"), RacersPanel(id="side"), row=True)
@@ -128,7 +129,8 @@ class PlayApp(RematchMixin, TableApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Which keys the footer offers now: the game's only while this player may move (undo and
-        hints only where the race allows them), ready and start only in the lobby."""
+        hints only where the race allows them, draw while the stock has a card), ready and start only
+        in the lobby."""
         info = self.state.info
         phase = self.state.phase()
         if action in self.MOVE_ACTIONS:
@@ -138,6 +140,8 @@ class PlayApp(RematchMixin, TableApp):
                 return info is not None and info.undo
             if action == "hint":
                 return info is not None and info.hints
+            if action == "draw":
+                return self.state.view is not None and self.state.view.stock_count > 0
             return True
         if action == "ready":  # (a race its maker starts at a set time waits for no one's ready)
             return phase is Phase.LOBBY and (info is None or info.scheduled_at is None)
@@ -167,6 +171,8 @@ class PlayApp(RematchMixin, TableApp):
     def status_text(self) -> str:
         parts = race_parts(self.state, self.link.status)
         view = self.state.view
+        if self.state.my_status == "gave_up" and self.state.phase() is Phase.RUNNING:
+            parts.append((0, "you gave up"))
         if view is not None:
             parts += [(1, f"moves {view.move_count}"), (0, f"home {view.cards_home}/{view.total_cards}")]
         if self.state.helped:
@@ -215,6 +221,7 @@ class PlayApp(RematchMixin, TableApp):
         elif message.kind == "welcome" and self.auto_ready and state.phase() is Phase.LOBBY and not state.ready:
             self.link.set_ready(True)
         self.redraw()
+        self._notice_my_status()
         self._shown_failure = show_failure(self, state, self._shown_failure)
         if state.results is not None and not self._shown_results:
             self._shown_results = True
@@ -224,6 +231,24 @@ class PlayApp(RematchMixin, TableApp):
                 self.show_rematch_standings(state.results, state.seat, self._after_standings)
             else:
                 self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
+
+    def _notice_my_status(self) -> None:
+        """Say it, and keep saying it, when this player has no move left or has given up: the board and
+        a mark beside the name alone left a stuck player pressing keys that do nothing."""
+        status = self.state.my_status if self.state.phase() is Phase.RUNNING else None
+        if status == self._noticed_status:
+            return
+        was, self._noticed_status = self._noticed_status, status
+        view = self.state.view
+        info = self.state.info
+        if status == "blocked":
+            undo = "u takes a move back, " if info is not None and info.undo else ""
+            self.message.stand(f"no legal move is left: {undo}g gives up (your cards home still count)", True)
+        elif status == "gave_up":
+            home = f"your {view.cards_home} cards home count" if view is not None else "your cards home count"
+            self.message.stand(f"you gave up: {home}; the race goes on for the others (q quits)")
+        elif was in ("blocked", "gave_up"):
+            self.message.stand("")
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()

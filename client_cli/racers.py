@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from shared import protocol as p
+from shared.standings import status_words
 
 from .table import format_clock
 
@@ -28,8 +29,10 @@ STATUS_MARK = {
 }
 """One character per racer status, explained under the bars."""
 
-RACE_LEGEND = ("number: cards home", "★ won", "✗ gave up", "⚡ dropped", "■ stuck")
-"""What the count and each mark beside a racer's name mean during the race."""
+RACE_LEGEND = ("number: cards home",) + tuple(
+    f"{STATUS_MARK[status]} {status_words(status)}" for status in ("finished", "gave_up", "disconnected", "blocked"))
+"""What the count and each mark beside a racer's name mean during the race, in the words of
+``shared.standings.status_words`` (the web pages' too)."""
 
 HELP_MARK = "†"
 """After the name of a racer who took a hint (played with help)."""
@@ -99,7 +102,7 @@ def standings_lines(
         if s.status == "finished" and s.finished_at is not None and starts_at is not None:
             result = "won in " + format_clock((s.finished_at - starts_at) / 1000)
         else:
-            result = {"gave_up": "gave up", "disconnected": "dropped out"}.get(s.status, "time")
+            result = status_words(s.status, final=True)
         if s.helped:
             result += f" {HELP_MARK}"
         mark = "▶" if s.seat == me else " "

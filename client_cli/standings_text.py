@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from shared import protocol as p
+from shared.standings import status_words
 from shared.variants import UnknownVariant, get_variant
 
 NONE = "-"
@@ -62,23 +63,19 @@ def profile_lines(profile: p.Profile) -> list[str]:
     return lines
 
 
-STATUS_WORDS = {"finished": "won", "gave_up": "gave up", "racing": "time up", "blocked": "blocked",
-                "disconnected": "away"}
-
-
 def history_lines(entries: list[p.HistoryEntry]) -> list[str]:
     """The latest races, newest first: when, which race, place, cards home, time, rating change."""
     if not entries:
         return ["no finished races yet"]
-    lines = [f"{'ended':<16} {'code':<8} {'variant':<16} {'place':>5} {'home':>7} {'time':>7}  rating"]
+    lines = [f"{'ended':<16} {'code':<8} {'variant':<15} {'place':>5} {'home':>7} {'time':>11}  rating"]
     for e in entries:
         change = NONE
         if e.rated and e.rating_before is not None and e.rating_after is not None:
             delta = e.rating_after - e.rating_before
             change = f"{e.rating_after} ({delta:+d})"
-        time_text = duration_text(e.time_ms) if e.time_ms is not None else STATUS_WORDS.get(e.status, e.status)
-        lines.append(f"{when_text(e.ended_at):<16} {e.code[:8]:<8} {variant_name(e.variant)[:16]:<16} "
-                     f"{f'{e.place}/{e.players}':>5} {f'{e.home}/{e.total}':>7} {time_text:>7}  {change}")
+        time_text = duration_text(e.time_ms) if e.time_ms is not None else status_words(e.status, final=True)
+        lines.append(f"{when_text(e.ended_at):<16} {e.code[:8]:<8} {variant_name(e.variant)[:15]:<15} "
+                     f"{f'{e.place}/{e.players}':>5} {f'{e.home}/{e.total}':>7} {time_text:>11}  {change}")
     return lines
 
 

@@ -49,6 +49,7 @@ class MessageLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self._timer = None
+        self._standing = ("", False)
 
     def flash(self, text: str, error: bool = True, seconds: float = MESSAGE_SECONDS) -> None:
         self.set_class(error, "error")
@@ -57,9 +58,19 @@ class MessageLine(Static):
             self._timer.stop()
         self._timer = self.set_timer(seconds, self.clear) if seconds > 0 else None
 
+    def stand(self, text: str, error: bool = False) -> None:
+        """A notice that stays while it holds (``""``: none): shown now (it is news, over any reason
+        shown), and again whenever a later flashed reason clears, so that cannot hide it for good."""
+        self._standing = (text, error)
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.clear()
+
     def clear(self) -> None:
-        self.update("")
-        self.remove_class("error")
+        text, error = self._standing
+        self.update(text)
+        self.set_class(error, "error")
 
     @property
     def text(self) -> str:

@@ -16,7 +16,8 @@ matchpoints treat them as equals.
 
 The status words (what a racer, an event round or an arena entrant can be) are one vocabulary, typed
 in ``shared/protocol.py``: ``PlayerStatus``, ``FinalStatus``, ``RoundStatus``, ``ArenaStatus`` and
-``LiveStatus``; :func:`final_status` and :func:`shown_status` are the only translations between them.
+``LiveStatus``; :func:`final_status` and :func:`shown_status` are the only translations between them,
+and :func:`status_words` says any of them to people (the terminal client and the web pages alike).
 """
 
 from __future__ import annotations
@@ -121,3 +122,25 @@ def shown_status(stored: str, race_started: bool, online: int) -> PlayerStatus:
     if stored in ("racing", "blocked") and online <= 0:
         return "disconnected"
     return cast(PlayerStatus, stored)  # a stored status is one of the protocol's (records.SeatStatus)
+
+
+STATUS_WORDS: dict[str, str] = {
+    "waiting": "waiting", "ready": "ready", "racing": "racing", "playing": "playing",
+    "blocked": "blocked", "finished": "won", "gave_up": "gave up", "disconnected": "offline",
+    "not_joined": "not joined", "no_show": "no show", "absent": "absent", "paused": "paused",
+}
+"""Every status word of the protocol (``PlayerStatus``, ``RoundStatus``, ``ArenaStatus``,
+``LiveStatus``, a daily line's ``playing``) as people read it: one word for each, here only, so the
+terminal's legend, its tables and the web pages cannot call one status two things. ``blocked``: no
+legal move is left (the player may undo where allowed, or give up)."""
+
+FINAL_RACING_WORDS = "out of time"
+"""A final ``racing`` (:func:`final_status`): still playing when the clock ran out."""
+
+
+def status_words(status: str, final: bool = False) -> str:
+    """A status as people read it; ``final``: of a race that is over, where ``racing`` means the
+    clock stopped the player. A status this vocabulary does not know is shown as it came."""
+    if final and status == "racing":
+        return FINAL_RACING_WORDS
+    return STATUS_WORDS.get(status, status.replace("_", " "))

@@ -354,3 +354,23 @@ def iter_positions(variants: Iterable[Variant], seed: int, per_variant: int) -> 
                 yield scrambled_game(v, rng)
             else:
                 yield play_randomly(shuffled_game(v, rng), rng, rng.randint(0, 150))
+
+
+def blocking_line(deal: int) -> list[str]:
+    """A seeded random play-out of Forty Thieves ``deal`` that ends blocked (no legal move, the stock
+    empty) after a move that is not a draw: for tests of what a stuck player sees."""
+    from shared.engine import Status
+    from shared.moves import DRAW
+    from shared.variants import get_variant
+
+    for seed in range(2000):
+        rng = random.Random(seed)
+        game = Game.new(get_variant("forty-thieves"), deal)
+        line = []
+        while game.status() is Status.PLAYING and len(line) < 400:
+            move = rng.choice(list(game.legal_moves()))
+            game.push(move)
+            line.append(move.text())
+        if game.status() is Status.BLOCKED and line[-1] != DRAW.text():
+            return line
+    raise AssertionError("no blocking line found")

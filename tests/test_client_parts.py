@@ -139,7 +139,7 @@ def test_standings_lines_show_finish_times_and_results() -> None:
     lines = standings_lines(rows, 20_000, me=1)
     assert "won in 1:15" in lines[1] and lines[1].startswith("  1  ann")
     assert lines[2].startswith("  2▶ bo") and lines[2].endswith("gave up")
-    assert lines[3].endswith("time")
+    assert lines[3].endswith("out of time")  # the words every reader uses (shared.standings.status_words)
 
 
 def test_format_clock() -> None:
@@ -288,13 +288,32 @@ def test_a_dropped_racer_keeps_one_line_at_any_width() -> None:
 def test_the_lobby_says_ready_or_not_in_words_and_the_race_legend_explains_every_mark() -> None:
     """Issue #12, item 6: ``0…`` and ``✓`` were not explained in the lobby."""
     from client_cli.racers import legend_lines, lobby_lines
+    from rich.cells import cell_len
 
     rows = lobby_lines([progress(0, "ann", 0, 1, "ready"), progress(1, "bob", 0, 1, "waiting")], 0, 23).plain.splitlines()
     assert rows == ["  ann           ✓ ready", "  bob       … not ready"]
     legend = legend_lines(helped=True, width=23)
-    assert legend == ["number: cards home", "★ won  ✗ gave up", "⚡ dropped  ■ stuck", "† played with help"]
-    assert all(len(line) <= 23 for line in legend)
-    assert legend_lines(helped=False, width=60) == ["number: cards home  ★ won  ✗ gave up  ⚡ dropped  ■ stuck"]
+    assert legend == ["number: cards home", "★ won  ✗ gave up", "⚡ offline  ■ blocked", "† played with help"]
+    assert all(cell_len(line) <= 23 for line in legend)
+    assert legend_lines(helped=False, width=60) == ["number: cards home  ★ won  ✗ gave up  ⚡ offline  ■ blocked"]
+
+
+def test_a_status_has_one_word_in_the_terminal_and_on_the_web_pages() -> None:
+    """Issue 23, item 9: the terminal's legend said "■ stuck" where the web said "■ blocked"; item 10:
+    ``gave_up`` was shown raw. Every reader takes the words from shared.standings.status_words."""
+    from client_cli.racers import RACE_LEGEND
+    from client_cli.standings_text import history_lines
+    from server.web.render import status_html
+    from shared.standings import status_words
+
+    for status, mark in (("blocked", "■"), ("gave_up", "✗"), ("finished", "★"), ("disconnected", "⚡")):
+        assert f"{mark} {status_words(status)}" in RACE_LEGEND
+        assert str(status_html(status)).endswith(f"</span> {status_words(status)}")
+    assert status_words("blocked") == "blocked" and status_words("gave_up") == "gave up"
+    assert status_words("racing", final=True) == str(status_html("racing", final=True)).split("</span> ")[1]
+    entry = p.HistoryEntry(race="r", code="C", variant="forty-thieves", ended_at=0, place=1, players=1,
+                           status="racing", home=3, total=104)
+    assert history_lines([entry])[1].split()[-2:] == ["time", "-"] and "out of time" in history_lines([entry])[1]
 
 
 def test_standings_fit_the_results_box_and_mark_help_with_a_legend() -> None:

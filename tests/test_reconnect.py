@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from pathlib import Path
 
 import redis.asyncio as aioredis
 from starlette.websockets import WebSocketDisconnect, WebSocketState
+from enginekit import blocking_line
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
 from server.race.clock import now_ms
 from server.race.connection import Connection
 from server.store import Keys
 from shared import protocol as p
-from shared.engine import Game, Status
-from shared.moves import DRAW
+from shared.engine import Game
 from shared.variants import get_variant
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -164,24 +163,9 @@ async def test_a_move_sent_just_before_the_drop_is_applied_once_and_the_welcome_
     await back.close()
 
 
-def _blocking_line(deal: int) -> list[str]:
-    """A seeded random play-out of ``deal`` that ends blocked after a move that is not a draw."""
-    for seed in range(2000):
-        rng = random.Random(seed)
-        game = Game.new(get_variant("forty-thieves"), deal)
-        line = []
-        while game.status() is Status.PLAYING and len(line) < 400:
-            move = rng.choice(list(game.legal_moves()))
-            game.push(move)
-            line.append(move.text())
-        if game.status() is Status.BLOCKED and line[-1] != DRAW.text():
-            return line
-    raise AssertionError("no blocking line found")
-
-
 async def test_a_player_with_no_legal_move_is_blocked_until_an_undo(server: LiveServer) -> None:
     deal = 3
-    line = _blocking_line(deal)
+    line = blocking_line(deal)
     created = await create_race(server, seats=2, deal_source="number", deal=deal)
     ann, bob = await Client.connect(server), await Client.connect(server)
     await ann.hello(created.race.id, "ann")

@@ -19,7 +19,9 @@ from client_cli.play_app import PlayApp
 from client_cli.race_state import Phase
 from client_cli.race_screens import ConfirmQuitScreen, FailedScreen, LeaveLobbyScreen, StandingsScreen
 from client_cli.watch_app import WatchApp
+from client_cli.wording import reject_words
 from client_cli.textshot import screen_text
+from enginekit import blocking_line
 from redis_util import LiveServer, live_server
 from server.ops.embedded import free_port
 from shared import protocol as p
@@ -314,3 +316,36 @@ async def test_a_frame_that_finds_the_table_only_partly_there_draws_nothing(serv
             await parent.mount(Static("not drawn", id="status"), before=0)
             app.redraw()
             assert app.query_one("#status", Static).content == app.status_text(), "drawn again once whole"
+
+
+async def test_a_stuck_player_is_told_so_and_offered_only_what_works(server: LiveServer) -> None:
+    """Issue 23, item 9: stuck (no legal move, the stock empty) in a race without undo, the footer still
+    offered ``space Draw`` and ``u Undo`` and nothing said no move was left; after giving up the
+    player's own screen showed only ✗ beside its name."""
+    line = blocking_line(3)
+    created = await create(server.url, seats=2, time_limit=120, deal=3, undo=False)
+    ann = PlayApp(server.url, created.race.code, "ann", created.creator_token)
+    bob = PlayApp(server.url, created.race.code, "bob")
+    async with ann.run_test(size=SIZE) as pa, bob.run_test(size=SIZE):
+        await until(lambda: len(ann.state.players) == 2, what="both seated")
+        await pa.press("b")
+        await until(lambda: racing(ann), what="the start")
+        for text in line:
+            ann.link.send_move(text)
+        await until(lambda: ann.state.my_status == "blocked", timeout=20, what="ann stuck")
+        await until(lambda: "no legal move" in ann.message.text, what="the notice")
+        assert ann.message.text == "no legal move is left: g gives up (your cards home still count)"
+        await until(lambda: "g Give up" in footer(ann), what=f"the game keys in {footer(ann)!r}")
+        keys = footer(ann)
+        assert "g Give up" in keys and "Draw" not in keys and "Undo" not in keys, keys
+        notice = ann.message.text
+        await pa.press("space")
+        await until(lambda: ann.message.text != notice, what="the draw refused")
+        assert ann.message.text == reject_words("S", IllegalReason.STOCK_EMPTY.value), "a hidden key says why"
+        ann.message.clear()  # as the reason's timer does
+        assert ann.message.text == notice, "the notice stays while it holds"
+        await pa.press("g", "g")
+        await until(lambda: ann.state.my_status == "gave_up", what="ann gave up")
+        await until(lambda: "you gave up" in screen_text(ann).splitlines()[0], what="the status line")
+        assert ann.message.text.startswith("you gave up: your ")
+        assert not any(word in footer(ann) for word in ("Draw", "Home", "Give up")), footer(ann)

@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse
 
 from shared import protocol as p
 from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
+from shared.standings import status_words
 from shared.variants import VARIANTS, get_variant
 
 HERE = Path(__file__).parent
@@ -21,18 +22,20 @@ HERE = Path(__file__).parent
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                           trim_blocks=True, lstrip_blocks=True)
 
-STATUS_WORDS = {
-    "waiting": ("…", "waiting"), "ready": ("✓", "ready"), "racing": ("▶", "racing"), "blocked": ("■", "blocked"),
-    "finished": ("★", "won"), "gave_up": ("✗", "gave up"), "disconnected": ("◌", "offline"),
+STATUS_SIGNS = {
+    "waiting": "…", "ready": "✓", "racing": "▶", "blocked": "■", "finished": "★", "gave_up": "✗",
+    "disconnected": "◌",
 }
-"""A status as a sign and words (never colour alone); static/table.js has the same table."""
-FINAL_RACING = ("◷", "out of time")
+"""A status's sign beside its words (never colour alone); static/table.js has the same signs. The words
+are ``shared.standings.status_words``, the terminal client's too."""
+FINAL_RACING_SIGN = "◷"
 """A standing's ``racing``: still playing when the time ran out."""
 
 
 def status_html(status: str, final: bool = False) -> markupsafe.Markup:
     """A status for people: its sign hidden from screen readers, which read the words."""
-    sign, words = FINAL_RACING if final and status == "racing" else STATUS_WORDS.get(status, ("", status))
+    sign = FINAL_RACING_SIGN if final and status == "racing" else STATUS_SIGNS.get(status, "")
+    words = status_words(status, final)
     return markupsafe.Markup('<span class="sign" aria-hidden="true">{}</span> {}').format(sign, words)
 
 
