@@ -145,12 +145,25 @@ def test_replay_of_a_won_game_says_won(capsys: pytest.CaptureFixture[str], tmp_p
 def test_replay_names_the_illegal_move_and_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "replay", str(write_record(tmp_path, ["hd", "S", "ab"])))
     assert code == 1
-    assert "illegal: move 3 ('ab'): ab: a card must be exactly one rank lower" in out
+    assert "illegal: move 3, 1 → 2: a card must be exactly one rank lower" in out
+
+
+def test_replay_draws_the_board_in_the_game_screens_notation(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    """Issue 23, item 14: the replay named the columns a..j and wrote ``Ts`` where the game's screen
+    has the keys 1..0 and ``T♠``; the board is now the screen's own drawing (client_cli.board)."""
+    code, out, _ = run(capsys, "replay", str(write_record(tmp_path, ["hd", "S"])))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(" f Home  --") and lines[1].startswith(" ␣ Stock 63   w Waste 1   3♠")
+    assert lines[3].split() == ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0"]
+    assert lines[4].split() == ["3♦", "5♥", "J♣", "K♥", "5♠", "5♥", "K♣", "K♣", "8♦", "J♦"]
+    assert "T♥" in lines[8] and not any(line.split()[:2] == ["a", "b"] for line in lines)
 
 
 def test_replay_of_text_that_is_not_a_move_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "replay", "-q", str(write_record(tmp_path, ["S", "²ab"])))
-    assert code == 1 and "move 2 ('²ab')" in out and "not a move" in out
+    assert code == 1 and "move 2, '²ab'" in out and "not a move" in out
 
 
 @pytest.mark.parametrize(
@@ -194,7 +207,7 @@ def test_console_script_replay_reads_standard_input() -> None:
 def test_console_script_exit_codes() -> None:
     bad_move = json.dumps({"variant": "forty-thieves", "deal": 1, "moves": ["ab"]}).encode()
     proc = console("replay", "-q", "-", stdin=bad_move)
-    assert proc.returncode == 1 and b"illegal: move 1 ('ab')" in proc.stdout
+    assert proc.returncode == 1 and "illegal: move 1, 1 → 2".encode() in proc.stdout
     proc = console("replay", "-", stdin=b"{")
     assert proc.returncode == 2 and b"not JSON" in proc.stderr
     proc = console("variants", "--json")

@@ -111,7 +111,7 @@ def test_replay_takes_a_saved_results_file_and_replays_the_winner(tmp_path: Path
     assert main(["replay", path, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "race r1, forty-thieves deal #1: ann's game (seat 0, place 1 of 2, gave up)"
-    assert "8 moves replayed; 1/104 home" in out
+    assert "8 moves replayed; 1/104 home; gave up" in out  # issue 23, item 6: it said "playing"
     assert main(["replay", path, "--quiet", "--player", "BOB"]) == 0
     assert "bob's game (seat 1, place 2 of 2" in capsys.readouterr().out
     assert main(["replay", path, "--quiet", "--seat", "1"]) == 0

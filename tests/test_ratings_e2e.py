@@ -46,7 +46,7 @@ async def test_a_rated_race_updates_history_profile_and_leaderboard_once(server:
     assert entry["rating_before"] == 1000
     status, profile = await server.http("GET", "/players/Ann")
     forty = profile["variants"]["forty-thieves"]
-    assert (profile["races"], profile["wins"], forty["rated_races"], forty["best_ms"]) == (1, 1, 1, None)
+    assert (profile["races"], profile["wins"], forty["rated_races"], forty["best_ms"]) == (1, 0, 1, None)  # first, no win
     assert forty["rating"] == board["players"][0]["rating"] == ratings.shown(forty["mu"], forty["sigma"])
 
     before = await server.http("GET", "/players/Ann")

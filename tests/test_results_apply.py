@@ -191,3 +191,23 @@ async def test_history_keeps_the_newest_history_max(sync: redis.Redis, redis_url
     assert kept == ["race4", "race3", "late"]
     assert sorted(k.decode() for k in sync.hkeys(AccountKeys("ann").entries)) == ["late", "race3", "race4"]
     assert sync.hget(AccountKeys("ann").main, "races") == b"6"
+
+
+async def test_only_a_finished_game_counts_as_a_win(sync: redis.Redis, recorder: Recorder) -> None:
+    """Issue 23, item 6: first place counted as a win, so a player alone in a race who gave up twice had
+    "2 races · 2 wins". A win is a finished game (shared.standings.win_ms), whatever the place: the
+    second finisher won its game too, the first place that gave up did not."""
+    for name in ("Ann", "Bob", "Cy"):
+        put_account(sync, name)
+    for race in ("alone1", "alone2"):
+        put_finished_race(sync, race, [standing(0, "ann", "gave_up", 3, home_at=1_000, finished_at=2_000)],
+                          rated=False)
+        assert await recorder.apply(race) is Outcome.APPLIED
+    put_finished_race(sync, "two", [standing(0, "bob", "finished", 104, 90_000, 90_000),
+                                    standing(1, "cy", "finished", 104, 95_000, 95_000)], rated=False)
+    assert await recorder.apply("two") is Outcome.APPLIED
+    ann = {k.decode(): v.decode() for k, v in sync.hgetall(AccountKeys("ann").main).items()}
+    assert ann["races"] == "2" and ann.get("wins", "0") == "0" and ann.get(f"v:{VARIANT}:wins", "0") == "0"
+    for account in ("bob", "cy"):
+        hash_ = {k.decode(): v.decode() for k, v in sync.hgetall(AccountKeys(account).main).items()}
+        assert (hash_["races"], hash_["wins"]) == ("1", "1"), account

@@ -12,7 +12,10 @@ import msgspec
 from client_cli.commands.netargs import add_server_option, server_of
 from shared import protocol as p
 from shared.deals import DealNumberError
+from shared.moves import IllegalMove
 from shared.record import GameRecord, RecordError, replay
+from shared.standings import status_words
+from shared.view import PlayerView
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print("thieves replay: give --player or --seat, not both", file=sys.stderr)
         return 2
     try:
-        record, chosen, expected = load(args)
+        record, chosen, expected, ended = load(args)
         result = replay(record)
     except SourceError as exc:
         print(f"thieves replay: {exc}", file=sys.stderr)
@@ -57,13 +60,13 @@ def run(args: argparse.Namespace) -> int:
         print(chosen)
     game = result.game
     if not args.quiet:
-        print(game)
+        print(board_text(game.view()))
         print(f"position: {game.position()}")
     if not result.ok:
         bad = record.moves[result.failed_at]  # type: ignore[index]
-        print(f"illegal: move {result.failed_at + 1} ({bad!r}): {result.error}")  # type: ignore[operator]
+        print(f"illegal: move {result.failed_at + 1}, {_bad_move_words(bad, result.error)}")  # type: ignore[operator]
         return 1
-    status = game.status().value
+    status = status_words(ended, final=True) if ended is not None else game.status().value
     print(f"{len(record.moves)} moves replayed; {game.cards_home}/{game.total_cards} home; {status}")
     if expected is not None and game.position() != expected:
         print("the replay does not end in the position the server recorded for this game")
@@ -71,9 +74,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def load(args: argparse.Namespace) -> tuple[GameRecord, str | None, str | None]:
-    """The record to replay, the line naming whose game it is (from results), and the final position
-    the server recorded (from results)."""
+def board_text(view: PlayerView) -> str:
+    """The board as the game's screen draws it (keys 1..0 above the columns, ``T♠``), whole (no column
+    folded), without colour: what a player reads in a replay is what they read while playing."""
+    from client_cli.board import HEADER_ROWS, BoardLayout
+
+    depth = max((len(col) for col in view.tableau), default=0)
+    layout = BoardLayout(view, 80, HEADER_ROWS + depth + 1)
+    return "\n".join(line.plain.rstrip() for line in layout.lines)
+
+
+def _bad_move_words(text: str, error: ValueError | None) -> str:
+    """A move that does not replay, by the keys that play it, and why (``1 → 2: a card must be...``)."""
+    from client_cli.wording import move_text_words
+
+    if isinstance(error, IllegalMove):
+        return f"{move_text_words(text)}: {error.reason.explanation}"
+    return f"{text!r}: {error}"
+
+
+def load(args: argparse.Namespace) -> tuple[GameRecord, str | None, str | None, str | None]:
+    """The record to replay, the line naming whose game it is (from results), the final position
+    the server recorded (from results) and how the game ended (its standing's status, from results:
+    the engine cannot tell a game given up from one still playable)."""
     source = args.source
     if source == "-" or os.path.exists(source):
         data = _read_json(source)
@@ -83,7 +106,7 @@ def load(args: argparse.Namespace) -> tuple[GameRecord, str | None, str | None]:
             except msgspec.ValidationError as exc:
                 raise SourceError(f"{source} looks like a race's results but is not: {exc}") from None
             return from_results(results, args)
-        return GameRecord.from_json(data), None, None
+        return GameRecord.from_json(data), None, None, None
     if os.sep in source or source.endswith(".json"):
         raise SourceError(f"cannot read {source}: no such file")
     return from_results(_fetch(args), args)
@@ -120,7 +143,7 @@ def _fetch(args: argparse.Namespace) -> p.Results:
         raise SourceError(exc.words()) from None
 
 
-def from_results(results: p.Results, args: argparse.Namespace) -> tuple[GameRecord, str, str]:
+def from_results(results: p.Results, args: argparse.Namespace) -> tuple[GameRecord, str, str, str]:
     """One player's game from a race's results: --seat, --player, the own account, or the winner."""
     secret = results.secret_words()
     if secret is not None:
@@ -138,8 +161,8 @@ def from_results(results: p.Results, args: argparse.Namespace) -> tuple[GameReco
     assert standing is not None
     chosen = (f"race {results.race}, {results.variant} deal #{results.deal}: {record.name}'s game "
               f"(seat {record.seat}, place {standing.rank} of {len(results.standings)}, "
-              f"{standing.status.replace('_', ' ')})")
-    return GameRecord(results.variant, results.deal, tuple(record.moves)), chosen, record.position
+              f"{status_words(standing.status, final=True)})")
+    return GameRecord(results.variant, results.deal, tuple(record.moves)), chosen, record.position, standing.status
 
 
 def _choose(results: p.Results, args: argparse.Namespace) -> p.Standing | None:

@@ -18,7 +18,7 @@ import msgspec
 
 from shared import protocol as p
 
-from shared.standings import places
+from shared.standings import places, win_ms
 from ..store import RaceMeta, Store
 from ..store.history import History
 from ..store.history_records import AccountPart, RatingChange, RatingPlan
@@ -35,16 +35,15 @@ class Outcome(str, enum.Enum):
 
 
 def parts(meta: RaceMeta, results: p.Results, plan: RatingPlan | None) -> list[AccountPart]:
-    """Each account's part of a race: its history entry, win, winning time and rating change."""
+    """Each account's part of a race: its history entry, win (a finished game, whatever the place:
+    ``shared.standings.win_ms``), winning time and rating change."""
     shared = places(results.standings)
     out = []
     for standing, place in zip(results.standings, shared):
         if not standing.account:
             continue
         change: RatingChange | None = plan.change_of(standing.account) if plan else None
-        finish_ms = None
-        if standing.status == "finished" and standing.finished_at and results.starts_at:
-            finish_ms = standing.finished_at - results.starts_at
+        finish_ms = win_ms(standing.status, standing.finished_at, results.starts_at) if results.starts_at else None
         entry = p.HistoryEntry(
             race=results.race, code=meta.code, variant=results.variant, ended_at=results.ended_at,
             place=place, players=len(results.standings), status=standing.status, home=standing.home,
@@ -52,7 +51,7 @@ def parts(meta: RaceMeta, results: p.Results, plan: RatingPlan | None) -> list[A
             rating_before=ratings.shown(change.mu_before, change.sigma_before) if change else None,
             rating_after=ratings.shown(change.mu_after, change.sigma_after) if change else None,
         )
-        out.append(AccountPart(account=standing.account, variant=results.variant, entry=entry, won=place == 1,
+        out.append(AccountPart(account=standing.account, variant=results.variant, entry=entry, won=finish_ms is not None,
                                finish_ms=finish_ms, change=change))
     return out
 

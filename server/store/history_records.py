@@ -49,7 +49,8 @@ class AccountPart:
     variant: str
     entry: p.HistoryEntry
     won: bool
-    """First place (shared when tied): counts in ``wins``."""
+    """A won game (every card home, whatever the place; giving up in first place is no win): counts in
+    ``wins``."""
     finish_ms: int | None
     """The time of the player's won game, from the start (None: did not finish): for ``best_ms``."""
     change: RatingChange | None
