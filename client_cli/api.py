@@ -127,12 +127,19 @@ def _request(server: str, method: str, path: str, body: bytes | None = None, key
     except urllib.error.HTTPError as exc:
         code, text = _error_body(exc)
         raise ApiError(f"{method} {url}: {exc.code} {text}", exc.code, code, _retry_after(exc), text) from None
-    except urllib.error.URLError as exc:
-        raise ApiError(f"cannot reach the race server at {server}: {exc.reason}") from None
-    except (TimeoutError, ConnectionError) as exc:
-        raise ApiError(f"cannot reach the race server at {server}: {exc}") from None
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        raise _unreachable(server, exc) from None
     except json.JSONDecodeError:
         raise ApiError(f"{method} {url}: the answer is not JSON (is this a race server?)") from None
+
+
+def _unreachable(server: str, exc: BaseException) -> ApiError:
+    """No answer at all: every request of every command says so in the same words."""
+    from .wording import network_words, unreachable_words
+
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    why = network_words(reason) if isinstance(reason, BaseException) else str(reason)
+    return ApiError(unreachable_words(server, why))
 
 
 def _error_body(exc: urllib.error.HTTPError) -> tuple[str | None, str]:
@@ -199,6 +206,13 @@ def rotate_key(server: str, name: str, key: str) -> p.AccountKeyAnswer:
     """``POST /players/{name}/key``: a new key; the old one stops working at once."""
     data = _request(server, "POST", f"/players/{_quote(name)}/key", b"{}", key=key)
     return _typed(data, p.AccountKeyAnswer, "POST /players/{name}/key")
+
+
+def check_key(server: str, name: str, key: str) -> p.KeyCheck:
+    """``GET /players/{name}/key``: the account's registered name when ``key`` is its current key;
+    raises :class:`ApiError` (``bad_key``, ``player_not_found``) otherwise. Changes nothing."""
+    data = _request(server, "GET", f"/players/{_quote(name)}/key", key=key)
+    return _typed(data, p.KeyCheck, "GET /players/{name}/key")
 
 
 def profile(server: str, name: str) -> p.Profile:
@@ -324,7 +338,7 @@ def event_frames(server: str, event_id: str) -> Iterator[p.EventLive]:
         code, text = _error_body(exc)
         raise ApiError(f"GET {url}: {exc.code} {text}", exc.code, code, None, text) from None
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-        raise ApiError(f"cannot reach the race server at {server}: {exc}") from None
+        raise _unreachable(server_url(server), exc) from None
 
 
 # -------------------------------------------------------------- challenges

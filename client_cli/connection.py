@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
-import socket
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,6 +28,7 @@ from shared import protocol as p
 
 from .api import server_url
 from .race_state import RaceState
+from .wording import network_words, unreachable_words
 
 BACKOFF_FIRST = 0.25
 BACKOFF_MAX = 5.0
@@ -93,19 +93,13 @@ WS_PATH = "/ws"
 
 def failure_words(exc: BaseException) -> str:
     """Why a connection could not be opened, short enough for one line of the table."""
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, socket.gaierror):
-        return "unknown host"
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return f"no answer within {OPEN_TIMEOUT:g} s"
     if isinstance(exc, InvalidStatus):
         return f"HTTP {exc.response.status_code} instead of a race server's WebSocket"
     if isinstance(exc, InvalidHandshake):
         return "not a race server's WebSocket"
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror.lower()
-    return str(exc) or type(exc).__name__
+    return network_words(exc)
 
 
 @dataclass(frozen=True)
@@ -198,7 +192,7 @@ class RaceLink:
         while not self._closing:
             drop = await self._session()
             if not self.ever_online and not drop.reached and not self._closing and not self.state.fatal:
-                self.state.fatal = f"no race server answers at {self.server} ({drop.reason})"
+                self.state.fatal = unreachable_words(self.server, drop.reason)
             if self._closing or self.state.fatal or self.state.results is not None or self.state.left:
                 detail = self.state.fatal or ("race over" if self.state.results is not None
                                               else "seat left" if self.state.left else "closed")

@@ -59,9 +59,12 @@ def _range_words(lo: int | None, hi: int | None, unit: str = "") -> str | None:
     """``from 1 to 500`` / ``1 to 32 characters long``, one bound alone, or ``None`` for none."""
     if lo is not None and hi is not None:
         return f"{lo} to {hi}{unit}" if unit else f"from {lo} to {hi}"
-    if lo is not None:
-        return f"at least {lo}{unit}"
-    return f"at most {hi}{unit}" if hi is not None else None
+    bound = lo if lo is not None else hi
+    if bound is None:
+        return None
+    if unit and bound == 1:
+        unit = unit.replace("characters", "character")
+    return f"{'at least' if lo is not None else 'at most'} {bound}{unit}"
 
 
 def limit_words(kind: Any) -> str | None:
@@ -158,6 +161,7 @@ def validation_words(text: str, struct: type[msgspec.Struct] | None = None) -> s
     if bound:
         if rule is None:
             unit = " characters long" if bound["type"] == "str" else ""
+            unit = unit.replace("characters", "character") if bound["limit"] == "1" else unit
             rule = f"{_OP_WORDS[bound['op']]} {bound['limit']}{unit}"
         return f"{label} must be {rule}"
     wrong = _WRONG_TYPE.match(detail)
@@ -212,6 +216,8 @@ ADVICE = {
     p.ErrorCode.ACCOUNT_REQUIRED.value: "this race is rated, for accounts only: `thieves register NAME` once, "
     "then `thieves play CODE` without --anonymous",
     p.ErrorCode.NOT_ENOUGH_PLAYERS.value: "a rated race starts with at least two players",
+    p.ErrorCode.ORGANISER_REQUIRED.value: "give the organiser token the server was started with "
+    "(--organiser-token TOKEN, or $THIEVES_ORGANISER_TOKEN)",
 }
 """What a player can do about an account refusal: said after the server's reason."""
 
@@ -231,3 +237,24 @@ def account_words(code: str | None, text: str, retry_after: float | None = None)
 def clock_time(at_ms: float) -> str:
     """A moment (ms since the epoch) as this terminal's local time of day (``21:40:05``)."""
     return time.strftime("%H:%M:%S", time.localtime(at_ms / 1000))
+
+
+def unreachable_words(server: str, why: str) -> str:
+    """What every command says when no race server answers at ``server`` (``why``: in a few words, as
+    :func:`network_words` puts it): the HTTP commands (``client_cli.api``) and the race screens alike."""
+    return f"no race server answers at {server} ({why})"
+
+
+def network_words(exc: BaseException) -> str:
+    """Why a connection could not be made, in a few words (never ``[Errno 111] Connection refused``)."""
+    import socket
+
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "unknown host"
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__

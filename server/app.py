@@ -32,7 +32,7 @@ from .race.service import Service
 from .players import challenges, http as players_http, rematches
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import client_of, creation_refused, error_response, json_body, json_response, service_of
-from .players.registration import register_player, rotate_key
+from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
 from .web import people
 from .web.routes import page_or_json, unknown_path, web_routes
@@ -253,6 +253,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/races/{race}/rematch", rematches.answer_rematch, methods=["POST"]),
         Route("/players", register_player, methods=["POST"]),
         Route("/players/{name}/key", rotate_key, methods=["POST"]),
+        Route("/players/{name}/key", check_key),
         Route("/players/{name}", players_http.get_profile),
         Route("/players/{name}/races", players_http.get_history),
         Route("/players/{name}/challenges", challenges.set_accepting, methods=["POST"]),

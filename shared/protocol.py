@@ -79,6 +79,10 @@ ACCOUNT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{1,23}$"
 (unique on a server ignoring case; it is also the player's name in every race)."""
 AccountKey = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 """An account's secret key (``<name in lower case>.<secret>``), as ``POST /players`` gave it."""
+ISSUED_KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,23}\.[A-Za-z0-9_-]{43}$"
+"""The form of every key ``POST /players`` and ``POST /players/{name}/key`` issue: the account (its name
+in lower case), a dot, 256 random bits in URL-safe base64 (43 characters). A client checks a key
+typed or pasted against it before asking the server (``thieves account import``)."""
 RaceRef = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Token = Annotated[str, msgspec.Meta(max_length=512)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
@@ -563,6 +567,13 @@ class AccountKeyAnswer(msgspec.Struct, kw_only=True):
 
     name: str
     key: str
+
+
+class KeyCheck(msgspec.Struct, kw_only=True):
+    """``GET /players/{name}/key``: the key sent is the account's current one (changes nothing)."""
+
+    name: str
+    """The account's name as registered."""
 
 
 class VariantRecord(msgspec.Struct, kw_only=True):

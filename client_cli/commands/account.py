@@ -83,28 +83,33 @@ def _rotate(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
 
 
 def _import(args: argparse.Namespace, server: str, store: "LocalStore") -> int:
-    """Keep a key from another machine: the key's first part is the name in lower case; the profile
-    gives its registered case (and proves the account exists)."""
+    """Keep a key from another machine, once the server says it is the account's current key (which
+    also gives the name's registered case): a mistyped or replaced key is refused here, not at the
+    next race."""
+    import re
+
     from client_cli import api
     from client_cli.local_store import Account
+    from shared.protocol import ISSUED_KEY_PATTERN
 
     key = args.key.strip()
-    lower, dot, secret = key.partition(".")
-    if not dot or not lower or not secret:
-        print("thieves account: that is not an account key (it looks like name.secret)", file=sys.stderr)
+    if not re.match(ISSUED_KEY_PATTERN, key):
+        print("thieves account: that is not an account key: a key is the account's name in lower case, a dot "
+              "and 43 letters, digits, - or _ (as `thieves account show --key` prints it)", file=sys.stderr)
         return 2
+    lower = key.partition(".")[0]
     kept = store.account(server)
     if kept is not None and kept.key != key and not args.force:
         print(f"thieves account: the account {kept.name} is kept for {server} already; --force replaces it",
               file=sys.stderr)
         return 1
     try:
-        name = api.profile(server, lower).name
+        name = api.check_key(server, lower, key).name
     except api.ApiError as exc:
         print(f"thieves account: cannot import the key of {lower}: {exc.words()}", file=sys.stderr)
         return 1
     store.set_account(server, Account(name, key))
-    print(f"account {name} kept for {server} in {store.path} (the server checks the key when you play)")
+    print(f"account {name} kept for {server} in {store.path} (the server accepts the key)")
     return 0
 
 

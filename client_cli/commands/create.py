@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"thieves create: {validation_words(str(exc), p.Create)}", file=sys.stderr)
         return 2
     except ApiError as exc:
-        print(f"thieves create: {exc}", file=sys.stderr)
+        print(f"thieves create: {exc.words()}", file=sys.stderr)
         return 1
     race = created.race
     from client_cli.local_store import LocalStore, StoreError
@@ -138,8 +138,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"players join with:  thieves play {race.code}   (each with an account: thieves register NAME)")
         else:
             print(f"players join with:  thieves play {race.code} --name NAME   (no --name with an account)")
-        print(f"you start it with:  thieves play {race.code}   (this machine keeps the creator token; "
+        try:
+            own = store.account(server)
+        except StoreError:
+            own = None
+        # Without an account kept here, `thieves play CODE` alone stops at "--name NAME is needed".
+        you = (f"thieves play {race.code}" if own is not None or race.rated
+               else f"thieves play {race.code} --name NAME")
+        print(f"you start it with:  {you}   (this machine keeps the creator token; "
               f"elsewhere add --creator-token {created.creator_token})")
+        if own is None and race.rated:
+            print("                    (a rated race: `thieves register NAME` first)")
         print(f"spectators:         thieves watch {race.code}")
     if args.join is not None:
         return _join(server, race.id, args.join if isinstance(args.join, str) else None, created.creator_token, store)

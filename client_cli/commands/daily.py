@@ -55,14 +55,21 @@ def run(args: argparse.Namespace) -> int:
 
 def board_lines(board: object) -> list[str]:
     from shared import protocol as p
+    from shared.standings import status_words
 
     assert isinstance(board, p.DailyBoard)
-    head = f"the {board.date} deal of {board.variant}: " + (
-        f"deal {board.deal}, revealed" if board.revealed else "revealed when the day is over (UTC)")
-    out = [head, f"{'rank':>4}  {'name':<24} {'status':<9} {'cards':>5} {'time':>8}"]
+    if not board.revealed:
+        deal = "revealed when the day is over (UTC)"
+    elif board.deal is None:
+        deal = "nobody played it, so no deal was drawn"
+    else:
+        deal = f"deal {board.deal}, revealed"
+    out = [f"the {board.date} deal of {board.variant}: {deal}",
+           f"{'rank':>4}  {'name':<24} {'result':<11} {'cards':>5} {'time':>8}"]
     for line in board.lines:
         time_text = f"{line.time_ms / 1000:>7.1f}s" if line.time_ms is not None else f"{'':>8}"
-        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.status:<9} {line.home:>5} {time_text}")
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {status_words(line.status, final=True):<11} "
+                   f"{line.home:>5} {time_text}")
     if not board.lines:
         out.append("  nobody has played it yet")
     return out

@@ -17,6 +17,7 @@ from client_cli.commands.netargs import add_server_option, server_of
 from client_cli.wording import clock_time
 from shared import protocol as p
 from shared import schedules
+from shared.standings import status_words
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
 ORGANISER_ENV = "THIEVES_ORGANISER_TOKEN"
@@ -103,11 +104,16 @@ def run(args: argparse.Namespace) -> int:
         if action == "create":
             return _create(api, server, args)
         if action == "list":
-            for info in api.list_events(server):
+            events = api.list_events(server)
+            for info in events:
                 print(summary(info))
+            if not events:
+                print(f"no events on {server} yet (an organiser makes one: thieves event create NAME)")
             return 0
         if action == "show":
-            print("\n".join(describe(api.event(server, args.event), time.time() * 1000)))
+            info = api.event(server, args.event)
+            names = {line.account: line.name for line in api.event_standings(server, args.event).lines}
+            print("\n".join(describe(info, time.time() * 1000, names)))
             return 0
         if action in ("join", "withdraw", "check-in"):
             return _entry(api, server, args)
@@ -143,7 +149,10 @@ def _token(args: argparse.Namespace) -> str:
 
 def _create(api: object, server: str, args: argparse.Namespace) -> int:
     from client_cli import api as a
+    from client_cli.commands.netargs import refused
 
+    if refused("event create", (p.EventCreate, "name", args.name, "the event's name")):
+        return 2
     deals = [int(d) for d in args.deals.split(",") if d.strip()] if args.deals else None
     starts_at = schedules.parse_start(args.starts_at, int(time.time() * 1000)) if args.starts_at else None
     body = p.EventCreate(
@@ -223,8 +232,10 @@ def when(info: p.EventInfo) -> str:
     return out
 
 
-def describe(info: p.EventInfo, now_ms: float) -> list[str]:
-    """An event's settings, its clock and the races drawn so far, for 80 columns."""
+def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = None) -> list[str]:
+    """An event's settings, its clock and the races drawn so far, for 80 columns; entrants by ``names``
+    (account -> the name as registered, from the standings) where known."""
+    names = names or {}
     out = [summary(info), f"each race {info.time_limit} s, drawn {info.join_seconds} s before it starts"
            + (", rated" if info.rated else "") + ("" if info.late_entry else ", no late entry")]
     out.append(clock(info, now_ms))
@@ -234,9 +245,9 @@ def describe(info: p.EventInfo, now_ms: float) -> list[str]:
         deal = f" (deal {rnd.deal})" if rnd.deal else ""
         out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
         for heat in rnd.heats:
-            out.append(f"  {heat.code}  " + ", ".join(heat.entrants)[:70])
+            out.append(f"  {heat.code}  " + ", ".join(names.get(a, a) for a in heat.entrants)[:70])
         if rnd.byes:
-            out.append("  bye     " + ", ".join(rnd.byes)[:70])
+            out.append("  bye     " + ", ".join(names.get(a, a) for a in rnd.byes)[:70])
     return out
 
 
@@ -282,11 +293,20 @@ def standings_lines(st: p.EventStandings) -> list[str]:
         score = line.score if line.score is not None else line.matchpoints
         out.append(f"{line.rank:>4}  {line.name[:24]:<24} {score:>11g} {line.home:>5} "
                    f"{line.time_ms / 1000:>7.0f}s  {rounds[:18]}{' (withdrew)' if line.withdrawn else ''}")
+    if any(line.rounds for line in st.lines):
+        out.append(ROUNDS_LEGEND)
     return out
 
 
+ROUND_MARKS = {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": ".", "bye": "B"}
+"""One character per round in the standings' rounds column (a RoundStatus)."""
+ROUNDS_LEGEND = "rounds: " + "  ".join(
+    f"{mark} {status_words(status, final=True)}" for status, mark in ROUND_MARKS.items())
+"""What the rounds column's marks mean, in the words of ``shared.standings.status_words``."""
+
+
 def _round_mark(r: p.EventRoundScore) -> str:
-    return {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": ".", "bye": "B"}.get(r.status, "?")
+    return ROUND_MARKS.get(r.status, "?")
 
 
 WAIT_SECONDS = 1.0

@@ -17,6 +17,7 @@ from typing import Callable
 
 import msgspec
 
+from client_cli import api
 from client_cli.api import ApiError, get_json
 from client_cli.commands.netargs import add_server_option, server_of
 from shared import protocol as p
@@ -46,7 +47,7 @@ class Difference(Exception):
 def run(args: argparse.Namespace) -> int:
     server = server_of(args)
     try:
-        info = msgspec.convert(get_json(server, f"/events/{args.event}"), p.EventInfo)
+        info = api.event(server, args.event)
         if info.status != "finished":
             print(f"thieves verify: event {info.id} is {info.status}: its deals are revealed once it is over",
                   file=sys.stderr)
@@ -55,12 +56,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"thieves verify: event {info.id} is a {info.format} event, which this client cannot recompute "
                   f"(it knows {', '.join(sorted(_FORMATS))})", file=sys.stderr)
             return 2
-        told = msgspec.convert(get_json(server, f"/events/{args.event}/standings"), p.EventStandings)
+        told = api.event_standings(server, args.event)
         rounds = {r.round: _round(server, info, r) for r in info.schedule}
         recompute, fields = _FORMATS[info.format]
         _compare(recompute(info, told, rounds), told, fields)
     except ApiError as exc:
-        print(f"thieves verify: {exc}", file=sys.stderr)
+        why = (f"no event {args.event} on this server ({server}: `thieves event list` shows its events)"
+               if exc.code == p.ErrorCode.EVENT_NOT_FOUND.value else exc.words())
+        print(f"thieves verify: {why}", file=sys.stderr)
         return 2
     except Difference as exc:
         print(f"differ: {exc}")

@@ -1,4 +1,5 @@
-"""HTTP: ``POST /players`` (an account and its key) and ``POST /players/{name}/key`` (a new key).
+"""HTTP: ``POST /players`` (an account and its key), ``POST /players/{name}/key`` (a new key) and
+``GET /players/{name}/key`` (is this key the current one).
 
 The key is answered once and never stored in clear; both answers are the same typed body
 (``AccountKeyAnswer``). Registration counts against the client address's bucket, like race
@@ -16,7 +17,7 @@ from shared.names import NameRefused, account_name
 from ..answers import bearer, client_of, error_response, json_body, json_response, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
-from .accounts import BadKey, account_of, check_key, new_key
+from .accounts import BadKey, account_of, check_key as key_account, new_key
 
 
 async def register_player(request: Request) -> Response:
@@ -53,22 +54,39 @@ async def bearer_account(request: Request) -> Account | Response:
     if given is None:
         return error_response(p.ErrorCode.BAD_KEY, 401, "send your account key as 'Authorization: Bearer <key>'")
     try:
-        return await check_key(service_of(request).accounts, given)
+        return await key_account(service_of(request).accounts, given)
     except BadKey as exc:
         return error_response(p.ErrorCode.BAD_KEY, 401, str(exc))
 
 
-async def rotate_key(request: Request) -> Response:
-    """A new key for the account whose current key is the bearer token; the old one stops working."""
-    service = service_of(request)
+async def key_owner(request: Request) -> Account | Response:
+    """The account ``{name}`` of the path when the bearer token is its current key; else the 404 or
+    401 that says why not."""
     account = account_of(request.path_params["name"])
-    if not await service.accounts.exists(account):
+    if not await service_of(request).accounts.exists(account):
         return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404)
     found = await bearer_account(request)
     if isinstance(found, Response):
         return found
     if found.account != account:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
+    return found
+
+
+async def check_key(request: Request) -> Response:
+    """Whether the bearer token is the account's current key, changing nothing: a client tells a key
+    replaced on another machine (``account rotate``) or mistyped from a good one before relying on it."""
+    found = await key_owner(request)
+    return found if isinstance(found, Response) else json_response(p.KeyCheck(name=found.name))
+
+
+async def rotate_key(request: Request) -> Response:
+    """A new key for the account whose current key is the bearer token; the old one stops working."""
+    service = service_of(request)
+    found = await key_owner(request)
+    if isinstance(found, Response):
+        return found
+    account = found.account
     key, key_hash = new_key(found.name)
     try:
         await service.accounts.rotate(account, found.key_hash, key_hash, now_ms())
