@@ -25,6 +25,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from shared import protocol as p
+from shared.standings import status_words
 
 RECONNECT_SECONDS = 2.0
 DONE = ("finished", "gave_up")
@@ -44,7 +45,9 @@ def live_lines(frame: p.EventLive, now_ms: float) -> list[str]:
         order = sorted(still, key=lambda x: (-x.matchpoints, -x.home, x.account)) + \
             sorted(done, key=lambda x: (-x.matchpoints, -x.home, x.account))
         head = f"round {frame.event.round} live: {len(still)} of {len(frame.live)} still racing"
-        return [head] + [f"  heat {line.heat:<3} {line.account[:22]:<22} {line.status:<12} {line.home:>3} home "
+        names = {line.account: line.name for line in frame.standings.lines}  # as registered
+        return [head] + [f"  heat {line.heat:<3} {names.get(line.account, line.account)[:22]:<22} "
+                         f"{status_words(line.status):<12} {line.home:>3} home "
                          f"{line.matchpoints:>6g} mp now" for line in order]
     pairs: dict[str, list[str]] = {}
     for line in frame.standings.lines:

@@ -68,6 +68,8 @@ async def test_three_bots_race_to_the_end(server: LiveServer) -> None:
         replayed = replay(GameRecord(results.variant, results.deal, tuple(record.moves)))
         assert replayed.ok and replayed.game.position() == record.position
     assert {s.status for s in results.standings} <= {"finished", "gave_up"}
+    ends = [line for line in lines if " moves (" in line]  # each bot's standings, in the shared words
+    assert ends and all(line.endswith(("(won)", "(gave up)")) for line in ends), ends
 
 
 async def test_a_bot_for_a_race_that_does_not_exist_exits_1(server: LiveServer) -> None:

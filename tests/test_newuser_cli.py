@@ -251,3 +251,28 @@ def test_the_rounds_column_has_a_legend() -> None:
     assert lines[1].endswith("G P")
     assert lines[-1] == "rounds: W won  P out of time  G gave up  - no show  . absent  B bye"
     assert all(len(text) <= 80 for text in lines)
+
+
+async def test_the_live_event_names_entrants_as_registered_and_their_status_in_words() -> None:
+    """The live heats of ``thieves event watch`` showed the account id and ``gave_up`` raw."""
+    import socket
+
+    from client_cli.event_watch import EventWatchApp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{s.getsockname()[1]}"
+    event = p.EventInfo(id="e1", name="Cup", format="duplicate", variant="forty-thieves", rounds=2, heat_size=8,
+                        time_limit=60, join_seconds=10, break_seconds=0, rated=False, late_entry=True,
+                        status="running", round=1, round_state="running", created_at=1, entrants=1)
+    standing = p.EventStandingLine(rank=1, account="ann", name="Ann", matchpoints=0, home=3, time_ms=0)
+    frame = p.EventLive(event=event, standings=p.EventStandings(event="e1", status="running", round=1,
+                                                                round_state="running", version=1, lines=[standing]),
+                        live=[p.EventLiveLine(account="ann", heat=1, race="r1", status="gave_up", home=3,
+                                              matchpoints=0)], server_time=1)
+    app = EventWatchApp(down, "e1")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.show(frame)
+        await pilot.pause()
+        text = screen_text(app)
+    assert re.search(r"heat 1\s+Ann\s+gave up\s+3 home", text), text

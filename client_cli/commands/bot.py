@@ -32,6 +32,7 @@ from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, Move
 from shared.solver.board import Board
+from shared.standings import status_words
 from shared.variants import get_variant
 from shared.view import PlayerView
 
@@ -326,6 +327,6 @@ async def play_race(
         return BotOutcome(1, None, moves)
     if state.results is not None:
         for s in state.results.standings:
-            say(f"{s.rank}. {s.name} {s.home}/{s.total} in {s.moves} moves ({s.status})")
+            say(f"{s.rank}. {s.name} {s.home}/{s.total} in {s.moves} moves ({status_words(s.status, final=True)})")
         return BotOutcome(0, state.results, moves)
     return BotOutcome(1, None, moves)

@@ -284,7 +284,7 @@ def standings_lines(st: p.EventStandings) -> list[str]:
         for line in st.lines:
             fire = " on fire" if line.streak >= 2 else ""
             out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.points or 0:>6} {line.wins:>4} {line.races:>5} "
-                       f"{line.home:>5}  {line.status}{fire}{' (withdrew)' if line.withdrawn else ''}")
+                       f"{line.home:>5}  {status_words(line.status)}{fire}{' (withdrew)' if line.withdrawn else ''}")
         return out
     swiss = any(line.score is not None for line in st.lines)  # Swiss points, not matchpoints
     out = [f"{'rank':>4}  {'name':<24} {'points' if swiss else 'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
