@@ -64,12 +64,12 @@ def board_lines(board: object) -> list[str]:
         deal = "nobody played it, so no deal was drawn"
     else:
         deal = f"deal {board.deal}, revealed"
-    out = [f"the {board.date} deal of {board.variant}: {deal}",
-           f"{'rank':>4}  {'name':<24} {'result':<11} {'cards':>5} {'time':>8}"]
+    out = [f"the {board.date} deal of {board.variant}: {deal}"]
+    if not board.lines:
+        return out if board.revealed else out + ["  nobody has played it yet"]
+    out.append(f"{'rank':>4}  {'name':<24} {'result':<11} {'cards':>5} {'time':>8}")
     for line in board.lines:
         time_text = f"{line.time_ms / 1000:>7.1f}s" if line.time_ms is not None else f"{'':>8}"
         out.append(f"{line.rank:>4}  {line.name[:24]:<24} {status_words(line.status, final=True):<11} "
                    f"{line.home:>5} {time_text}")
-    if not board.lines:
-        out.append("  nobody has played it yet")
     return out
