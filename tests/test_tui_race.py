@@ -237,6 +237,13 @@ def footer(app: PlayApp) -> str:
     return screen_text(app).splitlines()[-1]
 
 
+def offered(app: PlayApp) -> set[str]:
+    """The keys the footer offers now, by their descriptions: the shown bindings the app's
+    ``check_action`` does not hide (what the footer draws on its next recompose, which can lag on a
+    busy machine; ``screen.active_bindings`` would ask whichever of the test's apps is active)."""
+    return {b.description for b in app.BINDINGS if b.show and app.check_action(b.action, ()) is not False}
+
+
 async def test_the_footer_offers_only_the_keys_that_work_now(server: LiveServer) -> None:
     """Issue #12, item 6: no ``h Hint`` in a race without hints, no Draw/Home/Give up in the lobby,
     ``b``/``s`` where they apply, and a lobby panel that says who is ready in words."""
@@ -335,9 +342,8 @@ async def test_a_stuck_player_is_told_so_and_offered_only_what_works(server: Liv
         await until(lambda: ann.state.my_status == "blocked", timeout=20, what="ann stuck")
         await until(lambda: "no legal move" in ann.message.text, what="the notice")
         assert ann.message.text == "no legal move is left: g gives up (your cards home still count)"
-        await until(lambda: "g Give up" in footer(ann), what=f"the game keys in {footer(ann)!r}")
-        keys = footer(ann)
-        assert "g Give up" in keys and "Draw" not in keys and "Undo" not in keys, keys
+        keys = offered(ann)  # what the footer draws (read from the bindings: its redraw can lag on a busy machine)
+        assert "Give up" in keys and "Draw" not in keys and "Undo" not in keys, keys
         notice = ann.message.text
         await pa.press("space")
         await until(lambda: ann.message.text != notice, what="the draw refused")
@@ -348,4 +354,4 @@ async def test_a_stuck_player_is_told_so_and_offered_only_what_works(server: Liv
         await until(lambda: ann.state.my_status == "gave_up", what="ann gave up")
         await until(lambda: "you gave up" in screen_text(ann).splitlines()[0], what="the status line")
         assert ann.message.text.startswith("you gave up: your ")
-        assert not any(word in footer(ann) for word in ("Draw", "Home", "Give up")), footer(ann)
+        assert not {"Draw", "Home", "Give up"} & offered(ann), offered(ann)
