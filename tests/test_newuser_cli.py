@@ -140,7 +140,7 @@ async def test_errors_are_said_in_the_organisers_and_players_words(organised: Li
     ["daily", "board"], ["daily", "play"], ["account", "rotate"], ["account", "import", f"ann.{KEY_SECRET}"],
     ["event", "list"], ["event", "show", "e1"], ["event", "standings", "e1"], ["event", "join", "e1"],
     ["event", "create", "Cup", "--organiser-token", "t"], ["event", "start", "e1", "--organiser-token", "t"],
-    ["verify", "e1"],
+    ["verify", "e1"], ["challenge", "bob", "--no-play"], ["challenges"],
 ])
 def test_every_command_says_no_race_server_answers_when_none_does(argv: list[str],
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
