@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from shared import protocol as p
 from shared.variants import get_variant
@@ -25,6 +25,7 @@ from shared.variants import get_variant
 from .race import rules as races
 from .config import Config
 from .race.connection import Connection
+from .ops.edge import AdmissionMiddleware, edge_of
 from .ops.log import log
 from .race.clock import now_ms
 from .compose import compose
@@ -44,9 +45,10 @@ async def health(request: Request) -> Response:
         ok = await service.store.ping()
     except UNAVAILABLE:
         ok = False
+    edge = edge_of(request.scope)
     body = {"status": "ok" if ok else "unavailable", "redis": ok, "protocol": p.PROTOCOL_VERSION,
-            "connections": service.connections, "max_connections": service.gate.limit,
-            "races_here": len(service.hubs)}
+            "connections": edge.held if edge else None, "max_connections": edge.limits.max_connections if edge else None,
+            "websockets": service.connections, "races_here": len(service.hubs)}
     return json_response(body, 200 if ok else 503)
 
 
@@ -59,18 +61,25 @@ async def metrics(request: Request) -> Response:
     except UNAVAILABLE:
         active, up = -1, 0
         depths = {v: -1 for v in service.checked.targets}
+    edge = edge_of(request.scope)
     gauges = {
         "thieves_connections": ("open WebSocket connections on this process", service.connections),
+        "thieves_connections_held": ("connections counted against --max-connections: WebSockets, event streams, "
+                                     "HTTP keep-alive and requests being read", edge.held if edge else -1),
         "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
         "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
         "thieves_redis_up": ("1 while Redis answers", up),
-        "thieves_connections_max": ("WebSockets this process admits (--max-connections or derived)",
-                                    service.gate.limit),
+        "thieves_connections_max": ("connections this process holds at most (--max-connections or derived)",
+                                    edge.limits.max_connections if edge else -1),
     }
     labelled = {"thieves_checked_pool_depth": (
         "checked deals ready in the private pool, per variant kept filled (all processes; -1: Redis down)",
         "variant", depths)}
-    return PlainTextResponse(service.metrics.render(gauges, labelled), media_type="text/plain; version=0.0.4")
+    counters = {"thieves_connections_refused_total": (
+        "connections and requests refused at the edge, by kind: server_full, too_many_connections, "
+        "header_timeout, body_timeout, body_too_large", "kind", dict(edge.refused) if edge else {})}
+    return PlainTextResponse(service.metrics.render(gauges, labelled, counters),
+                             media_type="text/plain; version=0.0.4")
 
 
 async def create_race(request: Request) -> Response:
@@ -134,31 +143,8 @@ async def get_results(request: Request) -> Response:
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
-    service = service_of(ws)
-    if not service.gate.enter():
-        await refuse_full(ws, service)
-        return
-    try:
-        await Connection(ws, service).run()
-    finally:
-        service.gate.leave()
-
-
-async def refuse_full(ws: WebSocket, service: Service) -> None:
-    """Beyond ``--max-connections``: accept, say ``server_full``, close with 4007.
-
-    Accepted rather than refused at the handshake, so the client learns why
-    (an HTTP 403 at the upgrade tells a WebSocket library little); the
-    headroom of the open-file limit pays for these few moments.
-    """
-    service.metrics.connections_refused += 1
-    message = f"this server process holds {service.gate.limit} connections, its most: reconnect later"
-    try:
-        await ws.accept()
-        await ws.send_bytes(p.encode(p.error(p.ErrorCode.SERVER_FULL, message)))
-        await ws.close(p.CloseCode.SERVER_FULL)
-    except (OSError, RuntimeError, WebSocketDisconnect):
-        pass  # the client left first
+    """A race connection; admitted (or refused with ``server_full``) by the edge (server/ops/edge.py)."""
+    await Connection(ws, service_of(ws)).run()
 
 
 SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
@@ -279,6 +265,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(EdgeMiddleware)],
+    # The security headers' middleware first, so they are on the admission's refusals too.
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(EdgeMiddleware), Middleware(AdmissionMiddleware)],
                      exception_handlers={Exception: _internal, 404: unknown_path,
                                          **{error: _unavailable for error in UNAVAILABLE}})

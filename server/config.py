@@ -70,7 +70,18 @@ class Config:
     checked_wait: float = 8.0
     """Seconds a pool race's creation may spend solving when the private pool is empty (0: fail at once)."""
     max_connections: int = 0
-    """WebSockets this process admits (0: derived from the open-file limit, see server/ops/limits.py)."""
+    """Connections this process holds: WebSockets, event streams, HTTP keep-alive, requests being read
+    (0: derived from the open-file limit, see server/ops/limits.py and server/ops/edge.py)."""
+    connections_per_address: int = 64
+    """Connections one client address may hold on this process (0: no cap); behind a trusted proxy,
+    the forwarded address's requests and streams."""
+    header_timeout: float = 10.0
+    """Seconds a request's head (request line and headers) may take to arrive, from the connection's
+    start or the previous answer's end."""
+    body_timeout: float = 30.0
+    """Seconds a request's body may take to arrive once its head is in."""
+    max_body: int = 65_536
+    """Bytes a request body may have (HTTP 413 beyond); every body this server reads is a small JSON."""
     trusted_proxies: str = ""
     """Comma-separated proxy addresses or networks whose X-Forwarded-For is believed ("": none)."""
     create_burst: int = 10
@@ -157,8 +168,14 @@ _HELP = {
     "in that time are dropped)",
     "checked_wait": "seconds creating a pool race may spend solving when the checked pool is empty, before "
     "answering pool_empty (0: at once)",
-    "max_connections": "WebSockets this process admits before refusing with close 4007 (0: the open-file "
-    "limit less the descriptors kept for Redis, HTTP and workers)",
+    "max_connections": "connections this process holds (WebSockets, event streams, HTTP keep-alive, requests "
+    "being read) before refusing with server_full (HTTP 503, WebSocket close 4007) (0: the open-file limit less "
+    "the descriptors kept for Redis, /health, /metrics and workers)",
+    "connections_per_address": "connections one client address may hold on this process before refusing with "
+    "too_many_connections (HTTP 429, WebSocket close 4007) (0: no cap)",
+    "header_timeout": "seconds a request's head may take to arrive (HTTP 408 and close beyond)",
+    "body_timeout": "seconds a request's body may take to arrive once its head is in (HTTP 408 and close beyond)",
+    "max_body": "bytes a request body may have (HTTP 413 beyond, refused before it is read)",
     "trusted_proxies": "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For "
     "names the client (default: none, the socket peer is the client)",
     "create_burst": "races one client address may create at once, over every process (0: no rate limit)",

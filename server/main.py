@@ -20,6 +20,7 @@ from .app import create_app
 from .store import UNAVAILABLE, redis_client
 from .config import Config, parse_args
 from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
+from .ops.edge import HEAD_BYTES, Edge, EdgeLimits
 from .ops.log import log, setup_logging
 from .ops.websocket import Protocol as WebSocketProtocol
 
@@ -34,12 +35,16 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
-    """The uvicorn settings that matter for this protocol (see design.md)."""
+    """The uvicorn settings that matter for this protocol (see design.md), with a new :class:`Edge`
+    counting this server's connections (``--max-connections`` read now: after ``raise_open_files``)."""
     return uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
         loop="none",  # serve() runs in the caller's loop (uvloop from main(); the test's own loop)
+        http=Edge(EdgeLimits.of(config)).protocol,  # counted, with read deadlines (server/ops/edge.py)
+        h11_max_incomplete_event_size=HEAD_BYTES,
+        timeout_keep_alive=config.header_timeout,  # type: ignore[arg-type]  # an idle keep-alive waits for its next head
         ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/ops/websocket.py)
         ws_max_size=p.MAX_FRAME_BYTES,
         ws_per_message_deflate=False,

@@ -1059,6 +1059,9 @@ class ErrorCode(str, enum.Enum):
     TOO_MANY_LOBBIES = "too_many_lobbies"
     LOBBIES_FULL = "lobbies_full"
     SERVER_FULL = "server_full"
+    TOO_MANY_CONNECTIONS = "too_many_connections"
+    REQUEST_TIMEOUT = "request_timeout"
+    BODY_TOO_LARGE = "body_too_large"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
     BAD_NAME = "bad_name"
@@ -1131,7 +1134,13 @@ _EXPLANATIONS = {
     ErrorCode.LOBBIES_FULL: "the server holds as many races waiting in the lobby as it allows: try again "
     "later (HTTP 503 with Retry-After); nothing was stored",
     ErrorCode.SERVER_FULL: "this server process holds as many connections as it allows: reconnect later "
-    "or to another server (the connection is closed with 4007)",
+    "or to another server (HTTP 503 with Retry-After; a WebSocket is closed with 4007)",
+    ErrorCode.TOO_MANY_CONNECTIONS: "this client address holds as many connections to this server process as "
+    "one address may: close one or retry later (HTTP 429 with Retry-After; a WebSocket is closed with 4007)",
+    ErrorCode.REQUEST_TIMEOUT: "the request's head or body did not arrive in time (HTTP 408; the connection "
+    "is closed)",
+    ErrorCode.BODY_TOO_LARGE: "the request body is larger than the server reads (HTTP 413; the connection is "
+    "closed)",
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
     ErrorCode.BAD_NAME: "an account name is 2 to 24 letters, digits, '_' or '-', starting with a letter or digit",
@@ -1231,8 +1240,8 @@ CLOSE_EXPLANATIONS: dict[CloseCode, str] = {
     CloseCode.TOO_MANY_ERRORS: "too many bad frames on this connection",
     CloseCode.FLOODING: "the connection kept sending far above its rate limit",
     CloseCode.SLOW_READER: "the client read too slowly and its send queue filled up",
-    CloseCode.SERVER_FULL: "the server process holds as many connections as it allows: reconnect after a "
-    "pause, or to another server",
+    CloseCode.SERVER_FULL: "the server process holds as many connections as it allows, or as many as one "
+    "address may (the error frame says which): reconnect after a pause, or to another server",
     CloseCode.KEY_REPLACED: "the key this connection joined with was replaced: rejoin with the new key",
 }
 

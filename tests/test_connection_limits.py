@@ -1,31 +1,41 @@
-"""Connection limits (issue #10): the real ``thieves-server`` under a low open-file limit.
+"""Connection limits (issues #10 and #22): the real ``thieves-server`` under a low open-file limit.
 
 With 1,024 descriptors a server once took about a thousand spectators and
-then reset every new connection, ``/health`` included, without a word. Here
-the process gets a hard limit it cannot raise (256), more spectators than
-it may hold come, and every one of them must either be welcomed or told
-``server_full`` and closed with 4007, while ``/health`` answers throughout
-and ``/metrics`` counts the refusals. The derivation of the limit is
-unit-tested below.
+then reset every new connection, ``/health`` included, without a word; later
+an outside tester did the same with event streams, keep-alive connections and
+half-sent requests, which were not counted at all. Here the process gets a
+hard limit it cannot raise (160), and for each kind of connection more come
+than it has descriptors: every one is either held or refused typed
+(``server_full``: HTTP 503 JSON, or an ``error`` frame and close 4007), a
+newcomer of any kind is refused typed while it is full, ``/health`` answers
+throughout and ``/metrics`` counts the refusals. The derivation of the limit
+is unit-tested below.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import sys
 import urllib.request
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, Iterator
 
-import websockets
+import pytest
 
+from edge_util import RawClient, head, spectate
 from process_util import ServerProcess
-from redis_util import PROCESS_ARGS, TEST_CONFIG, Client, create_race, eventually
-from server.ops import limits
-from shared import protocol as p
+from redis_util import PROCESS_ARGS, TEST_CONFIG, eventually
+from server.ops import edge, limits
+from server.ops.embedded import EmbeddedRedis
 
-OPEN_FILES = 256
+OPEN_FILES = 160
+TOTAL = OPEN_FILES + 16
+"""Connections of one kind opened per test: more than the process has descriptors."""
+ORGANISER = "organiser-secret-for-edge-tests"
+KINDS = ("websocket", "race_stream", "event_stream", "keep_alive", "half_read")
 _WITH_LIMIT = ("import os, resource, sys; n = int(sys.argv[1]); "
                "resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); os.execv(sys.argv[2], sys.argv[2:])")
 
@@ -42,23 +52,18 @@ class LimitedServer(ServerProcess):
         return [sys.executable, "-c", _WITH_LIMIT, str(self.open_files), *super().command]
 
 
-async def spectate(server: ServerProcess, race: str) -> tuple[str, websockets.ClientConnection | None]:
-    """One spectator: ``("welcome", ws)``, or ``("refused <code> <close>", None)``; anything else
-    (a reset, a handshake failure, a timeout) raises and fails the test."""
-    ws = await websockets.connect(server.ws_url, compression=None, open_timeout=30)
+@pytest.fixture(scope="module")
+def limited(redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedServer]:
+    """One server for the kinds (each test gives back every place it took). The head deadline is long:
+    the half-read and keep-alive holders must outlast a test on a busy machine."""
+    server = LimitedServer(redis_server.url, open_files=OPEN_FILES,
+                           args=[*PROCESS_ARGS, "--organiser-token", ORGANISER, "--header-timeout", "120"],
+                           log_path=tmp_path_factory.mktemp("limited") / "server.ops.log")
+    server.start()
     try:
-        await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, role="spectator")))
-    except websockets.ConnectionClosed:
-        pass  # refused at once: the error frame is already in (read below)
-    msg = p.decode_server(await asyncio.wait_for(ws.recv(), 30))
-    if isinstance(msg, p.Welcome):
-        return "welcome", ws
-    assert isinstance(msg, p.Error), msg
-    try:
-        await asyncio.wait_for(ws.recv(), 30)
-    except websockets.ConnectionClosed:
-        pass
-    return f"refused {msg.code} {ws.close_code}", None
+        yield server
+    finally:
+        server.close()
 
 
 def metrics(server: ServerProcess) -> dict[str, float]:
@@ -68,50 +73,128 @@ def metrics(server: ServerProcess) -> dict[str, float]:
             (line.rpartition(" ") for line in text.splitlines() if not line.startswith("#"))}
 
 
-async def healthy(server: ServerProcess) -> None:
+async def health(server: ServerProcess) -> dict[str, Any]:
     answer = await asyncio.to_thread(server.health, 10.0)
     assert answer is not None and answer[0] == 200, answer
+    return answer[1]  # type: ignore[no-any-return]
 
 
-async def test_beyond_max_connections_clients_are_refused_typed_and_health_answers(redis_url: str,
-                                                                                  tmp_path: Path) -> None:
-    server = LimitedServer(redis_url, args=PROCESS_ARGS, open_files=OPEN_FILES, log_path=tmp_path / "server.ops.log")
-    await asyncio.to_thread(server.start)
-    welcomed: list[websockets.ClientConnection] = []
+async def _target(server: ServerProcess, kind: str) -> str:
+    """What the kind connects to: a race (also what a WebSocket newcomer spectates), or an event."""
+    client = await RawClient.open(server.url)
     try:
-        status, body = await asyncio.to_thread(server.health)  # type: ignore[misc]
-        allowed = body["max_connections"]
-        assert 0 < allowed < OPEN_FILES - 64, body  # room left for Redis, HTTP and the refusals
-        assert server.events("open_files") and f"soft={OPEN_FILES}" in server.events("open_files")[0]
-        assert server.events("open_files_low"), "a limit this low is worth a warning"
-        race = (await create_race(server, seats=2)).race.id
-
-        outcomes: list[str] = []
-        for batch in range(0, OPEN_FILES, 32):  # more spectators than descriptors, 32 at a time
-            for kind, ws in await asyncio.gather(*(spectate(server, race) for _ in range(batch, batch + 32))):
-                outcomes.append(kind)
-                if ws is not None:
-                    welcomed.append(ws)
-            await healthy(server)
-        refused = OPEN_FILES - allowed
-        assert outcomes.count("welcome") == allowed
-        assert outcomes.count(f"refused server_full {int(p.CloseCode.SERVER_FULL)}") == refused, set(outcomes)
-        figures = await asyncio.to_thread(metrics, server)
-        assert figures["thieves_connections_refused_total"] == refused
-        assert figures["thieves_connections"] == allowed
-        assert figures["thieves_connections_max"] == allowed
-        assert len(server.events("connections_full")) == 1, "one warning per full spell, not one per refusal"
-
-        await welcomed.pop().close()  # a place frees up: the next spectator gets in
-
-        async def let_in() -> bool:
-            return (await spectate(server, race))[0] == "welcome"
-
-        await eventually(let_in, "the next spectator to be welcomed", timeout=30)
-        await healthy(server)
+        if kind == "event_stream":
+            body = json.dumps({"name": "Cup", "join_seconds": 600, "break_seconds": 0, "time_limit": 120}).encode()
+            answer = await client.request("POST", "/events", {"authorization": f"Bearer {ORGANISER}",
+                                                              "content-type": "application/json"}, body)
+        else:
+            answer = await client.request("POST", "/races", {"content-type": "application/json"}, b"{}")
+        assert answer.status == 201, answer
+        return str(answer.json["id"] if kind == "event_stream" else answer.json["race"]["id"])
     finally:
-        await asyncio.gather(*(ws.close() for ws in welcomed), return_exceptions=True)
-        await asyncio.to_thread(server.close)
+        client.close()
+
+
+async def hold(server: ServerProcess, kind: str, target: str) -> tuple[str, Any]:
+    """Open one connection of ``kind``: ``("held", connection)`` or ``("refused <code>", None)``.
+
+    A half-read request is held while the server says nothing (it waits for the rest of the head);
+    an HTTP refusal must be 503 with ``Retry-After``."""
+    if kind == "websocket":
+        outcome, ws = await spectate(server.ws_url, target)
+        return ("held", ws) if outcome == "welcome" else (outcome, None)
+    client = await RawClient.open(server.url)
+    try:
+        if kind == "half_read":
+            await client.send(b"GET /races HTTP/1.1\r\nhost: test\r\n")
+            try:
+                answer = await client.answer(timeout=0.5)
+            except TimeoutError:
+                return "held", client
+        else:
+            path = {"race_stream": f"/races/{target}/events", "event_stream": f"/events/{target}/stream",
+                    "keep_alive": "/races"}[kind]
+            await client.send(head("GET", path, {"accept": "text/event-stream"}))
+            answer = await client.answer(body=kind == "keep_alive")
+            if answer.status == 200:
+                return "held", client
+    except BaseException:
+        client.close()
+        raise
+    client.close()
+    assert answer.status == 503 and answer.headers["retry-after"] == str(edge.RETRY_AFTER), answer
+    return f"refused {answer.code}", None
+
+
+async def silent(client: RawClient) -> str:
+    """A held half-read request now: still waiting (``held``), or answered since (a refusal)."""
+    try:
+        answer = await client.answer(timeout=0.5)
+    except TimeoutError:
+        return "held"
+    assert answer.status == 503, answer
+    return f"refused {answer.code}"
+
+
+async def close_all(held: list[Any]) -> None:
+    for conn in held:
+        if isinstance(conn, RawClient):
+            conn.close()
+    await asyncio.gather(*(c.close() for c in held if not isinstance(c, RawClient)), return_exceptions=True)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedServer, kind: str) -> None:
+    server = limited
+    body = await health(server)
+    allowed = body["max_connections"]
+    assert allowed == limits.derive_max_connections(OPEN_FILES, limits.reserved_descriptors(
+        replace(TEST_CONFIG, hint_workers=0, checked_pool_size=0)))  # derived from the open-file limit
+    assert allowed + edge.RESERVE < OPEN_FILES - 64, body  # room left for Redis and the refusals in flight
+    race = await _target(server, "race")
+    target = await _target(server, kind) if kind == "event_stream" else race
+    before = await asyncio.to_thread(metrics, server)
+    held: list[Any] = []
+    outcomes: list[str] = []
+    try:
+        for start in range(0, TOTAL, 32):
+            for outcome, conn in await asyncio.gather(*(hold(server, kind, target)
+                                                        for _ in range(start, min(TOTAL, start + 32)))):
+                outcomes.append(outcome)
+                if conn is not None:
+                    held.append(conn)
+            await health(server)  # answers throughout (the reserve)
+        if kind == "half_read":  # a reserve place waits for its head too, until a newcomer needs it
+            late = await asyncio.gather(*(silent(c) for c in held))
+            outcomes += [o for o in late if o != "held"]
+            assert allowed <= late.count("held") <= allowed + edge.RESERVE, late
+        else:
+            assert len(held) == allowed
+        assert set(o for o in outcomes if o != "held") == {"refused server_full"}, set(outcomes)
+        refused = [o for o in outcomes if o != "held"]
+
+        # Full: a newcomer of any kind is refused typed; /health and /metrics answer.
+        assert (await health(server))["connections"] == allowed
+        assert (await spectate(server.ws_url, race))[0] == "refused server_full"
+        client = await RawClient.open(server.url)
+        answer = await client.request("POST", "/races", {"content-type": "application/json"}, b"{}")
+        client.close()
+        assert (answer.status, answer.code) == (503, "server_full") and answer.headers["retry-after"] == "5"
+        figures = await asyncio.to_thread(metrics, server)
+        assert figures["thieves_connections_held"] == figures["thieves_connections_max"] == allowed
+        key = 'thieves_connections_refused_total{kind="server_full"}'
+        assert figures[key] - before.get(key, 0) >= len(refused) + 2
+        assert server.events("connections_full"), "a full spell is logged"
+    finally:
+        await close_all(held)
+
+    async def given_back() -> bool:
+        return (await health(server))["connections"] == 1  # the /health request itself
+
+    await eventually(given_back, "every place to be given back", timeout=30)
+    outcome, ws = await spectate(server.ws_url, race)
+    assert outcome == "welcome" and ws is not None
+    await ws.close()
 
 
 def test_max_connections_leaves_the_reserve_spare() -> None:
@@ -142,13 +225,6 @@ def test_raising_the_soft_limit_to_the_hard_one() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_the_gate_admits_up_to_its_limit() -> None:
-    gate = limits.ConnectionGate(2)
-    assert [gate.enter(), gate.enter(), gate.enter()] == [True, True, False]
-    gate.leave()
-    assert gate.enter() and not gate.enter()
-
-
 def test_the_client_address_behind_trusted_proxies() -> None:
     trusted = [ipaddress.ip_network("10.0.0.0/8")]
     assert limits.client_address("192.0.2.7", {"x-forwarded-for": "198.51.100.1"}, trusted) == "192.0.2.7"
@@ -162,16 +238,3 @@ def test_the_client_address_behind_trusted_proxies() -> None:
     assert limits.client_address(None, {}, []) == "unknown"
 
 
-async def test_an_in_process_server_refuses_past_an_explicit_limit(redis_url: str) -> None:
-    """The same gate in the app the other tests use, with ``--max-connections`` set."""
-    from redis_util import live_server
-
-    async with live_server(redis_url, max_connections=1) as server:
-        first = await Client.connect(server)
-        second = await Client.connect(server)
-        error = await second.error()
-        assert error.code == "server_full"
-        assert await second.closed() == p.CloseCode.SERVER_FULL
-        status, body = await server.http("GET", "/health")
-        assert status == 200 and body["max_connections"] == 1 and body["connections"] == 1
-        await first.close()

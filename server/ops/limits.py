@@ -1,23 +1,23 @@
 """How many sockets this process may hold, and who a request comes from.
 
-Why this exists: every WebSocket is an open file. With the usual soft limit
-of 1,024 descriptors a server took about a thousand spectators and then
-reset every new connection, ``/health`` included, without a log line: the
-kernel refused ``accept`` (EMFILE) before the application saw anything. So,
-as Redis does for ``maxclients``:
+Why this exists: every connection is an open file. With the usual soft
+limit of 1,024 descriptors a server took about a thousand spectators and
+then reset every new connection, ``/health`` included, without a log line:
+the kernel refused ``accept`` (EMFILE) before the application saw anything.
+So, as Redis does for ``maxclients``:
 
 - at start the soft ``RLIMIT_NOFILE`` is raised to the hard one
   (:func:`raise_open_files`) and the outcome is logged;
-- the server admits at most ``--max-connections`` WebSockets
-  (:class:`ConnectionGate`); by default that is the open-file limit less
-  :func:`reserved_descriptors`, the headroom that Redis connections, the
-  HTTP endpoints, worker pipes, log files and refusals in flight need, so
-  ``/health`` and ``/metrics`` still answer when the WebSockets are full;
-- one beyond the limit is accepted, told ``server_full`` in an ``error``
-  frame and closed with 4007: a typed answer instead of a reset.
+- the server holds at most ``--max-connections`` connections of any kind
+  (counted by :mod:`server.ops.edge`); by default that is the open-file
+  limit less :func:`reserved_descriptors`, the headroom that Redis
+  connections, the edge's reserve for ``/health`` and ``/metrics``, worker
+  pipes, log files and refusals in flight need;
+- one beyond the limit gets a typed answer (``server_full``) instead of a reset.
 
-:func:`client_address` names the client that creation limits count
-against: the socket peer, or the address a trusted proxy forwarded.
+:func:`client_address` names the client that creation and connection
+limits count against: the socket peer, or the address a trusted proxy
+forwarded.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ BASE_DESCRIPTORS = 48
 """Standard streams, the listening socket, the event loop's own descriptors, log files,
 the embedded Redis's pipe and socket, the pub/sub connection, modules being read."""
 HTTP_SPARE = 48
-"""Concurrent HTTP requests (``/health``, ``/metrics``, ``POST /races``) and refused
-WebSockets still being closed: what must stay free when the WebSockets are full."""
+"""The edge's reserve for ``/health``, ``/metrics`` and typed refusals (``edge.RESERVE``) and
+refused connections still being closed: what must stay free when the connections are full."""
 PER_WORKER = 8
 """Pipes and the process sentinel of each solver worker process."""
 MIN_CONNECTIONS = 1
@@ -104,7 +104,7 @@ def max_connections(config: Config, open_files: int | None = None) -> int:
 
 
 def log_open_files(config: Config, files: OpenFiles) -> None:
-    """One line at start: the limit, whether it was raised, the WebSockets it allows."""
+    """One line at start: the limit, whether it was raised, the connections it allows."""
     reserved = reserved_descriptors(config)
     allowed = max_connections(config, files.soft)
     fields = dict(soft=files.soft, hard=files.hard, max_connections=allowed, reserved=reserved)
@@ -122,35 +122,10 @@ def log_open_files(config: Config, files: OpenFiles) -> None:
             soft=files.soft, reserved=reserved, risk="new connections may be reset once descriptors run out")
 
 
-class ConnectionGate:
-    """Counts WebSockets in and out; refuses one beyond ``limit``.
-
-    Entered before the handshake's first await, so concurrent handshakes
-    cannot all slip under the limit.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.open = 0
-        self._full = False
-
-    def enter(self) -> bool:
-        """Take a place (True), or False: full (logged once per full spell)."""
-        if self.open < self.limit:
-            self.open += 1
-            self._full = False
-            return True
-        if not self._full:
-            self._full = True
-            log("connections_full", logging.WARNING, max_connections=self.limit,
-                hint="raise --max-connections and the open-file limit, or add a server process")
-        return False
-
-    def leave(self) -> None:
-        self.open -= 1
+Networks = list[ipaddress.IPv4Network | ipaddress.IPv6Network]
 
 
-def _networks(text: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def _networks(text: str) -> Networks:
     """``--trusted-proxies``: comma-separated addresses or CIDR networks; ValueError names a bad one."""
     out = []
     for item in text.split(","):
@@ -162,12 +137,22 @@ def _networks(text: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return out
 
 
-def trusted_networks(config: Config) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def trusted_networks(config: Config) -> Networks:
     return _networks(config.trusted_proxies)
 
 
-def client_address(peer: str | None, headers: Mapping[str, str],
-                   trusted: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> str:
+def is_trusted(peer: str | None, trusted: Networks) -> bool:
+    """Whether the socket peer is one of ``--trusted-proxies``."""
+    if not trusted:
+        return False
+    try:
+        addr = ipaddress.ip_address(peer or "")
+    except ValueError:
+        return False
+    return any(addr in net for net in trusted)
+
+
+def client_address(peer: str | None, headers: Mapping[str, str], trusted: Networks) -> str:
     """Whom a request counts against: the socket peer, unless that is a trusted proxy.
 
     Behind trusted proxies the client is the right-most ``X-Forwarded-For``

@@ -53,8 +53,6 @@ class Metrics:
 
     def __init__(self) -> None:
         self.connections_opened = 0
-        self.connections_refused = 0
-        """WebSockets refused because the process held ``--max-connections`` (close 4007)."""
         self.creations_refused: dict[str, int] = defaultdict(int)
         """error code -> race creations refused by a creation limit (HTTP and WebSocket)."""
         self.moves_accepted = 0
@@ -77,9 +75,11 @@ class Metrics:
         self.frames_out[kind] += count
 
     def render(self, gauges: Mapping[str, tuple[str, float]],
-               labelled: dict[str, tuple[str, str, dict[str, int]]] | None = None) -> str:
+               labelled: dict[str, tuple[str, str, dict[str, int]]] | None = None,
+               counters: dict[str, tuple[str, str, dict[str, int]]] | None = None) -> str:
         """The exposition text; gauges are read at scrape time: ``gauges`` name -> (help, value),
-        ``labelled`` name -> (help, label name, {label value: value})."""
+        ``labelled`` name -> (help, label name, {label value: value}); ``counters`` as ``labelled``,
+        kept elsewhere (the edge's refusals, server/ops/edge.py)."""
         lines: list[str] = []
 
         def family(name: str, kind: str, help_text: str, samples: Iterable[str]) -> None:
@@ -91,11 +91,10 @@ class Metrics:
             family(name, "gauge", help_text, [f"{name} {_num(value)}"])
         for name, (help_text, label, values) in (labelled or {}).items():
             family(name, "gauge", help_text, _labelled(name, label, values))
+        for name, (help_text, label, values) in (counters or {}).items():
+            family(name, "counter", help_text, _labelled(name, label, values))
         family("thieves_connections_opened_total", "counter", "WebSocket connections accepted",
                [f"thieves_connections_opened_total {self.connections_opened}"])
-        family("thieves_connections_refused_total", "counter",
-               "WebSockets refused with server_full (close 4007): the process held --max-connections",
-               [f"thieves_connections_refused_total {self.connections_refused}"])
         family("thieves_creations_refused_total", "counter",
                "race creations refused by a creation limit, by error code (HTTP 429/503 and create frames)",
                _labelled("thieves_creations_refused_total", "code", self.creations_refused))

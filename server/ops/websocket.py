@@ -56,6 +56,8 @@ except ImportError:  # websockets without its C extension
     from websockets.utils import apply_mask
 from websockets.protocol import State
 
+from .edge import TICKET
+
 BACKLOG = "thieves.backlog"
 """Key of the connection's :class:`Backlog` in ``scope["extensions"]``."""
 LINGER_SECONDS = 5.0
@@ -310,6 +312,12 @@ class Protocol(WebSocketsSansIOProtocol):
             self.response = None  # type: ignore[assignment]
             # No await since the 101 was written: nothing the client sent after it has been read yet.
             self._walking = self.raw and self._clean and not self.conn.extensions
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        ticket = self.app_state.get(TICKET)  # counted by the HTTP protocol it was upgraded from (server/ops/edge.py)
+        if ticket is not None:
+            ticket.release()
 
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]

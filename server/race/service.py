@@ -20,7 +20,7 @@ from ..deals.hinting import HintRunner
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
-from ..ops.limits import ConnectionGate, client_address, max_connections, trusted_networks
+from ..ops.limits import client_address, trusted_networks
 from ..store.accounts import AccountStore
 from ..store.challenges import ChallengeStore
 from ..store.limits import Bucket
@@ -109,7 +109,6 @@ class Service:
         self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
                                    config.checked_wait)
         self.hints = HintRunner(config.hint_workers)
-        self.gate = ConnectionGate(max_connections(config))
         self.creations = CreationLimits(redis, creation_settings(config))
         self.accounts = AccountStore(redis)
         self.challenges = ChallengeStore(redis)

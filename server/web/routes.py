@@ -57,18 +57,11 @@ async def race_events(request: Request) -> Response:
     race = await service.store.resolve(request.path_params["race"])
     if race is None:
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
-    if not service.gate.enter():
-        response = error_response(p.ErrorCode.SERVER_FULL, 503)
-        response.headers["Retry-After"] = "5"
-        return response
+    # Admitted by the edge with its socket (server/ops/edge.py): a stream counts as long as it is open.
     try:
         hub, listener = await open_stream(service, race, last_version)
     except RaceGone:
-        service.gate.leave()
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
-    except BaseException:
-        service.gate.leave()
-        raise
     return EventSourceResponse(_stream(service, hub, listener), ping=PING_SECONDS)
 
 
@@ -79,7 +72,6 @@ async def _stream(service: Service, hub: RaceHub, listener: SseSpectator) -> Asy
     finally:
         # Left in a task of its own: this generator may be closing because its task is cancelled
         # (the browser went away), and leaving unsubscribes the hub, which awaits Redis.
-        service.gate.leave()
         task = asyncio.ensure_future(service.leave_hub(hub, listener))
         _leaving.add(task)
         task.add_done_callback(_leaving.discard)

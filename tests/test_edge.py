@@ -1,0 +1,239 @@
+"""The public edge (issue #22): read deadlines, the body limit and the per-address cap, on a real server.
+
+Each test is an attacker's client over real sockets: a request head or body
+trickled in, a 64 MB body, one address holding more connections than its
+share, directly or through a trusted proxy. The server must cut it with a
+typed answer, count it in ``/metrics``, and keep serving everyone else. (The
+global cap under a low open-file limit is tests/test_connection_limits.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import urllib.request
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+
+from edge_util import RawClient, head, spectate
+from redis_util import LiveServer, create_race, eventually, live_server
+from server.config import Config
+from server.ops import edge
+
+DEADLINE = 1.0
+MAX_BODY = 4096
+PER_ADDRESS = 3
+PROXY = "127.0.0.9"
+
+
+@pytest.fixture
+async def server(redis_url: str) -> AsyncIterator[LiveServer]:
+    async with live_server(redis_url, header_timeout=DEADLINE, body_timeout=DEADLINE, max_body=MAX_BODY,
+                           connections_per_address=PER_ADDRESS, trusted_proxies=PROXY) as live:
+        yield live
+
+
+async def refusals(server: LiveServer) -> dict[str, float]:
+    """The edge's refusals by kind, from ``/metrics`` (read in a thread: the server is in this loop)."""
+
+    def scrape() -> str:
+        with urllib.request.urlopen(server.url + "/metrics", timeout=10) as resp:
+            return resp.read().decode()
+
+    text = await asyncio.to_thread(scrape)
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(r'^thieves_connections_refused_total\{kind="(\w+)"\} (\S+)$', text, re.M)}
+
+
+async def trickle(client: RawClient, pieces: list[bytes], every: float = 0.2) -> int:
+    """Send one piece every ``every`` seconds until done or the server closes; how many went."""
+    sent = 0
+    try:
+        for piece in pieces:
+            await client.send(piece)
+            sent += 1
+            await asyncio.sleep(every)
+    except ConnectionError:
+        pass
+    return sent
+
+
+async def test_a_request_head_trickled_in_is_cut_at_the_header_deadline(server: LiveServer) -> None:
+    lines = [b"x-slow: %d\r\n" % n for n in range(100)]  # 20 s of header lines, one every 0.2 s
+    client = await RawClient.open(server.url)
+    sending = asyncio.create_task(trickle(client, [b"GET /races HTTP/1.1\r\nhost: test\r\n", *lines]))
+    answer = await client.answer()
+    assert (answer.status, answer.code) == (408, "request_timeout"), answer
+    assert "request head" in answer.json["message"] and answer.headers["connection"] == "close"
+    assert await client.closed()
+    client.close()
+    assert await sending < len(lines), "cut while it was still trickling"
+
+    # On a keep-alive connection the deadline starts again with each request: the first is answered,
+    # the second's head trickles and is cut.
+    client = await RawClient.open(server.url)
+    assert (await client.request("GET", "/races")).status == 200
+    sending = asyncio.create_task(trickle(client, [b"GET /races HTTP/1.1\r\n", *lines]))
+    assert (await client.answer()).status == 408
+    assert await client.closed()
+    client.close()
+    assert await sending < len(lines)
+    assert (await refusals(server))["header_timeout"] == 2
+
+
+async def test_a_request_body_trickled_in_is_answered_408_at_the_body_deadline(server: LiveServer) -> None:
+    client = await RawClient.open(server.url)
+    await client.send(b"POST /races HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n"
+                      b"content-length: 100\r\n\r\n")
+    sending = asyncio.create_task(trickle(client, [b" "] * 100))  # 1 byte every 0.2 s: 20 s
+    answer = await client.answer()
+    assert (answer.status, answer.code) == (408, "request_timeout"), answer
+    assert "request body" in answer.json["message"]
+    assert await client.closed()
+    client.close()
+    assert await sending < 100
+    assert (await refusals(server))["body_timeout"] == 1
+    status, _ = await server.http("GET", "/races")  # the application is still there for everyone else
+    assert status == 200
+
+
+async def test_a_64_mb_body_is_refused_413_without_being_read(server: LiveServer) -> None:
+    total, chunk = 64 << 20, b"x" * 65536
+    client = await RawClient.open(server.url)
+    await client.send(head("POST", "/races", {"content-type": "application/json", "content-length": str(total)}))
+    sent = 0
+
+    async def push() -> None:
+        nonlocal sent
+        try:
+            while sent < total:
+                client.writer.write(chunk)
+                await client.writer.drain()
+                sent += len(chunk)
+        except ConnectionError:
+            pass
+
+    pushing = asyncio.create_task(push())
+    answer = await client.answer()
+    assert (answer.status, answer.code) == (413, "body_too_large"), answer
+    assert str(MAX_BODY) in answer.json["message"]
+    assert await client.closed()
+    await asyncio.wait_for(pushing, 30)  # the server closed: the writer stops
+    client.close()
+    assert sent < total // 4, f"{sent} bytes went before the server closed"
+    assert (await refusals(server))["body_too_large"] == 1
+
+
+async def test_a_chunked_body_is_cut_once_it_passes_the_limit(server: LiveServer) -> None:
+    piece = b"%x\r\n%s\r\n" % (1000, b" " * 1000)
+    client = await RawClient.open(server.url)
+    await client.send(head("POST", "/races", {"content-type": "application/json", "transfer-encoding": "chunked"}))
+    sending = asyncio.create_task(trickle(client, [piece] * 50, every=0.01))
+    answer = await client.answer()
+    assert (answer.status, answer.code) == (413, "body_too_large"), answer
+    assert await client.closed()
+    client.close()
+    assert await sending < 50
+
+
+@pytest.mark.parametrize("path", ["/races", "/players", "/events", "/daily/forty-thieves"])
+async def test_every_endpoint_refuses_a_body_over_the_limit(server: LiveServer, path: str) -> None:
+    client = await RawClient.open(server.url)
+    answer = await client.request("POST", path, {"content-type": "application/json"}, b" " * (MAX_BODY + 1))
+    client.close()
+    assert (answer.status, answer.code) == (413, "body_too_large"), answer
+
+
+async def test_one_address_holds_at_most_its_share_of_connections(server: LiveServer) -> None:
+    race = (await create_race(server, seats=2)).race.id
+    greedy, honest = "127.0.0.2", "127.0.0.3"
+    held = [await spectate(server.ws_url, race, greedy) for _ in range(PER_ADDRESS)]
+    assert [kind for kind, _ in held] == ["welcome"] * PER_ADDRESS
+    # One more of any kind from that address is refused, typed and distinguishable from server_full.
+    assert (await spectate(server.ws_url, race, greedy))[0] == "refused too_many_connections"
+    client = await RawClient.open(server.url, greedy)
+    await client.send(head("GET", f"/races/{race}/events"))
+    answer = await client.answer()
+    client.close()
+    assert (answer.status, answer.code) == (429, "too_many_connections"), answer
+    assert answer.headers["retry-after"] == str(edge.RETRY_AFTER)
+    # ... while another address plays on, and /health answers the greedy one too (the reserve).
+    kind, ws = await spectate(server.ws_url, race, honest)
+    assert kind == "welcome" and ws is not None
+    client = await RawClient.open(server.url, greedy)
+    assert (await client.request("GET", "/health")).status == 200
+    client.close()
+    await ws.close()
+    await held.pop()[1].close()  # type: ignore[union-attr]
+    kind, ws = await spectate(server.ws_url, race, greedy)  # a place of its own came free
+    assert kind == "welcome" and ws is not None
+    held.append((kind, ws))
+
+    # Keep-alive connections count as well.
+    idle = []
+    for _ in range(PER_ADDRESS):
+        client = await RawClient.open(server.url, "127.0.0.4")
+        assert (await client.request("GET", "/races")).status == 200
+        idle.append(client)
+    client = await RawClient.open(server.url, "127.0.0.4")
+    assert (await client.request("GET", "/races")).code == "too_many_connections"
+    client.close()
+    for client in idle:
+        client.close()
+    for _, ws in held:
+        await ws.close()  # type: ignore[union-attr]
+    assert (await refusals(server))["too_many_connections"] == 3
+
+
+async def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(server: LiveServer) -> None:
+    race = (await create_race(server, seats=2)).race.id
+    streams = []
+
+    async def stream(forwarded: str) -> tuple[int, str | None]:
+        client = await RawClient.open(server.url, PROXY)
+        await client.send(head("GET", f"/races/{race}/events", {"x-forwarded-for": forwarded}))
+        answer = await client.answer(body=False)
+        if answer.status == 200:
+            streams.append(client)
+        else:
+            client.close()
+        return answer.status, answer.code
+
+    # The proxy's own sockets are not capped (it carries many clients): each client it names is.
+    assert [await stream("198.51.100.7") for _ in range(PER_ADDRESS)] == [(200, None)] * PER_ADDRESS
+    assert await stream("198.51.100.7") == (429, "too_many_connections")
+    assert await stream("198.51.100.8") == (200, None)
+    # A WebSocket through the proxy counts against the same forwarded address.
+    outcome, _ = await spectate(server.ws_url, race, PROXY, headers={"x-forwarded-for": "198.51.100.7"})
+    assert outcome == "refused too_many_connections"
+    streams.pop(0).close()
+
+    async def counted_out() -> bool:
+        outcome, ws = await spectate(server.ws_url, race, PROXY, headers={"x-forwarded-for": "198.51.100.7"})
+        if ws is not None:
+            await ws.close()
+        return outcome == "welcome"
+
+    await eventually(counted_out, "the closed stream's place to come back to its client")
+    for client in streams:
+        client.close()
+
+
+def test_the_documents_state_the_edge_limits() -> None:
+    """docs/protocol.md and the README name each option with the server's own default."""
+    root = Path(__file__).resolve().parent.parent
+    doc, readme = (root / "docs" / "protocol.md").read_text(), (root / "README.md").read_text()
+    config = Config()
+    for text in (doc, readme):
+        assert f"`--connections-per-address` (default {config.connections_per_address})" in text
+        assert f"`--header-timeout` (default {config.header_timeout:g} s)" in text
+        assert f"`--body-timeout` (default {config.body_timeout:g} s)" in text
+        assert f"`--max-body` (default {config.max_body:,} bytes)" in text
+    assert f"a reserve of {edge.RESERVE} connections" in doc
+    assert f"{edge.HEAD_BYTES // 1024} KiB" in doc
+    for code in ("too_many_connections", "request_timeout", "body_too_large"):
+        assert f"| `{code}` |" in doc
+    for kind in ("server_full", "too_many_connections", "header_timeout", "body_timeout", "body_too_large"):
+        assert f"`{kind}`" in doc
