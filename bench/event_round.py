@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "server.main", "--port", str(port), "--redis-url", store.url, "--organiser-token",
          organiser, "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
-         "--rate", "1000", "--burst", "1000"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+         "--rate", "1000", "--burst", "1000", "--connections-per-address", "0"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     r = redis.Redis.from_url(store.url)
     try:
         deadline = time.monotonic() + 60

@@ -103,8 +103,10 @@ def server_command(rate: float, *, data_dir: str | None = None, redis_url: str |
     args = [sys.executable, "-m", "server.main", "--port", "0", "--countdown", "0.2",
             "--rate", str(rate), "--burst", str(int(rate)),
             "--checked-pool-size", "0",  # no solver filler competing for the CPU being measured
-            # every race comes from this one address: no creation rate limit nor lobby caps
-            "--create-burst", "0", "--lobbies-per-address", "0", "--lobbies-max", "0"]
+            # every race and connection comes from this one address: no creation rate limit, lobby or
+            # connection caps
+            "--create-burst", "0", "--lobbies-per-address", "0", "--lobbies-max", "0",
+            "--connections-per-address", "0"]
     if data_dir:
         args += ["--data-dir", data_dir]
     if redis_url:
@@ -150,7 +152,7 @@ def echo_server_main(port: int) -> None:
 
     setup_logging("info")
     app = Starlette(routes=[WebSocketRoute("/ws", echo)])
-    server = uvicorn.Server(uvicorn_config(app, Config(port=port)))
+    server = uvicorn.Server(uvicorn_config(app, Config(port=port, connections_per_address=0)))  # one client address
 
     async def run() -> None:
         task = asyncio.create_task(server.serve())

@@ -39,12 +39,14 @@ from __future__ import annotations
 
 import collections
 import logging
+from http import HTTPStatus
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, MutableMapping
 
 import h11
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
+from starlette.responses import Response
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from shared import protocol as p
@@ -200,7 +202,7 @@ class Edge:
         if ticket.refusal is None:
             self.held -= 1
             if ticket.address is not None:
-                self._leave(ticket.address)
+                self.release_address(ticket.address)
         else:
             self.reserved -= 1
             self.waiting.pop(ticket, None)
@@ -213,14 +215,12 @@ class Edge:
         self.addresses[address] += 1
         return True
 
-    def _leave(self, address: str) -> None:
+    def release_address(self, address: str) -> None:
         left = self.addresses[address] - 1
         if left > 0:
             self.addresses[address] = left
         else:
             del self.addresses[address]
-
-    release_address = _leave
 
 
 def edge_of(scope: Scope) -> Edge | None:
@@ -234,11 +234,10 @@ def answer_bytes(status: int, code: p.ErrorCode, message: str | None = None) -> 
     the application (a refusal before a request head, a deadline): the same JSON as ``error_response``."""
     response = _answer(status, code, message)
     head = b"".join(name + b": " + value + b"\r\n" for name, value in response.raw_headers)
-    reason = {408: b"Request Timeout", 429: b"Too Many Requests", 503: b"Service Unavailable"}[status]
-    return b"HTTP/1.1 %d %s\r\n%s\r\n%s" % (status, reason, head, bytes(response.body))
+    return b"HTTP/1.1 %d %s\r\n%s\r\n%s" % (status, HTTPStatus(status).phrase.encode(), head, bytes(response.body))
 
 
-def _answer(status: int, code: p.ErrorCode, message: str | None = None) -> Any:
+def _answer(status: int, code: p.ErrorCode, message: str | None = None) -> Response:
     response = error_response(code, status, message)
     response.headers["connection"] = "close"
     if status in (429, 503):
@@ -265,6 +264,7 @@ class EdgeProtocol(H11Protocol):
         self._phase: str | None = None
         self._lingering = -1
         """Bytes dropped since the connection started closing (-1: not closing)."""
+        self._upgraded = False
         self.ticket = self.edge.admit(self, self.client[0] if self.client else None)
         # A copy per connection: the requests' scopes (and a WebSocket's) carry the ticket.
         self.app_state = {**self.app_state, TICKET: self.ticket}
@@ -293,7 +293,11 @@ class EdgeProtocol(H11Protocol):
         self._watch()
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        """The socket goes to the WebSocket protocol (which gives the ticket back when it closes): no
+        deadline of this reader's applies any more, and a reserve place is no longer given up."""
+        self.edge.head_read(self.ticket)
         self._stop()
+        self._upgraded = True
         super().handle_websocket_upgrade(event)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -330,7 +334,7 @@ class EdgeProtocol(H11Protocol):
         """Arm the deadline of the phase the request is in: its head, its body, or none (answering)."""
         state = self.conn.their_state
         phase = _HEAD if state is h11.IDLE else _BODY if state is h11.SEND_BODY else None
-        if phase is self._phase or self.transport.is_closing():
+        if phase is self._phase or self._upgraded or self.transport.is_closing():
             return
         if self._phase is _HEAD:
             self.edge.head_read(self.ticket)
