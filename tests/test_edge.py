@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import re
 import urllib.request
-from pathlib import Path
 from typing import AsyncIterator
 
 import pytest
 
 from edge_util import RawClient, head, spectate
 from redis_util import LiveServer, create_race, eventually, live_server
-from server.config import Config
 from server.ops import edge
 
 DEADLINE = 1.0
@@ -219,25 +217,3 @@ async def test_behind_a_trusted_proxy_the_forwarded_client_is_counted(server: Li
     await eventually(counted_out, "the closed stream's place to come back to its client")
     for client in streams:
         client.close()
-
-
-def test_the_documents_state_the_edge_limits() -> None:
-    """docs/protocol.md and the README name each option with the server's own default."""
-    root = Path(__file__).resolve().parent.parent
-    doc = " ".join((root / "docs" / "protocol.md").read_text().split())
-    readme = (root / "README.md").read_text()
-    config = Config()
-    assert f"`--connections-per-address` (default {config.connections_per_address})" in doc
-    assert f"`--header-timeout` (default {config.header_timeout:g} s)" in doc
-    assert f"`--body-timeout` (default {config.body_timeout:g} s)" in doc
-    assert f"`--max-body` (default {config.max_body:,} bytes)" in doc
-    assert f"a reserve of {edge.RESERVE} connections" in doc
-    assert f"at most {edge.HEAD_BYTES // 1024} KiB" in doc
-    assert f"up to {edge.LINGER_SECONDS:g} s (at most {edge.LINGERING} such connections at once)" in doc
-    assert f"| `--connections-per-address` | {config.connections_per_address} |" in readme
-    assert f"| `--header-timeout`, `--body-timeout` | {config.header_timeout:g}, {config.body_timeout:g} |" in readme
-    assert f"| `--max-body` | {config.max_body} |" in readme
-    for code in ("too_many_connections", "request_timeout", "body_too_large"):
-        assert f"| `{code}` |" in doc
-    for kind in ("server_full", "too_many_connections", "header_timeout", "body_timeout", "body_too_large"):
-        assert f"`{kind}`" in doc

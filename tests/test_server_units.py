@@ -288,6 +288,22 @@ def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
     assert "`bad_frame`" in post, "the route answers a body that is not JSON with bad_frame"
     assert "**renewed token**" in doc and "**Several connections of one seat.**" in doc
     assert "an earlier one\n`reject` with `stale_sequence`" in doc
+    # The edge (server/ops/edge.py): each option with its default, the reserve, the head's size, the soft close.
+    from server.ops import edge
+
+    flat = " ".join(doc.split())
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert f"`--connections-per-address` (default {config.connections_per_address})" in flat
+    assert f"`--header-timeout` (default {config.header_timeout:g} s)" in flat
+    assert f"`--body-timeout` (default {config.body_timeout:g} s)" in flat
+    assert f"`--max-body` (default {config.max_body:,} bytes)" in flat
+    assert f"a reserve of {edge.RESERVE} connections" in flat
+    assert f"at most {edge.HEAD_BYTES // 1024} KiB" in flat
+    assert f"up to {edge.LINGER_SECONDS:g} s (at most {edge.LINGERING} such connections at once)" in flat
+    assert f"| `--connections-per-address` | {config.connections_per_address} |" in readme
+    assert f"| `--header-timeout`, `--body-timeout` | {config.header_timeout:g}, {config.body_timeout:g} |" in readme
+    assert f"| `--max-body` | {config.max_body} |" in readme
+    assert all(f"`{kind}`" in flat for kind in ("header_timeout", "body_timeout", "body_too_large"))
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
