@@ -106,7 +106,7 @@ class EdgeLimits:
 class Ticket:
     """One socket's place: counted (``refusal`` None) or held in the reserve to be refused typed."""
 
-    __slots__ = ("edge", "address", "refusal", "open", "protocol", "linger")
+    __slots__ = ("edge", "address", "refusal", "open", "protocol")
 
     def __init__(self, edge: "Edge", address: str | None, refusal: p.ErrorCode | None,
                  protocol: "EdgeProtocol") -> None:
@@ -116,8 +116,6 @@ class Ticket:
         self.refusal = refusal
         self.open = True
         self.protocol = protocol
-        self.linger = False
-        """The answer being sent ends the connection (a body refused unread): close without a reset."""
 
     def release(self) -> None:
         """The socket is gone (or answered for good): give its place back, once."""
@@ -283,7 +281,9 @@ class EdgeProtocol(H11Protocol):
         self._watch()
 
     def on_response_complete(self) -> None:
-        if self.ticket.linger:
+        if self.conn.their_state is h11.SEND_BODY:
+            # Answered before the body was read (413, 415, a refusal): the connection ends rather than
+            # reading the rest to throw it away.
             self.server_state.total_requests += 1
             self._close_softly()
             return
@@ -451,10 +451,9 @@ def _has_body(scope: Scope) -> bool:
 
 
 async def _too_large(edge: Edge, scope: Scope, receive: Receive, send: Send) -> None:
-    """413, and the connection closes once it is sent, the rest of the body unread (see ``Ticket.linger``:
-    no ``Connection: close``, which would make uvicorn close at once, with a reset)."""
+    """413; the connection then closes softly, the rest of the body unread (``EdgeProtocol.on_response_complete``:
+    no ``Connection: close``, with which uvicorn would close at once, with a reset)."""
     edge.refused["body_too_large"] += 1
-    scope["state"][TICKET].linger = True
     response = error_response(p.ErrorCode.BODY_TOO_LARGE, 413, f"a request body is at most {edge.limits.max_body} bytes")
     await response(scope, receive, send)
 
