@@ -263,6 +263,9 @@ class EdgeProtocol(H11Protocol):
         self._lingering = -1
         """Bytes dropped since the connection started closing (-1: not closing)."""
         self._upgraded = False
+        self._heard = False
+        """Bytes came since the deadline was armed (a silent connection is closed without a 408: it may be
+        an idle keep-alive one whose client is about to send, and would take the 408 for its answer)."""
         self.ticket = self.edge.admit(self, self.client[0] if self.client else None)
         # A copy per connection: the requests' scopes (and a WebSocket's) carry the ticket.
         self.app_state = {**self.app_state, TICKET: self.ticket}
@@ -277,6 +280,7 @@ class EdgeProtocol(H11Protocol):
             if self._lingering > LINGER_BYTES:
                 self.transport.pause_reading()
             return
+        self._heard = True
         super().data_received(data)
         self._watch()
 
@@ -340,6 +344,7 @@ class EdgeProtocol(H11Protocol):
             self.edge.head_read(self.ticket)
         self._stop()
         self._phase = phase
+        self._heard = False
         if phase is not None:
             limits = self.edge.limits
             seconds = limits.header_timeout if phase is _HEAD else limits.body_timeout
@@ -352,13 +357,14 @@ class EdgeProtocol(H11Protocol):
         self._phase = None
 
     def _expired(self, phase: str) -> None:
-        """A deadline passed: a 408 if nothing was answered yet, and the connection closes."""
+        """A deadline passed: a 408 if the client sent something and nothing was answered yet, and the
+        connection closes."""
         self._timer = None
         if self.transport.is_closing():
             return
         self.edge.refused[phase] += 1
         cycle = self.cycle if phase is _BODY else None
-        if cycle is None or not cycle.response_started:
+        if (phase is _BODY or self._heard) and (cycle is None or not cycle.response_started):
             what = "request head" if phase is _HEAD else "request body"
             seconds = self.edge.limits.header_timeout if phase is _HEAD else self.edge.limits.body_timeout
             self.transport.write(answer_bytes(408, p.ErrorCode.REQUEST_TIMEOUT,
