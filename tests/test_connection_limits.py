@@ -201,6 +201,8 @@ def test_max_connections_leaves_the_reserve_spare() -> None:
     config = replace(TEST_CONFIG, hint_workers=2, checked_pool_size=4)
     reserved = limits.reserved_descriptors(config)
     assert reserved == limits.BASE_DESCRIPTORS + limits.REDIS_POOL + limits.HTTP_SPARE + 3 * limits.PER_WORKER
+    # The edge's reserve and its softly closing connections are what HTTP_SPARE keeps descriptors for.
+    assert edge.RESERVE + edge.LINGERING <= limits.HTTP_SPARE
     assert limits.derive_max_connections(1024, reserved) == 1024 - reserved
     assert limits.derive_max_connections(20_000, reserved) == 20_000 - reserved
     # Below twice the reserve a quarter of the descriptors still serves clients; never none.
