@@ -66,6 +66,9 @@ async def metrics(request: Request) -> Response:
         "thieves_connections": ("open WebSocket connections on this process", service.connections),
         "thieves_connections_held": ("connections counted against --max-connections: WebSockets, event streams, "
                                      "HTTP keep-alive and requests being read", edge.held if edge else -1),
+        "thieves_connections_reserved": ("connections beyond the caps held in the reserve (for /health and /metrics, "
+                                         "or to be refused once their request head is read)",
+                                         edge.reserved if edge else -1),
         "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
         "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
         "thieves_redis_up": ("1 while Redis answers", up),

@@ -4,12 +4,13 @@ With 1,024 descriptors a server once took about a thousand spectators and
 then reset every new connection, ``/health`` included, without a word; later
 an outside tester did the same with event streams, keep-alive connections and
 half-sent requests, which were not counted at all. Here the process gets a
-hard limit it cannot raise (160), and for each kind of connection more come
-than it has descriptors: every one is either held or refused typed
+hard limit it cannot raise (256) and holds 40 connections (``--max-connections``:
+the rest of its descriptors are what the default derivation keeps for Redis,
+the reserve and refusals in flight, unit-tested below), and for each kind of
+connection more come than it has descriptors: every one is either held or refused typed
 (``server_full``: HTTP 503 JSON, or an ``error`` frame and close 4007), a
 newcomer of any kind is refused typed while it is full, ``/health`` answers
-throughout and ``/metrics`` counts the refusals. The derivation of the limit
-is unit-tested below.
+throughout and ``/metrics`` counts the refusals.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from redis_util import PROCESS_ARGS, TEST_CONFIG, eventually
 from server.ops import edge, limits
 from server.ops.embedded import EmbeddedRedis
 
-OPEN_FILES = 160
+OPEN_FILES = 256
+HELD = 40
 TOTAL = OPEN_FILES + 16
 """Connections of one kind opened per test: more than the process has descriptors."""
 ORGANISER = "organiser-secret-for-edge-tests"
@@ -57,7 +59,8 @@ def limited(redis_server: EmbeddedRedis, tmp_path_factory: pytest.TempPathFactor
     """One server for the kinds (each test gives back every place it took). The head deadline is long:
     the half-read and keep-alive holders must outlast a test on a busy machine."""
     server = LimitedServer(redis_server.url, open_files=OPEN_FILES,
-                           args=[*PROCESS_ARGS, "--organiser-token", ORGANISER, "--header-timeout", "120"],
+                           args=[*PROCESS_ARGS, "--organiser-token", ORGANISER, "--header-timeout", "120",
+                                 "--max-connections", str(HELD)],
                            log_path=tmp_path_factory.mktemp("limited") / "server.ops.log")
     server.start()
     try:
@@ -148,9 +151,9 @@ async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedS
     server = limited
     body = await health(server)
     allowed = body["max_connections"]
-    assert allowed == limits.derive_max_connections(OPEN_FILES, limits.reserved_descriptors(
-        replace(TEST_CONFIG, hint_workers=0, checked_pool_size=0)))  # derived from the open-file limit
-    assert allowed + edge.RESERVE < OPEN_FILES - 64, body  # room left for Redis and the refusals in flight
+    assert allowed == HELD and server.events("open_files") and f"soft={OPEN_FILES}" in server.events("open_files")[0]
+    reserved = limits.reserved_descriptors(replace(TEST_CONFIG, hint_workers=0, checked_pool_size=0))
+    assert allowed + reserved <= OPEN_FILES  # what the derivation keeps spare is spare
     race = await _target(server, "race")
     target = await _target(server, kind) if kind == "event_stream" else race
     before = await asyncio.to_thread(metrics, server)
@@ -192,6 +195,11 @@ async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedS
         return (await health(server))["connections"] == 1  # the /health request itself
 
     await eventually(given_back, "every place to be given back", timeout=30)
+
+    async def reserve_free() -> bool:  # (a refusal answered at once must not give back a place it never took)
+        return (await asyncio.to_thread(metrics, server))["thieves_connections_reserved"] == 0
+
+    await eventually(reserve_free, "every reserve place to be given back", timeout=30)
     outcome, ws = await spectate(server.ws_url, race)
     assert outcome == "welcome" and ws is not None
     await ws.close()

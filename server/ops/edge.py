@@ -106,7 +106,7 @@ class EdgeLimits:
 class Ticket:
     """One socket's place: counted (``refusal`` None) or held in the reserve to be refused typed."""
 
-    __slots__ = ("edge", "address", "refusal", "open", "protocol")
+    __slots__ = ("edge", "address", "refusal", "open", "protocol", "reserved")
 
     def __init__(self, edge: "Edge", address: str | None, refusal: p.ErrorCode | None,
                  protocol: "EdgeProtocol") -> None:
@@ -116,6 +116,8 @@ class Ticket:
         self.refusal = refusal
         self.open = True
         self.protocol = protocol
+        self.reserved = False
+        """Refused, and holding a reserve place (not answered at once)."""
 
     def release(self) -> None:
         """The socket is gone (or answered for good): give its place back, once."""
@@ -181,6 +183,7 @@ class Edge:
                 return False
             next(iter(self.waiting)).protocol.refuse_now()
         self.reserved += 1
+        ticket.reserved = True
         self.waiting[ticket] = None
         return True
 
@@ -201,7 +204,7 @@ class Edge:
             self.held -= 1
             if ticket.address is not None:
                 self.release_address(ticket.address)
-        else:
+        elif ticket.reserved:  # (a socket answered at once took no place)
             self.reserved -= 1
             self.waiting.pop(ticket, None)
 
