@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+import redis
 
 from process_util import ServerProcess
 from redis_util import PROCESS_ARGS, until
+from server.store.keys import challenge_key
 from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa: F401  (terms: a fixture)
 
 
@@ -84,7 +86,10 @@ def test_a_challenge_accepted_gives_both_the_same_race(srv: ServerProcess, homes
 
 def test_declined_expired_and_cancelled_challenges_end_the_wait(
         redis_url: str, tmp_path: Path, homes: dict[str, dict[str, str]]) -> None:
-    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--challenge-time", "2"],
+    # A long enough challenge time for a busy machine to decline and cancel in; the expiry is brought
+    # about by moving the challenge's end to now in Redis (a 2 s challenge time once expired before the
+    # decline on a loaded machine).
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--challenge-time", "120"],
                        log_path=tmp_path / "server.log") as srv:
         register_all(srv, homes)
         challenger = waiting(srv, homes["Ann"], "Bob", "--deal", "random")
@@ -95,7 +100,9 @@ def test_declined_expired_and_cancelled_challenges_end_the_wait(
         assert challenger.returncode == 1 and "Bob declined your challenge" in err
 
         challenger = waiting(srv, homes["Ann"], "Bob", "--deal", "random")
-        out, err = challenger.communicate(timeout=30)  # nobody answers within the server's 2 s
+        ident = incoming_id(srv, homes["Bob"])
+        redis.Redis.from_url(redis_url).hset(challenge_key(ident), "expires_at", 0)  # nobody answered in time
+        out, err = challenger.communicate(timeout=30)
         assert challenger.returncode == 1 and "Bob did not answer in time: the challenge expired" in err
         late = thieves("challenges", "accept", re.search(r"challenge (\w+)\)", out).group(1),  # type: ignore[union-attr]
                        "--server", srv.url, env=homes["Bob"])
