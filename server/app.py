@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, AsyncIterator
 
+import msgspec
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -58,9 +60,11 @@ async def metrics(request: Request) -> Response:
     try:
         active, up = await service.store.active_count(), 1
         depths = await service.checked.depths()
+        seeking = {line.pool: line.waiting for line in (await service.seeks.pools()).pools}
     except UNAVAILABLE:
         active, up = -1, 0
         depths = {v: -1 for v in service.checked.targets}
+        seeking = {}
     edge = edge_of(request.scope)
     gauges = {
         "thieves_connections": ("open WebSocket connections on this process", service.connections),
@@ -77,12 +81,18 @@ async def metrics(request: Request) -> Response:
     }
     labelled = {"thieves_checked_pool_depth": (
         "checked deals ready in the private pool, per variant kept filled (all processes; -1: Redis down)",
-        "variant", depths)}
+        "variant", depths),
+        "thieves_seeks_waiting": ("seeks waiting in each pool, over all processes", "pool", seeking)}
     counters = {"thieves_connections_refused_total": (
         "connections and requests refused at the edge, by kind: server_full, too_many_connections, "
         "header_timeout, body_timeout, body_too_large", "kind", dict(edge.refused) if edge else {})}
     return PlainTextResponse(service.metrics.render(gauges, labelled, counters),
                              media_type="text/plain; version=0.0.4")
+
+
+async def list_seeks(request: Request) -> Response:
+    """``GET /seeks``: the seek pools and how many wait in each (docs/protocol.md "Seeks")."""
+    return json_response(msgspec.to_builtins(await service_of(request).seeks.pools()))
 
 
 async def create_race(request: Request) -> Response:
@@ -236,6 +246,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/metrics", metrics),
         Route("/races", create_race, methods=["POST"]),
         Route("/races", list_races),
+        Route("/seeks", list_seeks),
         Route("/races/{race}", get_race),
         Route("/races/{race}/results", get_results),
         Route("/races/{race}/rematch", rematches.get_rematch),

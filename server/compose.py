@@ -17,6 +17,7 @@ from .events.feed import Feeds
 from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
 from .race.service import Service
+from .seeks import POLL_SECONDS, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
@@ -41,5 +42,8 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     context = EventContext(events, service, service.checked)
     runner = EventRunner(context)
     service.every(TICK_SECONDS, runner.tick)
+    seeks = service.seeks = Seeks(service)
+    service.every(config.seek_wave, seeks.wave)
+    service.every(POLL_SECONDS, seeks.poll)
     return service, Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
                                 runner=runner, feeds=Feeds(events, service.store))

@@ -108,6 +108,13 @@ class Config:
     """Organiser-token attempts one client address may get wrong at once (0: no limit); kept in Redis."""
     organiser_interval: float = 6.0
     """Seconds per wrong attempt the bucket gives back once the burst is spent."""
+    seek_wave: float = 0.5
+    """Seconds between two pairing waves of a seek pool (one process pairs each wave)."""
+    seek_join: float = 10.0
+    """Seconds the players of a race formed from seeks have to join it before a no-show is dropped."""
+    seek_deals: str = "pool"
+    """Deals of races formed from seeks: ``pool`` (a checked deal when one is ready, else a random one) or
+    ``random``."""
     log_level: str = "info"
 
     def summary(self) -> dict[str, Any]:
@@ -193,6 +200,9 @@ _HELP = {
     "before it is refused (429) whatever it sends (0: no limit)",
     "organiser_interval": "seconds per wrong organiser token the per-address bucket gives back once the burst "
     "is spent",
+    "seek_wave": "seconds between two pairing waves of a seek pool",
+    "seek_join": "seconds the players of a race formed from seeks have to join it (then a no-show is dropped)",
+    "seek_deals": "deals of races formed from seeks: pool (a checked deal when one is ready, else random) or random",
     "log_level": "debug, info, warning or error",
 }
 
@@ -242,4 +252,6 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
         raise ValueError(f"--organiser-token must be at least {MIN_ORGANISER_TOKEN} characters (it is "
                          f"{len(config.organiser_token)}): a short one is guessed; make one with "
                          "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'")
+    if config.seek_deals not in ("pool", "random"):
+        raise ValueError(f"--seek-deals is pool or random, not {config.seek_deals!r}")
     return config

@@ -547,9 +547,99 @@ class HintAnswer(_Message, tag="hint"):
     version: Version = 0
 
 
-ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping, HintRequest, Leave]
+# ------------------------------------------------------------- seeks (both ways)
+class Seek(_Message, tag="seek"):
+    """Find a race now: wait in the pool of (variant, seats, time limit, rated) until the server forms a
+    race of ``seats`` players close in rating (docs/protocol.md "Seeks"). Instead of ``hello``, as a
+    connection's first frame; the connection then carries ``seeking`` and ``matched``."""
+
+    protocol: int = 1
+    variant: str = "forty-thieves"
+    seats: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 2
+    """2..8 (``seek_out_of_range`` otherwise)."""
+    time_limit: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 300
+    """30..3600 seconds (``seek_out_of_range`` otherwise)."""
+    rated: bool = False
+    """A rated pool: accounts only (``account_required``)."""
+    name: Union[Name, None] = None
+    """An anonymous player's name (as in ``hello``)."""
+    key: Union[AccountKey, None] = None
+    """An account key: seek as that account, paired by its rating in the variant."""
+
+
+class SeekCancel(_Message, tag="seek_cancel"):
+    """Leave the pool (also what closing the connection does while the seek waits)."""
+
+
+class Seeking(_Message, tag="seeking"):
+    """The seek waits: sent when it enters the pool and about once a second after."""
+
+    pool: str
+    """``<variant>/<seats>/<time limit>/<rated|casual>``."""
+    seek: str
+    """The seek's id."""
+    waiting: int
+    """Seeks waiting in the pool now, this one included."""
+    rating: int
+    """The rating the player is paired by."""
+    gap: int
+    """The widest rating gap the player accepts now (it widens with waiting)."""
+    waited_ms: Millis
+    server_time: Millis
+    requeued: bool = False
+    """Back in the pool (with its waiting time kept) because someone did not come to the race formed."""
+
+
+class Matched(_Message, tag="matched"):
+    """A race was formed for the seek: join it at once with ``hello`` (``race``, ``token``) and send
+    ``ready``; it starts when every player is ready. Someone who has not joined by ``join_by`` is
+    dropped (a no-show) and the others wait in the pool again."""
+
+    pool: str
+    seek: str
+    race: str
+    code: str
+    seat: Seat
+    token: str
+    """The player token of the seat the server took for the player (``hello.token``)."""
+    join_by: Millis
+    names: list[str]
+    """The racers, in seat order."""
+    ratings: list[int]
+    gap: int
+    """The bound the group kept: the allowed gap of its longest waiter when it was formed."""
+    waited_ms: Millis
+    """How long this seek waited."""
+
+
+class SeekCancelled(_Message, tag="seek_cancelled"):
+    """Answer to ``seek_cancel``: ``cancelled`` false when a race was formed first (its ``matched``
+    came or comes before this frame)."""
+
+    cancelled: bool
+
+
+class SeekPoolLine(msgspec.Struct, kw_only=True):
+    """One pool of ``GET /seeks``."""
+
+    pool: str
+    variant: str
+    seats: int
+    time_limit: int
+    rated: bool
+    waiting: int
+
+
+class SeekPools(msgspec.Struct, kw_only=True):
+    """``GET /seeks``: the pools that have had a seek, and how many wait in each now."""
+
+    pools: list[SeekPoolLine]
+    server_time: Millis
+
+
+ClientMessage = Union[Hello, Create, Ready, Start, Move, GiveUp, Ping, HintRequest, Leave, Seek, SeekCancel]
 ServerMessage = Union[Welcome, Created, Error, Countdown, Ack, Reject, Progress, GaveUp, Finished, Pong, HintAnswer,
-                      Left]
+                      Left, Seeking, Matched, SeekCancelled]
 CLIENT_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ClientMessage.__args__)  # type: ignore[attr-defined]
 SERVER_TYPES: tuple[str, ...] = tuple(c.__struct_config__.tag for c in ServerMessage.__args__)  # type: ignore[attr-defined]
 
@@ -1091,6 +1181,10 @@ class ErrorCode(str, enum.Enum):
     NOT_A_RACER = "not_a_racer"
     REMATCH_CLOSED = "rematch_closed"
     BAD_SCHEDULE = "bad_schedule"
+    # seeks
+    SEEK_OUT_OF_RANGE = "seek_out_of_range"
+    ALREADY_SEEKING = "already_seeking"
+    NOT_SEEKING = "not_seeking"
 
     @property
     def explanation(self) -> str:
@@ -1179,6 +1273,12 @@ _EXPLANATIONS = {
     "be made once this one expires",
     ErrorCode.BAD_SCHEDULE: "an event's starts_at is not in the future, its repeat is not a five-field cron "
     "expression (or never comes), or it repeats without a starts_at; nothing was stored",
+    # seeks
+    ErrorCode.SEEK_OUT_OF_RANGE: "a seek asks for 2 to 8 players and a time limit of 30 to 3600 seconds; "
+    "nothing was stored",
+    ErrorCode.ALREADY_SEEKING: "this player already waits for a race (one seek at a time): cancel it first; "
+    "nothing was stored",
+    ErrorCode.NOT_SEEKING: "this connection has no seek waiting",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
@@ -1474,6 +1574,13 @@ __all__ = [
     "Finished",
     "Pong",
     "HintAnswer",
+    "Seek",
+    "SeekCancel",
+    "Seeking",
+    "Matched",
+    "SeekCancelled",
+    "SeekPoolLine",
+    "SeekPools",
     "ClientMessage",
     "ServerMessage",
     "ErrorCode",

@@ -299,6 +299,13 @@ class CheckedPool:
                               f"within {took:.1f} s: try again in {COOL_DOWN * took:.0f} s, or use deal_source "
                               "'random'")
 
+    async def pop_ready(self, variant: str) -> CheckedDeal | None:
+        """A checked deal if one is ready in the private pool now, else None (never solves: for races
+        whose players are already waiting, which take a random deal instead)."""
+        found = await self._pop(variant)
+        self.metrics.checked_taken[f"{variant}|{'pool' if found is not None else 'none'}"] += 1
+        return found
+
     async def _pop(self, variant: str) -> CheckedDeal | None:
         """The oldest deal of the pool; an entry that does not parse is logged and skipped."""
         while (raw := await self.store.checked_pop(variant)) is not None:

@@ -67,6 +67,11 @@ class Metrics:
         """variant -> checked deals this process added to the private pool."""
         self.checked_taken: dict[str, int] = defaultdict(int)
         """``variant|source`` -> pool races created (source pool / on_demand) or refused (none)."""
+        self.seek_events: dict[str, int] = defaultdict(int)
+        """what -> seeks this process saw: ``placed`` (matched), ``cancelled``, ``no_show``, ``requeued``,
+        ``dropped`` (their connection stopped vouching), and ``races`` formed."""
+        self.seek_cpu_seconds = 0.0
+        """Process CPU time spent in pairing waves (forming groups, creating and seating their races)."""
 
     def rejected(self, reason: str) -> None:
         self.moves_rejected[reason] += 1
@@ -119,6 +124,13 @@ class Metrics:
         family("thieves_checked_races_total", "counter",
                "pool races by where their deal came from (pool, on_demand) or none (refused pool_empty)",
                _labelled("thieves_checked_races_total", "variant|source", self.checked_taken))
+        family("thieves_seeks_total", "counter",
+               "seeks seen by this process: placed in a race, cancelled, no_show (did not join its race), "
+               "requeued (a partner did not), dropped (its connection went), and races formed",
+               _labelled("thieves_seeks_total", "what", self.seek_events))
+        family("thieves_seek_wave_cpu_seconds_total", "counter",
+               "process CPU time spent in this process's pairing waves",
+               [f"thieves_seek_wave_cpu_seconds_total {_num(round(self.seek_cpu_seconds, 6))}"])
         return "\n".join(lines) + "\n"
 
 

@@ -98,6 +98,8 @@ class Connection:
         how many conflicts it met before (None once the store answered)."""
         self._held: list[bytes] | None = None
         """Frames waiting to go out with the answer to the move in flight (:meth:`hold`)."""
+        self.seeking: Any = None
+        """The seek this connection waits on (server/seeks.py's Waiting), if it sent ``seek``."""
         self._parked = False
         """This connection's task waits for the next frame, having handled every earlier one: a frame
         read now may be handled as it is read (:meth:`take_now`)."""
@@ -253,8 +255,8 @@ class Connection:
         hello_deadline = loop.time() + self.service.config.hello_timeout
         try:
             while not (self.closing and self._writer is None):  # until this side has closed (the client's close ends below)
-                if self.race is not None:
-                    # Joined: no deadline, so a plain receive (wait_for's task and timer cost a few percent a move).
+                if self.race is not None or self.seeking is not None:
+                    # Joined (or seeking): no deadline, so a plain receive (wait_for's task and timer cost a few percent a move).
                     self._parked = True
                     try:
                         message = await receive()
@@ -314,6 +316,11 @@ class Connection:
                 await asyncio.sleep(0)
 
     async def _leave(self) -> None:
+        if self.seeking is not None:
+            try:
+                await self.service.seeks.gone(self.seeking)
+            except UNAVAILABLE:
+                pass  # nobody vouches for it any more: a wave drops it
         if self.account is not None:
             self.service.key_holders.remove(self.account, self)
         if self.hub is not None:
@@ -424,6 +431,9 @@ class Connection:
     async def on_hello(self, msg: p.Hello) -> None:
         if self.race is not None:
             raise Refused(p.ErrorCode.ALREADY_JOINED)
+        if self.seeking is not None:
+            raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection waits on a seek: join the race it "
+                          "is given on a new connection")
         if msg.protocol != p.PROTOCOL_VERSION:
             raise Refused(p.ErrorCode.VERSION_MISMATCH,
                           f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}",
@@ -602,6 +612,25 @@ class Connection:
                           close=p.CloseCode.BAD_TOKEN)
         self.session.load(meta, state)
         return self.session
+
+    # ----------------------------------------------------------- seeks
+    async def on_seek(self, msg: p.Seek) -> None:
+        """Wait in a seek pool on this connection (server/seeks.py)."""
+        if self.race is not None:
+            raise Refused(p.ErrorCode.ALREADY_JOINED, "this connection has joined a race: seek on a new one")
+        if self.seeking is not None:
+            raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection already waits on a seek; nothing "
+                          "was stored")
+        self.seeking = await self.service.seeks.seek(self, msg)
+
+    async def on_seek_cancel(self, msg: p.SeekCancel) -> None:
+        if self.seeking is None:
+            raise Refused(p.ErrorCode.NOT_SEEKING)
+        waiting, self.seeking = self.seeking, None
+        cancelled = await self.service.seeks.cancel(waiting)
+        if not cancelled:
+            self.seeking = waiting  # matched first: the connection keeps telling its news
+        self.send_msg(p.SeekCancelled(cancelled=cancelled))
 
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
@@ -874,6 +903,8 @@ _HANDLERS: dict[type, str] = {
     p.Ping: "on_ping",
     p.HintRequest: "on_hint",
     p.Leave: "on_leave",
+    p.Seek: "on_seek",
+    p.SeekCancel: "on_seek_cancel",
 }
 """The name of the handler of each client frame type: one table for every connection (not a dict of bound
 methods in each), read by name so that a handler replaced on the class is the one called."""

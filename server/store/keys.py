@@ -224,3 +224,43 @@ def rematch_key(race: str) -> str:
     ``race`` and ``code``; ``claim``/``claim_until`` while the new race is made), under the race's hash
     tag: one-key scripts. It goes ``challenges.KEEP_MS`` after the offer's expiry (a Redis TTL)."""
     return f"{Keys(race).meta}:rematch"
+
+
+SEEK_POOLS = "seeks:pools"
+"""set of pool names (shared/seeks.py ``Pool.key``) that have had a seek: the waves' and the front page's list."""
+
+
+class SeekKeys:
+    """Key names of one seek pool (every one under the pool's hash tag, its name: one slot).
+
+    ``seek:{P}:q`` hash seek id -> msgpack SeekEntry (waiting); ``:alive`` zset seek id -> until when its
+    connection vouches for it (ms); ``:got`` hash seek id -> msgpack Matched (placed, race not settled);
+    ``:formed`` zset race -> join deadline; ``:races`` hash race -> msgpack FormedRace; ``:wave`` the last
+    wave number claimed (one pairing per wave).
+    """
+
+    __slots__ = ("pool", "q", "alive", "got", "formed", "races", "wave")
+
+    def __init__(self, pool: str) -> None:
+        self.pool = pool
+        base = f"seek:{{{pool}}}"
+        self.q = f"{base}:q"
+        self.alive = f"{base}:alive"
+        self.got = f"{base}:got"
+        self.formed = f"{base}:formed"
+        self.races = f"{base}:races"
+        self.wave = f"{base}:wave"
+
+    def all(self) -> list[str]:
+        """The keys a match or settle script takes, in its KEYS order."""
+        return [self.q, self.alive, self.got, self.formed, self.races]
+
+
+def seeker_key(who: str) -> str:
+    """string -> ``<pool> <seek id>``: the one seek a player has (its own slot), set only if absent."""
+    return f"seeker:{{{who}}}"
+
+
+def shy_key(who: str) -> str:
+    """Counter (expiring) of the races formed from a player's seeks that it did not come to."""
+    return f"seek-shy:{{{who}}}"

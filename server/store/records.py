@@ -413,3 +413,25 @@ def decode_commit(raw: list[Any]) -> CommitResult:
     if kind == "conflict":
         return Conflict(int(rest[0]))
     raise StoreError(cast(str, rest[0]))
+
+
+class SeekEntry(msgspec.Struct, kw_only=True):
+    """A waiting seek in its pool (``seek:{P}:q``)."""
+
+    id: str
+    who: str
+    """The player: ``a:<account>`` or ``n:<name in lower case>`` (one seek at a time each)."""
+    name: str
+    account: str | None = None
+    rating: int
+    since: int
+    """When it first entered the pool (ms): kept when it is put back after a partner's no-show."""
+    shy: bool = False
+
+
+class FormedRace(msgspec.Struct, kw_only=True):
+    """A race formed from a pool, until it starts or its join deadline passes (``seek:{P}:races``)."""
+
+    race: str
+    members: list[SeekEntry]
+    """In seat order."""

@@ -1,0 +1,318 @@
+"""Seeks: "find me a race now", served by every process alike (docs/protocol.md "Seeks").
+
+A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the connection stays with it
+and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
+every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that
+wave: it forms groups by the pure rule (``shared.seeks.form``), makes each group's race (a checked
+deal when one is ready), seats every member in it with a presence lease lasting until the join
+deadline, signs each seat's token, and places the group in one script that a cancel cannot
+interleave with. Each waiting connection's process polls its seeks' state (:data:`POLL_SECONDS`) and
+sends ``matched``; the client then joins with the token and says ``ready``, and the race starts once
+every player is ready (start mode ``all-ready``).
+
+The wave also settles the pool's formed races: a race that started releases its players' seeks; one
+still in the lobby at its join deadline is removed, its players who did not come are counted
+(``thieves_seeks_total{what="no_show"}`` and, per player, an expiring count that makes them *shy*:
+paired only with other shy players for an hour), and the others wait in the pool again, their
+waiting time kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+
+from shared import protocol as p
+from shared import seeks as rule
+from shared.names import NameRefused, display_name, name_key
+from shared.variants import UnknownVariant, get_variant
+
+from .deals.checked import CheckedDeal
+from .ops.log import log
+from .players.accounts import BadKey, check_key
+from .players.ratings import shown
+from .race import rules as races
+from .race.clock import now_ms
+from .race.service import Service
+from .race.session import Refused
+from .race.tokens import PLAYER
+from .store.records import FormedRace, SeekEntry
+from .store.seeks import SeekStore
+
+POLL_SECONDS = 0.2
+"""How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
+ALIVE_MS = 5_000
+"""A seek nobody vouched for this long (its process died) is dropped from its pool."""
+STATUS_SECONDS = 1.0
+"""How often a waiting seek hears ``seeking``."""
+
+
+class Seeker(Protocol):
+    """The connection a seek waits on (server/race/connection.py's Connection)."""
+
+    def send_msg(self, msg: msgspec.Struct) -> None: ...
+
+    def close_after_queue(self, code: p.CloseCode) -> None: ...
+
+
+@dataclass
+class Waiting:
+    """A seek this process's connection holds."""
+
+    pool: rule.Pool
+    entry: SeekEntry
+    conn: Seeker
+    matched: str = ""
+    """The race whose ``matched`` went out ("" while none did)."""
+    said_at: float = 0.0
+    """When the last ``seeking`` went out (monotonic seconds)."""
+
+
+class Seeks:
+    """One process's part of the seek pools."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.config = service.config
+        self.store = SeekStore(service.redis)
+        self.here: dict[str, dict[str, Waiting]] = {}
+        """pool name -> seek id -> the seeks waiting on this process's connections."""
+        self._counts: dict[str, int] = {}
+        self.metrics = service.metrics
+
+    # ------------------------------------------------------------ a seek
+    async def seek(self, conn: Seeker, msg: p.Seek) -> Waiting:
+        """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored)."""
+        if msg.protocol != p.PROTOCOL_VERSION:
+            raise Refused(p.ErrorCode.VERSION_MISMATCH,
+                          f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}")
+        try:
+            variant = get_variant(msg.variant)
+        except UnknownVariant as exc:
+            raise Refused(p.ErrorCode.BAD_VARIANT, f"seek: {exc}") from None
+        if (why := rule.out_of_range(msg.seats, msg.time_limit)) is not None:
+            raise Refused(p.ErrorCode.SEEK_OUT_OF_RANGE, f"seek: {why}; nothing was stored")
+        pool = rule.Pool(variant.key, msg.seats, msg.time_limit, msg.rated)
+        if msg.key is not None:
+            try:
+                account = await check_key(self.service.accounts, msg.key)
+            except BadKey as exc:
+                raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
+            who, name, acct = f"a:{account.account}", account.name, account.account
+            rating = await self._rating(account.account, variant.key)
+        else:
+            if msg.rated:
+                raise Refused(p.ErrorCode.ACCOUNT_REQUIRED, "seek: a rated race is for accounts only: seek an "
+                              "unrated race, or register (thieves register NAME) and seek with its key")
+            if msg.name is None or not msg.name.strip():
+                raise Refused(p.ErrorCode.BAD_FIELD, "seek: a player without an account needs a name")
+            try:
+                name = display_name(msg.name)
+            except NameRefused as exc:
+                raise Refused(exc.code, str(exc)) from None
+            if await self.service.accounts.registered(name):
+                raise Refused(p.ErrorCode.NAME_REGISTERED)
+            who, acct, rating = f"n:{name_key(name)}", None, rule.DEFAULT_RATING
+        seek_id = secrets.token_hex(8)
+        if not await self.store.lock(who, pool.key, seek_id):
+            raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
+                          "cancel that seek first; nothing was stored")
+        now = now_ms()
+        entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
+                          shy=await self.store.shy(who) > 0)
+        try:
+            count = await self.store.add(pool.key, entry, now + ALIVE_MS)
+        except BaseException:
+            await self.store.unlock(who, seek_id)
+            raise
+        waiting = Waiting(pool, entry, conn)
+        self.here.setdefault(pool.key, {})[seek_id] = waiting
+        self._counts[pool.key] = count
+        log("seek", pool=pool.key, seek=seek_id, who=who, rating=rating, shy=entry.shy)
+        self._say(waiting, now, count)
+        return waiting
+
+    async def _rating(self, account: str, variant: str) -> int:
+        """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
+        found = (await self.service.history.ratings([account], variant)).get(account)
+        return shown(*found) if found is not None else rule.DEFAULT_RATING
+
+    def _say(self, w: Waiting, now: int, count: int, requeued: bool = False) -> None:
+        w.said_at = time.monotonic()
+        waited = now - w.entry.since
+        w.conn.send_msg(p.Seeking(pool=w.pool.key, seek=w.entry.id, waiting=count, rating=w.entry.rating,
+                                  gap=rule.allowed_gap(waited), waited_ms=max(0, waited), server_time=now,
+                                  requeued=requeued))
+
+    async def cancel(self, w: Waiting) -> bool:
+        """Take the seek out of its pool: True; False when a race was formed for it first (its
+        ``matched`` is sent first if it has not gone out yet)."""
+        kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
+        if kind == "matched" and matched is not None:
+            if not w.matched:
+                w.matched = matched.race
+                w.conn.send_msg(matched)
+            return False
+        self._forget(w)
+        await self.store.unlock(w.entry.who, w.entry.id)
+        if kind == "cancelled":
+            self.metrics.seek_events["cancelled"] += 1
+            log("seek_cancelled", pool=w.pool.key, seek=w.entry.id)
+        return kind == "cancelled"
+
+    def _forget(self, w: Waiting) -> None:
+        held = self.here.get(w.pool.key)
+        if held is not None:
+            held.pop(w.entry.id, None)
+            if not held:
+                del self.here[w.pool.key]
+
+    async def gone(self, w: Waiting) -> None:
+        """The seek's connection closed: a seek still waiting leaves its pool; a matched one's race goes
+        on (the player may still join it by its token)."""
+        if self.here.get(w.pool.key, {}).get(w.entry.id) is w:
+            await self.cancel(w)
+
+    # --------------------------------------------------- this process's seeks
+    async def poll(self) -> None:
+        """Vouch for this process's seeks, and tell each its news: matched, back in the pool, over."""
+        now = now_ms()
+        for pool, held in list(self.here.items()):
+            ids = list(held)
+            await self.store.vouch(pool, ids, now + ALIVE_MS)
+            states = await self.store.status(pool, ids)
+            count = None
+            for seek_id, (waits, matched) in zip(ids, states):
+                w = held.get(seek_id)
+                if w is None:
+                    continue
+                if matched is not None:
+                    if w.matched != matched.race:
+                        w.matched = matched.race
+                        w.conn.send_msg(matched)
+                elif waits:
+                    requeued = bool(w.matched)
+                    if requeued or time.monotonic() - w.said_at >= STATUS_SECONDS:
+                        w.matched = ""
+                        if count is None:
+                            count = (await self.store.waiting_counts([pool]))[0]
+                        self._say(w, now, count, requeued)
+                else:  # its race started, or it was dropped (a no-show, or nobody vouched in time)
+                    self._forget(w)
+                    w.conn.close_after_queue(p.CloseCode.NORMAL)
+
+    # ------------------------------------------------------------- waves
+    async def wave(self) -> None:
+        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave)."""
+        wave_ms = max(1, int(self.config.seek_wave * 1000))
+        number = now_ms() // wave_ms
+        for pool in await self.store.pools():
+            if not await self.store.claim_wave(pool, number, 10 * wave_ms):
+                continue
+            started = time.process_time()
+            try:
+                await self._pair(rule.Pool.parse(pool))
+            finally:
+                self.metrics.seek_cpu_seconds += time.process_time() - started
+
+    async def _pair(self, pool: rule.Pool) -> None:
+        now = now_ms()
+        for dead in await self.store.drop_dead(pool.key, now):
+            self.metrics.seek_events["dropped"] += 1
+            await self.store.unlock(dead.who, dead.id)
+            log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
+        await self._settle(pool, now)
+        entries = {e.id: e for e in await self.store.waiting(pool.key)}
+        seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
+        for group in rule.form(seekers, pool.seats, now):
+            await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
+
+    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int) -> None:
+        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it)."""
+        svc = self.service
+        deal = await self._deal(pool.variant)
+        # The seats are all taken here, so nobody else can join; the members without an account are
+        # "" entrants (they come back by their seat's token, never join afresh).
+        meta = await svc.create_for([m.account or "" for m in members], deal, pool.time_limit, "all-ready", "",
+                                    rated=pool.rated)
+        join_by = now + int(self.config.seek_join * 1000)
+        home0 = races.home_at_start(get_variant(pool.variant))
+        assert svc.signer is not None
+        seats = []
+        for m in members:
+            seated = await svc.store.join(meta.id, m.name, home0, f"seek.{m.id}", join_by, now, m.account)
+            token = svc.signer.sign(PLAYER, meta.id, seated.seat, now + self.config.token_ttl * 1000, seated.gen)
+            seats.append((seated.seat, token))
+        names, ratings = [m.name for m in members], [m.rating for m in members]
+        matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
+                             join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=now - m.since)
+                   for m, (seat, token) in zip(members, seats)]
+        if not await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches):
+            fresh = await svc.store.meta(meta.id)
+            if fresh is not None:
+                await svc.store.abandon(fresh, now_ms(), 0)
+            log("seek_group_lost", pool=pool.key, race=meta.id)
+            return
+        self.metrics.seek_events["races"] += 1
+        self.metrics.seek_events["placed"] += len(members)
+        log("seek_race", pool=pool.key, race=meta.id, code=meta.code, players=len(members), gap=gap,
+            spread=max(ratings) - min(ratings), checked=meta.checked)
+
+    async def _deal(self, variant: str) -> CheckedDeal:
+        """A checked deal when one is ready in the private pool (never a wait for the solver: players are
+        waiting), else a secret random number."""
+        if self.config.seek_deals == "pool":
+            found = await self.service.checked.pop_ready(variant)
+            if found is not None:
+                return found
+        return CheckedDeal(variant, secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ())
+
+    async def _settle(self, pool: rule.Pool, now: int) -> None:
+        """The pool's formed races: started ones release their seeks; at the join deadline, one still in
+        the lobby goes, its no-shows are counted and dropped, the others wait again."""
+        store = self.service.store
+        for formed, deadline in await self.store.formed(pool.key):
+            meta = await store.meta(formed.race)
+            if meta is not None and meta.status == "lobby":
+                if now < deadline:
+                    continue
+                came = [await store.player(formed.race, s) for s in range(meta.players)]
+                ready = {pl.account or pl.name for pl in came if pl is not None and pl.status == "ready"}
+                if not await store.abandon(meta, now, 0):
+                    continue  # it started (or changed) meanwhile: the next wave sees it
+                back = [m for m in formed.members if (m.account or m.name) in ready]
+            else:
+                back = []
+            if not await self.store.settle(pool.key, formed, back, now + ALIVE_MS):
+                continue
+            for m in formed.members:
+                if m in back:
+                    self.metrics.seek_events["requeued"] += 1
+                    continue
+                await self.store.unlock(m.who, m.id)
+                if meta is not None and meta.status == "lobby":
+                    shy = await self.store.mark_shy(m.who)
+                    self.metrics.seek_events["no_show"] += 1
+                    log("seek_no_show", logging.WARNING, pool=pool.key, race=formed.race, who=m.who, times=shy)
+
+    # ---------------------------------------------------------- reading
+    async def pools(self) -> p.SeekPools:
+        """Every pool that has had a seek, with how many wait in it now."""
+        names = await self.store.pools()
+        counts = await self.store.waiting_counts(names)
+        lines = []
+        for name, count in zip(names, counts):
+            pool = rule.Pool.parse(name)
+            lines.append(p.SeekPoolLine(pool=name, variant=pool.variant, seats=pool.seats,
+                                        time_limit=pool.time_limit, rated=pool.rated, waiting=count))
+        return p.SeekPools(pools=lines, server_time=now_ms())
+
+    def waiting_here(self) -> dict[str, int]:
+        """pool -> seeks waiting on this process's connections (``/metrics``)."""
+        return {pool: len(held) for pool, held in self.here.items()}
+

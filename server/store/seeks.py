@@ -1,0 +1,140 @@
+"""Seek pools in Redis (the layout: keys.SeekKeys). Every script touches one pool's keys (one hash tag,
+one cluster slot); a player's one-seek lock and no-show count are single-key commands in its own slot.
+
+Why a player's lock is outside its pool: a player may seek any pool, but only one at a time, and the
+pools live in different slots. The lock is taken (``SET NX``) before the seek enters its pool and given
+back after it has left it (cancelled, dropped, or its race settled), so a player is never in two pools,
+and since a group leaves its pool in the one script that places it (seek_match.lua, which a cancel
+cannot interleave with), never in two races from seeks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from shared import protocol as p
+
+from .keys import SEEK_POOLS, SeekKeys, seeker_key, shy_key
+from .records import FormedRace, SeekEntry, text
+from .scripts import register
+
+SHY_SECONDS = 3600
+"""How long a no-show keeps a player among the shy (paired only with other no-shows)."""
+LOCK_MS = 6 * 3600 * 1000
+"""Longest a player's seek lock can outlive its seek (a process that died holding it): six hours."""
+
+_entry = msgspec.msgpack.Decoder(SeekEntry)
+_formed = msgspec.msgpack.Decoder(FormedRace)
+_matched = msgspec.msgpack.Decoder(p.Matched)
+_enc = msgspec.msgpack.Encoder()
+
+
+class SeekStore:
+    """The seek pools, shared by every server process."""
+
+    def __init__(self, redis: Any) -> None:
+        self.redis = redis
+        self._add = register(redis, "seek_add")
+        self._cancel = register(redis, "seek_cancel")
+        self._claim = register(redis, "seek_claim")
+        self._match = register(redis, "seek_match")
+        self._settle = register(redis, "seek_settle")
+        self._drop_dead = register(redis, "seek_drop_dead")
+
+    # ------------------------------------------------------------ a player
+    async def lock(self, who: str, pool: str, seek: str) -> bool:
+        """Take the player's one seek; False when it has one already (anywhere)."""
+        return bool(await self.redis.set(seeker_key(who), f"{pool} {seek}", nx=True, px=LOCK_MS))
+
+    async def unlock(self, who: str, seek: str) -> None:
+        """Give the player's lock back if it is still this seek's."""
+        held = await self.redis.get(seeker_key(who))
+        if held is not None and text(held).endswith(f" {seek}"):
+            await self.redis.delete(seeker_key(who))
+
+    async def shy(self, who: str) -> int:
+        """Races formed from the player's seeks it did not come to, lately."""
+        return int(await self.redis.get(shy_key(who)) or 0)
+
+    async def mark_shy(self, who: str) -> int:
+        key = shy_key(who)
+        count = int(await self.redis.incr(key))
+        await self.redis.expire(key, SHY_SECONDS)
+        return count
+
+    # ------------------------------------------------------------- a pool
+    async def add(self, pool: str, entry: SeekEntry, alive_until: int) -> int:
+        """Put a seek in its pool; how many wait there now."""
+        await self.redis.sadd(SEEK_POOLS, pool)
+        k = SeekKeys(pool)
+        return int(await self._add(keys=[k.q, k.alive], args=[entry.id, _enc.encode(entry), alive_until]))
+
+    async def cancel(self, pool: str, seek: str) -> tuple[str, p.Matched | None]:
+        """``("cancelled", None)``, ``("matched", its match)`` (too late) or ``("gone", None)``."""
+        k = SeekKeys(pool)
+        reply = await self._cancel(keys=[k.q, k.alive, k.got], args=[seek])
+        kind = text(reply[0])
+        return kind, _matched.decode(reply[1]) if kind == "matched" else None
+
+    async def vouch(self, pool: str, seeks: list[str], until: int) -> None:
+        """These seeks' connections are alive until ``until`` (only seeks still waiting are touched)."""
+        if seeks:
+            await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
+
+    async def pools(self) -> list[str]:
+        return sorted(text(x) for x in await self.redis.smembers(SEEK_POOLS))
+
+    async def waiting_counts(self, pools: list[str]) -> list[int]:
+        """How many wait in each pool (one round trip)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for pool in pools:
+                pipe.hlen(SeekKeys(pool).q)
+            return [int(n) for n in await pipe.execute()]
+
+    async def waiting(self, pool: str) -> list[SeekEntry]:
+        return [_entry.decode(v) for v in (await self.redis.hgetall(SeekKeys(pool).q)).values()]
+
+    async def status(self, pool: str, seeks: list[str]) -> list[tuple[bool, p.Matched | None]]:
+        """For each seek: whether it still waits, and its match if it has one (two commands)."""
+        k = SeekKeys(pool)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(k.q, seeks)
+            pipe.hmget(k.got, seeks)
+            waits, gots = await pipe.execute()
+        return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
+
+    async def claim_wave(self, pool: str, wave: int, ttl_ms: int) -> bool:
+        """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does)."""
+        return bool(await self._claim(keys=[SeekKeys(pool).wave], args=[wave, ttl_ms]))
+
+    async def drop_dead(self, pool: str, now: int) -> list[SeekEntry]:
+        """The seeks nobody vouched for lately, out of the pool."""
+        k = SeekKeys(pool)
+        return [_entry.decode(e) for e in await self._drop_dead(keys=[k.q, k.alive], args=[now])]
+
+    async def match(self, pool: str, formed: FormedRace, deadline: int, matches: list[p.Matched]) -> bool:
+        """Place a group in its race if every member still waits (False: one cancelled or was placed)."""
+        k = SeekKeys(pool)
+        args: list[Any] = [formed.race, deadline, _enc.encode(formed)]
+        for member, matched in zip(formed.members, matches):
+            args += [member.id, _enc.encode(matched)]
+        return bool(await self._match(keys=k.all(), args=args))
+
+    async def formed(self, pool: str, now: int | None = None) -> list[tuple[FormedRace, int]]:
+        """The pool's formed races not yet settled, with their join deadlines."""
+        k = SeekKeys(pool)
+        pairs = await self.redis.zrange(k.formed, 0, -1, withscores=True)
+        if not pairs:
+            return []
+        blobs = await self.redis.hmget(k.races, [text(r) for r, _ in pairs])
+        return [(_formed.decode(b), int(d)) for (_, d), b in zip(pairs, blobs) if b is not None]
+
+    async def settle(self, pool: str, formed: FormedRace, back: list[SeekEntry], alive_until: int) -> bool:
+        """Settle a formed race once: its matches go, the members in ``back`` wait again."""
+        k = SeekKeys(pool)
+        args: list[Any] = [formed.race, alive_until, *(m.id for m in formed.members), "|"]
+        for entry in back:
+            args += [entry.id, _enc.encode(entry)]
+        return bool(await self._settle(keys=k.all(), args=args))
