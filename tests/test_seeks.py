@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import random
 import re
+import urllib.request
 from typing import Any, AsyncIterator
 
 import msgspec
@@ -72,3 +73,136 @@ async def test_two_seekers_are_given_one_race_and_it_starts_when_both_join(fast:
     again, seeking = await seek(fast, name="ann", time_limit=60)
     assert seeking.waiting == 1
     await again.close()
+
+
+# ------------------------------------------------------------------ bad input
+async def seek_keys(server: LiveServer) -> dict[str, Any]:
+    """Every seek key in Redis with its contents: what a refused seek must leave as it was."""
+    r = server.service.redis
+    out: dict[str, Any] = {}
+    for pattern in ("seek:*", "seeker:*", "seeks:*"):
+        async for key in r.scan_iter(match=pattern):
+            kind = (await r.type(key)).decode()
+            out[key.decode()] = (await r.hgetall(key) if kind == "hash" else await r.zrange(key, 0, -1)
+                                 if kind == "zset" else await r.smembers(key) if kind == "set" else await r.get(key))
+    return out
+
+
+@pytest.mark.parametrize("fields, code, words", [
+    (dict(name="ann", variant="ninety-thieves"), "bad_variant", "ninety-thieves"),
+    (dict(name="ann", seats=1), "seek_out_of_range", "2 to 8 players, not 1"),
+    (dict(name="ann", seats=9), "seek_out_of_range", "not 9"),
+    (dict(name="ann", time_limit=10), "seek_out_of_range", "30 to 3600 seconds, not 10"),
+    (dict(name="ann", time_limit=5000), "seek_out_of_range", "not 5000"),
+    (dict(name="ann", rated=True), "account_required", "rated race is for accounts only"),
+    (dict(), "bad_field", "needs a name"),
+    (dict(key="nobody.secret"), "bad_key", ""),
+])
+async def test_a_bad_seek_is_a_typed_error_and_stores_nothing(fast: LiveServer, fields: dict[str, Any], code: str,
+                                                              words: str) -> None:
+    waiting, _ = await seek(fast, name="zed")
+    before = await seek_keys(fast)
+    client = await Client.connect(fast)
+    await client.send(p.Seek(**fields))
+    error = await client.error()
+    assert (error.code, error.ref) == (code, "seek")
+    assert words in error.message
+    assert await seek_keys(fast) == before
+    await client.close()
+    await waiting.close()
+
+
+async def test_a_second_seek_by_the_same_player_is_refused(fast: LiveServer) -> None:
+    key = await register(fast, "Ann")
+    first, _ = await seek(fast, key=key, time_limit=60)
+    before = await seek_keys(fast)
+    again = await Client.connect(fast)
+    await again.send(p.Seek(key=key, time_limit=120))  # another pool, another connection: still one player
+    error = await again.error()
+    assert error.code == "already_seeking" and "Ann already waits for a race" in error.message
+    await first.send(p.Seek(key=key, time_limit=60))  # the same connection
+    assert (await first.error()).code == "already_seeking"
+    assert await seek_keys(fast) == before
+    # Cancelled, the player may seek again.
+    await first.send(p.SeekCancel())
+    assert (await first.expect(p.SeekCancelled)).cancelled
+    await first.send(p.SeekCancel())
+    assert (await first.error()).code == "not_seeking"
+    await again.send(p.Seek(key=key, time_limit=120))
+    assert (await again.expect(p.Seeking)).pool == "forty-thieves/2/120/casual"
+    await first.close()
+    await again.close()
+
+
+# ------------------------------------------------------------------ no-shows
+async def metrics_text(server: LiveServer) -> str:
+    def call() -> str:
+        with urllib.request.urlopen(server.url + "/metrics", timeout=5) as resp:
+            return resp.read().decode()
+    return await asyncio.to_thread(call)
+
+
+def metric(text: str, what: str) -> int:
+    found = re.search(rf'^thieves_seeks_total\{{what="{what}"\}} (\d+)$', text, re.M)
+    return int(found.group(1)) if found else 0
+
+
+async def test_a_no_show_is_dropped_and_counted_and_the_other_waits_again(fast: LiveServer) -> None:
+    ann, _ = await seek(fast, name="ann", time_limit=60)
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    ma, _ = await matched(ann), await matched(bob)
+    came = await join(fast, ma)  # bob never joins
+    # At the join deadline the race goes, bob's seek is over (its connection closed), ann waits again.
+    while not (msg := await ann.recv()).__struct_config__.tag == "seeking" or not msg.requeued:  # type: ignore[attr-defined]
+        pass
+    assert isinstance(msg, p.Seeking) and msg.waited_ms >= 2000  # her waiting time is kept
+    assert await bob.closed() == 1000
+    assert (await fast.http("GET", f"/races/{ma.race}"))[0] == 404
+    await came.close()
+    text = await metrics_text(fast)
+    assert metric(text, "no_show") == 1 and metric(text, "requeued") == 1
+    from shared.names import name_key
+    assert await fast.service.seeks.store.shy(f"n:{name_key('bob')}") == 1
+    # Bob seeks again: he waits among the shy; carl (not shy) is paired with ann, never with bob.
+    bob2, _ = await seek(fast, name="bob", time_limit=60)
+    carl, _ = await seek(fast, name="carl", time_limit=60)
+    mc = await matched(carl)
+    assert sorted(mc.names) == ["ann", "carl"]
+    entries = await fast.service.seeks.store.waiting("forty-thieves/2/60/casual")
+    assert [(e.name, e.shy) for e in entries] == [("bob", True)]
+    for c in (ann, bob2, carl):
+        await c.close()
+
+
+# ------------------------------------------------------------------ cancels
+async def test_a_cancel_racing_a_pairing_never_leaves_the_player_in_a_race(fast: LiveServer) -> None:
+    """Pairs of seekers, one of each cancelling at a random moment around the waves: a cancel that
+    succeeded means no race anywhere names the player; one that lost was preceded by its matched."""
+    rng = random.Random(24)
+
+    async def one(i: int) -> tuple[str, bool, list[p.Matched]]:
+        a, _ = await seek(fast, name=f"a{i}", time_limit=60)
+        b, _ = await seek(fast, name=f"b{i}", time_limit=60)
+        await asyncio.sleep(rng.uniform(0, 0.3))
+        await a.send(p.SeekCancel())
+        got: list[p.Matched] = []
+        while True:
+            msg = await a.recv(20)
+            if isinstance(msg, p.Matched):
+                got.append(msg)
+            elif isinstance(msg, p.SeekCancelled):
+                break
+        await a.close()
+        await b.close()
+        return f"a{i}", msg.cancelled, got
+
+    outcomes = await asyncio.gather(*(one(i) for i in range(12)))
+    formed: list[list[str]] = []
+    for m in await fast.service.seeks.store.formed("forty-thieves/2/60/casual"):
+        formed.append([e.name for e in m[0].members])
+    for name, cancelled, got in outcomes:
+        if cancelled:
+            assert got == [] and not any(name in members for members in formed)
+        else:
+            assert len(got) == 1 and name in got[0].names
+    assert any(c for _, c, _ in outcomes)
