@@ -228,6 +228,7 @@ class Seeks:
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
         entries = {e.id: e for e in await self.store.waiting(pool.key)}
+        now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
             await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
@@ -250,7 +251,7 @@ class Seeks:
             seats.append((seated.seat, token))
         names, ratings = [m.name for m in members], [m.rating for m in members]
         matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
-                             join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=now - m.since)
+                             join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=max(0, now - m.since))
                    for m, (seat, token) in zip(members, seats)]
         if not await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches):
             fresh = await svc.store.meta(meta.id)

@@ -206,3 +206,51 @@ async def test_a_cancel_racing_a_pairing_never_leaves_the_player_in_a_race(fast:
         else:
             assert len(got) == 1 and name in got[0].names
     assert any(c for _, c, _ in outcomes)
+
+
+# ------------------------------------------------------------ many, two processes
+async def set_rating(redis: Any, account: str, variant: str, rating: int) -> None:
+    """Give an account the shown rating ``rating`` (sigma 2: mu from 1000 + 40 (mu - 3 sigma)), as a
+    rated race would have left it."""
+    sigma = 2.0
+    mu = (rating - 1000) / 40 + 3 * sigma
+    await redis.hset(f"account:{{{account}}}", mapping={f"v:{variant}:mu": repr(mu), f"v:{variant}:sigma": repr(sigma),
+                                                       f"v:{variant}:rated": 5})
+
+
+async def test_a_hundred_seekers_over_two_processes_are_each_placed_once_within_the_bound(redis_url: str) -> None:
+    rng = random.Random(100)
+    async with live_server(redis_url, register_burst=0, **FAST) as one, live_server(redis_url, **FAST) as two:
+        names = [f"p{i:03d}" for i in range(100)]
+        keys = await asyncio.gather(*(register(one, n) for n in names))
+        ratings = {n.casefold(): rng.randint(700, 1900) for n in names}
+        for n in names:
+            await set_rating(one.service.redis, n.casefold(), "forty-thieves", ratings[n.casefold()])
+
+        async def seeker(i: int) -> p.Matched:
+            await asyncio.sleep(rng.uniform(0, 2.0))  # arrivals spread over two seconds
+            server = (one, two)[i % 2]
+            client, seeking = await seek(server, key=keys[i], time_limit=60)
+            assert seeking.rating == ratings[names[i]]
+            m = await matched(client, timeout=60)
+            player = await join((one, two)[rng.randrange(2)], m)  # joined through either process
+            await player.expect(p.Countdown)
+            await client.closed()
+            await player.close()
+            return m
+
+        got = await asyncio.gather(*(seeker(i) for i in range(100)))
+        races: dict[str, list[p.Matched]] = {}
+        for m in got:
+            races.setdefault(m.race, []).append(m)
+        assert sorted(n for m in got for n in [m.names[m.seat]]) == [n for n in names]  # each placed once
+        assert all(len(ms) == 2 for ms in races.values()) and len(races) == 50
+        for ms in races.values():
+            shown = [ratings[n.casefold()] for n in ms[0].names]
+            assert ms[0].ratings == shown
+            longest = max(m.waited_ms for m in ms)
+            # The documented bound, checked on the ratings given: the spread within the allowed gap of
+            # the group's longest waiter at the wave that formed it.
+            assert max(shown) - min(shown) <= ms[0].gap == rule.allowed_gap(longest)
+        formed = [metric(await metrics_text(s), "races") for s in (one, two)]
+        assert sum(formed) == 50
