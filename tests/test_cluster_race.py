@@ -321,3 +321,26 @@ async def test_a_challenge_and_a_rematch_on_a_redis_cluster(servers: tuple[LiveS
     assert (await a.http("POST", "/players/bob/challenges", {"accept": False}, keys["bob"]))[0] == 200
     status, body = await b.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
     assert (status, body["code"]) == (403, "challenges_refused")
+
+
+async def test_seekers_over_two_processes_on_a_cluster_are_paired_once(empty_cluster: LocalCluster) -> None:
+    """Seek pools on a Redis Cluster (each pool's keys in one slot, a player's lock in its own): ten
+    seekers spread over two processes get five races, which start when their players join."""
+    fast = dict(redis_cluster=True, seek_wave=0.1, seek_join=5.0, seek_deals="random")
+    async with live_server(empty_cluster.urls[0], **fast) as a, live_server(empty_cluster.urls[1], **fast) as b:
+        async def seeker(i: int) -> p.Matched:
+            client = await Client.connect((a, b)[i % 2])
+            await client.send(p.Seek(name=f"s{i}", time_limit=60))
+            while not isinstance(msg := await client.recv(20), p.Matched):
+                assert isinstance(msg, p.Seeking)
+            player = await Client.connect((b, a)[i % 2])
+            await player.hello(msg.race, token=msg.token)
+            await player.send(p.Ready())
+            await player.expect(p.Countdown)
+            await client.closed()
+            await player.close()
+            return msg
+
+        got = await asyncio.gather(*(seeker(i) for i in range(10)))
+        assert sorted(m.names[m.seat] for m in got) == sorted(f"s{i}" for i in range(10))
+        assert len({m.race for m in got}) == 5
