@@ -196,6 +196,16 @@ def list_races(server: str, finished: bool = False) -> list[p.RaceInfo]:
 
 
 # ------------------------------------------------------------ accounts and history
+def seek_pools(server: str) -> p.SeekPools:
+    """``GET /seeks``: the seek pools and how many wait in each (a server without seeks: none)."""
+    try:
+        return _typed(_request(server, "GET", "/seeks"), p.SeekPools, "seek pools")
+    except ApiError as exc:
+        if exc.status == 404:
+            return p.SeekPools(pools=[], server_time=0)
+        raise
+
+
 def register(server: str, name: str) -> p.AccountKeyAnswer:
     """``POST /players``: a new account; its key is in the answer and nowhere else."""
     data = _request(server, "POST", "/players", msgspec.json.encode(p.Register(name=name)))

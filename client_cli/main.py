@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "replay",
     "solo",
     "play",
+    "seek",
     "watch",
     "create",
     "races",

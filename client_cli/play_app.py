@@ -60,7 +60,8 @@ class PlayApp(RematchMixin, TableApp):
                  auto_ready: bool = False) -> None:
         """``key``: join as that account; ``token``: a seat saved by an earlier run to take back;
         ``keeper``: saves every token a welcome brings (and forgets a seat that is gone);
-        ``auto_ready``: say ready on joining the lobby (a rematch, which every racer asked for)."""
+        ``auto_ready``: say ready on joining the lobby (a rematch, which every racer asked for; a race
+        formed from a seek, which starts once all are)."""
         super().__init__()
         self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token, key=key,
                                token=token, saved_token=token is not None)

@@ -38,17 +38,26 @@ def race_row(race: p.RaceInfo, now_ms: float) -> str:
     )
 
 
+def seek_rows(pools: p.SeekPools) -> list[str]:
+    """The seek pools (``thieves seek``) and how many wait in each, for the top of the list."""
+    return [f"seeking: {line.waiting:>3} waiting  {line.variant}, {line.seats} players, {line.time_limit} s, "
+            f"{'rated' if line.rated else 'casual'}" for line in pools.pools if line.waiting]
+
+
 def run(args: argparse.Namespace) -> int:
-    from client_cli.api import ApiError, list_races
+    from client_cli.api import ApiError, list_races, seek_pools
 
     try:
         races = list_races(server_of(args), finished=args.all)
+        pools = seek_pools(server_of(args))
     except ApiError as exc:
         print(f"thieves list: {exc}", file=sys.stderr)
         return 1
     if args.json:
         print(msgspec.json.encode(races).decode())
         return 0
+    for row in seek_rows(pools):
+        print(row)
     if not races:
         print(f"no open or running races{' and none finished lately' if args.all else ''} "
               "(create one with `thieves create`)")

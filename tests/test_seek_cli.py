@@ -1,0 +1,69 @@
+"""``thieves seek`` in real terminals against a real server process (tmux, as tests/test_tui_tmux.py):
+two players who each type ``thieves seek`` are racing within seconds, no code passed; one who
+presses q has its seek cancelled on the server; ``thieves list`` shows the pools."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Iterator
+
+import pytest
+
+from process_util import ServerProcess, http_json
+from redis_util import PROCESS_ARGS, until
+from test_tui_tmux import THIEVES, Tmux
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+@pytest.fixture
+def seek_server(redis_url: str) -> Iterator[ServerProcess]:
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--seek-wave", "0.2", "--seek-deals", "random"]) as server:
+        yield server
+
+
+def seek_term(server: ServerProcess, name: str) -> Tmux:
+    shell = f"{THIEVES} seek --name {name} --time-limit 60 --server {server.url}; echo \"exit status $?\"; sleep 60"
+    return Tmux(["sh", "-c", shell])
+
+
+def test_two_terminals_seeking_are_racing_within_seconds(seek_server: ServerProcess) -> None:
+    ann = seek_term(seek_server, "ann")
+    try:
+        waiting = ann.wait_for(lambda s: "1 waiting" in s)
+        assert "seeking forty-thieves, 2 players, 60 s, casual" in waiting and "gap now ±" in waiting
+        listed = subprocess.run([str(THIEVES), "list", "--server", seek_server.url], capture_output=True, text=True,
+                                timeout=30)
+        assert "seeking:   1 waiting  forty-thieves, 2 players, 60 s, casual" in listed.stdout
+        bob = seek_term(seek_server, "bob")
+        try:
+            for term in (ann, bob):  # both on the race's table, the race running: moves are open
+                screen = term.wait_for(lambda s: "Racers" in s and "left" in s and "moves 0" in s, timeout=30)
+                assert "ann" in screen and "bob" in screen
+            bob.keys("Space")
+            bob.wait_for(lambda s: "moves 1" in s)
+        finally:
+            bob.close()
+    finally:
+        ann.close()
+
+
+def test_q_cancels_the_seek_on_the_server(seek_server: ServerProcess) -> None:
+    cy = seek_term(seek_server, "cy")
+    try:
+        cy.wait_for(lambda s: "1 waiting" in s)
+        cy.keys("q")
+        after = cy.wait_for(lambda s: "exit status" in s)
+        assert "seek cancelled" in after and "exit status 0" in after
+        until(lambda: http_json(seek_server.url + "/seeks")[1]["pools"][0]["waiting"] == 0, "the pool to empty")
+        assert seek_server.events("seek_cancelled")
+    finally:
+        cy.close()
+
+
+def test_a_bad_seek_says_why_and_exits_2(seek_server: ServerProcess) -> None:
+    done = subprocess.run([str(THIEVES), "seek", "--name", "dee", "--seats", "12", "--server", seek_server.url],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "thieves seek: seek: a race from a seek has 2 to 8 players, not 12" in done.stderr
