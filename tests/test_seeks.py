@@ -254,3 +254,25 @@ async def test_a_hundred_seekers_over_two_processes_are_each_placed_once_within_
             assert max(shown) - min(shown) <= ms[0].gap == rule.allowed_gap(longest)
         formed = [metric(await metrics_text(s), "races") for s in (one, two)]
         assert sum(formed) == 50
+
+
+async def test_the_pools_are_shown_on_get_seeks_the_front_page_and_metrics(fast: LiveServer) -> None:
+    ann, _ = await seek(fast, name="ann", seats=3, time_limit=90)
+    status, body = await fast.http("GET", "/seeks")
+    assert status == 200
+    assert body["pools"] == [{"pool": "forty-thieves/3/90/casual", "variant": "forty-thieves", "seats": 3,
+                              "time_limit": 90, "rated": False, "waiting": 1}]
+
+    def page() -> str:
+        req = urllib.request.Request(fast.url + "/", headers={"accept": "text/html"})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.read().decode()
+    html = await asyncio.to_thread(page)
+    assert 'data-pool="forty-thieves/3/90/casual"' in html and "<td>1:30</td>" in html and "<td>1</td>" in html
+    assert 'thieves_seeks_waiting{pool="forty-thieves/3/90/casual"} 1' in await metrics_text(fast)
+    await ann.send(p.SeekCancel())
+    assert (await ann.expect(p.SeekCancelled)).cancelled
+    assert (await fast.http("GET", "/seeks"))[1]["pools"][0]["waiting"] == 0
+    assert "Nobody is looking for a race right now" in await asyncio.to_thread(page)
+    assert metric(await metrics_text(fast), "cancelled") == 1
+    await ann.close()

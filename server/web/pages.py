@@ -48,7 +48,8 @@ async def index(request: Request) -> Response:
     live = [r for r in rows if r.status in ("countdown", "running")]
     lobby = [r for r in rows if r.status == "lobby"]
     recent = [races.race_info(m, now) for m in await service.store.recent_races(RECENT_SHOWN)]
-    return render("index.html", title="Races", live=live, lobby=lobby, recent=recent,
+    seeking = [line for line in (await service.seeks.pools()).pools if line.waiting]
+    return render("index.html", title="Races", live=live, lobby=lobby, recent=recent, seeking=seeking,
                   events=await _current_events(tournaments_of(request)),
                   daily=await _daily_boards(tournaments_of(request), now))
 
