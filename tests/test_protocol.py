@@ -47,6 +47,12 @@ SERVER_SAMPLES = [
     p.Pong(nonce=3, server_time=7),
     p.HintAnswer(move="Wb", winning=True, verdict="won", remaining=57, seq=12, version=40),
     p.Left(version=3),
+    # seeks
+    p.Seeking(pool="forty-thieves/2/300/casual", seek="s1", waiting=3, rating=1012, gap=250, waited_ms=3000,
+              server_time=9, requeued=True),
+    p.Matched(pool="forty-thieves/2/300/casual", seek="s1", race="r1", code="ABCDEF", seat=1, token="t",
+              join_by=20, names=["ann", "bob"], ratings=[1000, 1012], gap=250, waited_ms=3000),
+    p.SeekCancelled(cancelled=False),
 ]
 CLIENT_SAMPLES = [
     p.Hello(protocol=p.PROTOCOL_VERSION, race="ABCD", role="spectator", name="bob", token="x", last_version=4),
@@ -60,6 +66,9 @@ CLIENT_SAMPLES = [
     p.Ping(nonce=8),
     p.HintRequest(),
     p.Leave(),
+    # seeks
+    p.Seek(variant="sixty-thieves", seats=4, time_limit=120, rated=True, key="bob.s3cret"),
+    p.SeekCancel(),
 ]
 
 
