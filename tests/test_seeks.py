@@ -122,6 +122,10 @@ async def test_a_second_seek_by_the_same_player_is_refused(fast: LiveServer) -> 
     assert error.code == "already_seeking" and "Ann already waits for a race" in error.message
     await first.send(p.Seek(key=key, time_limit=60))  # the same connection
     assert (await first.error()).code == "already_seeking"
+    await first.send(p.Hello(protocol=1, race="ABCDEF", name="x"))  # a seek connection joins no race
+    assert (await first.error()).code == "already_seeking"
+    await again.send(p.Seek(name="ANN", time_limit=60))  # an account's name, without its key
+    assert (await again.error()).code == "name_registered"
     assert await seek_keys(fast) == before
     # Cancelled, the player may seek again.
     await first.send(p.SeekCancel())
