@@ -12,6 +12,7 @@ from textual.widgets import Footer, Static
 
 from shared import protocol as p
 
+from .play_app import PlayApp
 from .wording import error_words
 
 POLL_SECONDS = 0.1
@@ -74,3 +75,21 @@ class SeekApp(App[None]):
     def action_cancel(self) -> None:
         self.cancelling = True
         self.link.cancel()
+
+
+class SeekPlayApp(PlayApp):
+    """The play table of a race formed from a seek: it steps aside by itself when the seek is put back
+    in its pool (a player did not come, the race is gone), for the waiting screen to come back."""
+
+    def __init__(self, link: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.seek_link = link
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(POLL_SECONDS, self._requeued)
+
+    def _requeued(self) -> None:
+        if any(isinstance(m, p.Seeking) and m.requeued for m in list(self.seek_link.frames.queue)):
+            self.link.close()
+            self.exit()

@@ -67,3 +67,24 @@ def test_a_bad_seek_says_why_and_exits_2(seek_server: ServerProcess) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "thieves seek: seek: a race from a seek has 2 to 8 players, not 12" in done.stderr
+
+
+def test_a_partner_who_does_not_come_puts_the_seeker_back_on_the_waiting_screen(redis_url: str) -> None:
+    import websockets.sync.client as ws_sync
+
+    from shared import protocol as p
+
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--seek-wave", "0.2", "--seek-deals", "random",
+                                        "--seek-join", "2"]) as server:
+        ann = seek_term(server, "ann")
+        try:
+            ann.wait_for(lambda s: "1 waiting" in s)
+            with ws_sync.connect(server.ws_url) as bob:  # seeks, is matched, never joins
+                bob.send(p.encode(p.Seek(name="bob", time_limit=60)))
+                until(lambda: isinstance(p.decode_server(bob.recv(timeout=20)), p.Matched), "bob's match")
+                ann.wait_for(lambda s: "Racers" in s, timeout=30)  # ann's table, in the lobby
+                back = ann.wait_for(lambda s: "back in the pool (a player did not come)" in s, timeout=30)
+                assert "seeking forty-thieves, 2 players, 60 s, casual" in back.replace("\n", " ")
+            assert server.events("seek_no_show")
+        finally:
+            ann.close()

@@ -112,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _seek_and_play(server: str, link: SeekLink, name: str, key: str | None) -> int:
-    from client_cli.play_app import PlayApp
-    from client_cli.seek_app import SeekApp
+    from client_cli.seek_app import SeekApp, SeekPlayApp
 
     while True:
         app = SeekApp(link)
@@ -125,7 +124,7 @@ def _seek_and_play(server: str, link: SeekLink, name: str, key: str | None) -> i
             print("seek cancelled" if app.cancelled else "the seek ended")
             return 0 if app.cancelled else 1
         m = app.matched
-        play = PlayApp(server, m.race, name, key=key, token=m.token, auto_ready=True)
+        play = SeekPlayApp(link, server, m.race, name, key=key, token=m.token, auto_ready=True)
         status = run_race_app(play, "seek")
         if play.state.info is not None and play.state.info.status != "lobby" or play.state.results is not None:
             return status

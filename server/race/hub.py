@@ -195,7 +195,8 @@ class RaceHub:
         """The lobby waited too long and the race is gone: say so and let everyone go."""
         ttl = self.service.config.lobby_ttl
         frame = p.encode(p.error(p.ErrorCode.RACE_NOT_FOUND,
-                                 f"the race was removed: nobody started it within {ttl} s of its creation"))
+                                 f"the race was removed before it started: nobody started it within {ttl} s of its "
+                                 "creation, or (a race formed from seeks) a player did not come in time"))
         for conn in list(self.conns):
             conn.send(frame)
             conn.close_after_queue(p.CloseCode.NORMAL)
