@@ -280,3 +280,29 @@ async def test_the_pools_are_shown_on_get_seeks_the_front_page_and_metrics(fast:
     assert "Nobody is looking for a race right now" in await asyncio.to_thread(page)
     assert metric(await metrics_text(fast), "cancelled") == 1
     await ann.close()
+
+
+async def test_races_from_seeks_take_a_checked_deal_when_one_is_ready_else_a_random_one(redis_url: str) -> None:
+    from redis_util import seed_checked
+
+    async with live_server(redis_url, seek_wave=0.1, seek_join=5.0) as live:  # --seek-deals pool (the default)
+        await seed_checked(live, count=1, variants=("forty-thieves",))
+        checked = []
+        for pair in (("ann", "bob"), ("cy", "dee")):  # one deal in the pool: the first race takes it
+            a, _ = await seek(live, name=pair[0], time_limit=60)
+            b, _ = await seek(live, name=pair[1], time_limit=60)
+            m = await matched(a)
+            await matched(b)
+            player = await Client.connect(live)
+            checked.append((await player.hello(m.race, token=m.token)).race.checked)
+            for c in (a, b, player):
+                await c.close()
+        assert checked == [True, False]
+
+
+def test_seek_deals_is_pool_or_random() -> None:
+    from server.config import parse_args
+
+    assert parse_args(["--seek-deals", "random"], environ={}).seek_deals == "random"
+    with pytest.raises(ValueError, match="--seek-deals is pool or random, not 'solver'"):
+        parse_args(["--seek-deals", "solver"], environ={})
