@@ -52,7 +52,7 @@ STATUS_SECONDS = 1.0
 """How often a waiting seek hears ``seeking``."""
 
 
-class Seeker(Protocol):
+class SeekConnection(Protocol):
     """The connection a seek waits on (server/race/connection.py's Connection)."""
 
     def send_msg(self, msg: msgspec.Struct) -> None: ...
@@ -66,7 +66,7 @@ class Waiting:
 
     pool: rule.Pool
     entry: SeekEntry
-    conn: Seeker
+    conn: SeekConnection
     matched: str = ""
     """The race whose ``matched`` went out ("" while none did)."""
     said_at: float = 0.0
@@ -86,7 +86,7 @@ class Seeks:
         self.metrics = service.metrics
 
     # ------------------------------------------------------------ a seek
-    async def seek(self, conn: Seeker, msg: p.Seek) -> Waiting:
+    async def seek(self, conn: SeekConnection, msg: p.Seek) -> Waiting:
         """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored)."""
         if msg.protocol != p.PROTOCOL_VERSION:
             raise Refused(p.ErrorCode.VERSION_MISMATCH,
@@ -228,6 +228,9 @@ class Seeks:
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
         entries = {e.id: e for e in await self.store.waiting(pool.key)}
+        if not entries:
+            await self.store.drop_if_idle(pool.key)
+            return
         now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
@@ -303,7 +306,7 @@ class Seeks:
 
     # ---------------------------------------------------------- reading
     async def pools(self) -> p.SeekPools:
-        """Every pool that has had a seek, with how many wait in it now."""
+        """Every pool in use, with how many wait in it now."""
         names = await self.store.pools()
         counts = await self.store.waiting_counts(names)
         lines = []

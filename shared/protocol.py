@@ -631,7 +631,7 @@ class SeekPoolLine(msgspec.Struct, kw_only=True):
 
 
 class SeekPools(msgspec.Struct, kw_only=True):
-    """``GET /seeks``: the pools that have had a seek, and how many wait in each now."""
+    """``GET /seeks``: the pools in use (a seek waits, or a race forms), and how many wait in each now."""
 
     pools: list[SeekPoolLine]
     server_time: Millis

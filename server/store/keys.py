@@ -227,7 +227,8 @@ def rematch_key(race: str) -> str:
 
 
 SEEK_POOLS = "seeks:pools"
-"""set of pool names (shared/seeks.py ``Pool.key``) that have had a seek: the waves' and the front page's list."""
+"""set of pool names (shared/seeks.py ``Pool.key``) in use: the waves' and the front page's list (an idle pool
+leaves it at its next wave: store/seeks.py ``drop_if_idle``)."""
 
 
 class SeekKeys:

@@ -66,10 +66,27 @@ class SeekStore:
 
     # ------------------------------------------------------------- a pool
     async def add(self, pool: str, entry: SeekEntry, alive_until: int) -> int:
-        """Put a seek in its pool; how many wait there now."""
-        await self.redis.sadd(SEEK_POOLS, pool)
+        """Put a seek in its pool; how many wait there now. The pool is listed after the entry is in it
+        (see :meth:`drop_if_idle`)."""
         k = SeekKeys(pool)
-        return int(await self._add(keys=[k.q, k.alive], args=[entry.id, _enc.encode(entry), alive_until]))
+        count = int(await self._add(keys=[k.q, k.alive], args=[entry.id, _enc.encode(entry), alive_until]))
+        await self.redis.sadd(SEEK_POOLS, pool)
+        return count
+
+    async def drop_if_idle(self, pool: str) -> bool:
+        """Take a pool nobody waits in and no race is forming from off the list (so that the waves and
+        ``GET /seeks`` go over the pools in use only, however many clocks players asked for once).
+
+        A seek entering meanwhile is never lost: it lists its pool after its entry is in, and this
+        looks at the entries again after unlisting (and lists the pool back if one came)."""
+        k = SeekKeys(pool)
+        if await self.redis.hlen(k.q) or await self.redis.zcard(k.formed):
+            return False
+        await self.redis.srem(SEEK_POOLS, pool)
+        if await self.redis.hlen(k.q):
+            await self.redis.sadd(SEEK_POOLS, pool)
+            return False
+        return True
 
     async def cancel(self, pool: str, seek: str) -> tuple[str, p.Matched | None]:
         """``("cancelled", None)``, ``("matched", its match)`` (too late) or ``("gone", None)``."""
@@ -84,6 +101,7 @@ class SeekStore:
             await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
 
     async def pools(self) -> list[str]:
+        """The pools in use (a seek waits, or a race forms; see :meth:`drop_if_idle`)."""
         return sorted(text(x) for x in await self.redis.smembers(SEEK_POOLS))
 
     async def waiting_counts(self, pools: list[str]) -> list[int]:
