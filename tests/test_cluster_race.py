@@ -331,13 +331,16 @@ async def test_seekers_over_two_processes_on_a_cluster_are_paired_once(empty_clu
         async def seeker(i: int) -> p.Matched:
             client = await Client.connect((a, b)[i % 2])
             await client.send(p.Seek(name=f"s{i}", time_limit=60))
-            while not isinstance(msg := await client.recv(20), p.Matched):
-                assert isinstance(msg, p.Seeking)
+            async def matched() -> p.Matched:
+                while not isinstance(msg := await client.recv(20), p.Matched):
+                    assert isinstance(msg, p.Seeking)
+                return msg
+            msg = await asyncio.wait_for(matched(), 30)
             player = await Client.connect((b, a)[i % 2])
             await player.hello(msg.race, token=msg.token)
             await player.send(p.Ready())
             await player.expect(p.Countdown)
-            await client.closed()
+            await asyncio.wait_for(client.closed(), 20)
             await player.close()
             return msg
 

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
-from redis_util import Client, LiveServer, eventually, live_server, register
+from redis_util import DEADLINE, Client, LiveServer, eventually, live_server, register
 from shared import protocol as p
 from shared import seeks as rule
 from server.store.keys import SeekKeys
@@ -32,13 +32,22 @@ async def seek(server: LiveServer, **fields: Any) -> tuple[Client, p.Seeking]:
     return client, await client.expect(p.Seeking)
 
 
-async def matched(client: Client, timeout: float = 20.0) -> p.Matched:
-    """The client's ``matched``, skipping ``seeking`` updates."""
-    while True:
-        msg = await client.recv(timeout)
-        if isinstance(msg, p.Matched):
-            return msg
-        assert isinstance(msg, p.Seeking), msg
+async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
+    """The client's ``matched``, skipping ``seeking`` updates (which come every second: the deadline is
+    over the whole wait)."""
+    async def wait() -> p.Matched:
+        while True:
+            msg = await client.recv(timeout)
+            if isinstance(msg, p.Matched):
+                return msg
+            assert isinstance(msg, p.Seeking), msg
+    return await asyncio.wait_for(wait(), timeout)
+
+
+async def seek_closed(client: Client) -> int:
+    """The close code of a seek connection the server ends (its ``seeking`` frames keep coming until
+    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not)."""
+    return await asyncio.wait_for(client.closed(), DEADLINE)
 
 
 async def join(server: LiveServer, m: p.Matched) -> Client:
@@ -68,8 +77,8 @@ async def test_two_seekers_are_given_one_race_and_it_starts_when_both_join(fast:
     assert countdown.view is not None
     await b.expect(p.Countdown)
     # Once the race started the seek is over: its connection is closed, and the players may seek again.
-    assert await ann.closed() == 1000
-    assert await bob.closed() == 1000
+    assert await seek_closed(ann) == 1000
+    assert await seek_closed(bob) == 1000
     again, seeking = await seek(fast, name="ann", time_limit=60)
     assert seeking.waiting == 1
     await again.close()
@@ -157,10 +166,13 @@ async def test_a_no_show_is_dropped_and_counted_and_the_other_waits_again(fast: 
     ma, _ = await matched(ann), await matched(bob)
     came = await join(fast, ma)  # bob never joins
     # At the join deadline the race goes, bob's seek is over (its connection closed), ann waits again.
-    while not (msg := await ann.recv()).__struct_config__.tag == "seeking" or not msg.requeued:  # type: ignore[attr-defined]
-        pass
+    async def requeued() -> p.Seeking:
+        while not isinstance(msg := await ann.recv(), p.Seeking) or not msg.requeued:
+            pass
+        return msg
+    msg = await asyncio.wait_for(requeued(), DEADLINE)
     assert isinstance(msg, p.Seeking) and msg.waited_ms >= 2000  # her waiting time is kept
-    assert await bob.closed() == 1000
+    assert await seek_closed(bob) == 1000
     assert (await fast.http("GET", f"/races/{ma.race}"))[0] == 404
     await came.close()
     text = await metrics_text(fast)
@@ -190,12 +202,15 @@ async def test_a_cancel_racing_a_pairing_never_leaves_the_player_in_a_race(fast:
         await asyncio.sleep(rng.uniform(0, 0.3))
         await a.send(p.SeekCancel())
         got: list[p.Matched] = []
-        while True:
-            msg = await a.recv(20)
-            if isinstance(msg, p.Matched):
-                got.append(msg)
-            elif isinstance(msg, p.SeekCancelled):
-                break
+
+        async def answer() -> p.SeekCancelled:
+            while True:
+                msg = await a.recv(20)
+                if isinstance(msg, p.Matched):
+                    got.append(msg)
+                elif isinstance(msg, p.SeekCancelled):
+                    return msg
+        msg = await asyncio.wait_for(answer(), DEADLINE)
         await a.close()
         await b.close()
         return f"a{i}", msg.cancelled, got
@@ -239,7 +254,7 @@ async def test_a_hundred_seekers_over_two_processes_are_each_placed_once_within_
             m = await matched(client, timeout=60)
             player = await join((one, two)[rng.randrange(2)], m)  # joined through either process
             await player.expect(p.Countdown)
-            await client.closed()
+            await seek_closed(client)
             await player.close()
             return m
 
