@@ -239,7 +239,10 @@ async def set_rating(redis: Any, account: str, variant: str, rating: int) -> Non
 
 async def test_a_hundred_seekers_over_two_processes_are_each_placed_once_within_the_bound(redis_url: str) -> None:
     rng = random.Random(100)
-    async with live_server(redis_url, register_burst=0, **FAST) as one, live_server(redis_url, **FAST) as two:
+    # Every seeker comes from this one loopback address with two connections (its seek and its seat), so
+    # the per-address cap (64 by default) is lifted here, as the benches do: it is not what this tests.
+    crowd = dict(FAST, connections_per_address=0)
+    async with live_server(redis_url, register_burst=0, **crowd) as one, live_server(redis_url, **crowd) as two:
         names = [f"p{i:03d}" for i in range(100)]
         keys = await asyncio.gather(*(register(one, n) for n in names))
         ratings = {n.casefold(): rng.randint(700, 1900) for n in names}
