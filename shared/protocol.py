@@ -264,6 +264,13 @@ class PlayerProgress(msgspec.Struct, kw_only=True):
     """The player took a hint in this race ("played with help"; never cleared)."""
 
 
+def racer_sees(line: PlayerProgress) -> tuple[object, ...]:
+    """What a racer's screen shows of a progress line (the racers panel of the terminal client: rank, name,
+    cards home of total, status mark, the help mark). A change of anything else (the move count, the
+    times) may reach racers later, with their next frame (docs/protocol.md, ``progress``)."""
+    return (line.rank, line.name, line.home, line.total, line.status, line.helped)
+
+
 class Standing(msgspec.Struct, kw_only=True):
     """One line of the final results, best first."""
 

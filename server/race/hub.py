@@ -8,6 +8,10 @@ is then independent of how many people watch it. The hub keeps each
 connection's cursor (welcomed yet, owed a full table, the table a resumed
 client has); a connection is only something frames can be sent to
 (:class:`Listener`).
+
+The hubs of a process flush together, on one :class:`ProgressTicker`: every hub with something to send
+reads its table in the same loop pass, so the reads of all the races that moved in a tick share one
+Redis round trip (the batcher's), instead of a round trip, a timer and a wake-up each at its own moment.
 """
 
 from __future__ import annotations
@@ -77,10 +81,19 @@ class RaceHub:
         """The highest version this hub handled as an event (a note, or a catch-up): a flush may read
         a later table, and an end stored meanwhile must still be caught up (:meth:`catch_up`)."""
         self._last_sent: dict[int, p.PlayerProgress] = {}
+        """The table as the spectators (and connections just given a table) have it."""
+        self._racers_sent: dict[int, p.PlayerProgress] = {}
+        """The table as the racers have it: changes no racer sees wait (:data:`RACER_LAG`)."""
+        self._racers_behind_since: float | None = None
+        """When the racers' table first fell behind with changes they do not see (None: it is not)."""
+        self._racers_timer: asyncio.TimerHandle | None = None
+        self._read_version = -1
+        """The race version of the table :attr:`_last_sent` was made from (a later read at the same
+        version holds nothing new: every change of a progress line is an event, which bumps it)."""
         self._dirty = False
         self._trailing = False
-        self._flusher: asyncio.Task[None] | None = None
-        self._last_flush = 0.0
+        self._flushing: asyncio.Task[None] | None = None
+        """This hub's flush under way (the ticker starts no second one before it is over)."""
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._announced: set[EventKind] = set()
@@ -129,8 +142,11 @@ class RaceHub:
     def close(self) -> None:
         if self._end_timer is not None:
             self._end_timer.cancel()
-        if self._flusher is not None:
-            self._flusher.cancel()
+        self.service.ticker.forget(self)
+        if self._racers_timer is not None:
+            self._racers_timer.cancel()
+        if self._flushing is not None:
+            self._flushing.cancel()
         for task in self._tasks:
             task.cancel()
 
@@ -259,29 +275,29 @@ class RaceHub:
     # -------------------------------------------------------- progress
     def mark_dirty(self) -> None:
         self._dirty = True
-        if self._flusher is None:
-            self._flusher = asyncio.ensure_future(self._flush_loop())
+        self.service.ticker.mark(self)
 
-    async def _flush_loop(self) -> None:
-        """Send at most ``progress_hz`` progress frames a second, each with all changes since the last."""
-        interval = 1.0 / self.service.config.progress_hz
+    def tick(self) -> None:
+        """The ticker's turn: flush once, unless the last flush is still under way (then next tick)."""
+        if self._flushing is not None:
+            self.service.ticker.mark(self)
+            return
+        if not self._dirty:
+            return
+        self._dirty = self._trailing
+        self._trailing = False
+        self._flushing = asyncio.ensure_future(self._flush_once())
+
+    async def _flush_once(self) -> None:
         try:
-            while True:
-                wait = self._last_flush + interval - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                if not self._dirty:
-                    return
-                self._dirty = self._trailing
-                self._trailing = False
-                self._last_flush = time.monotonic()
-                try:
-                    await self._flush()
-                except UNAVAILABLE as exc:
-                    log("progress_failed", race=self.race, error=exc)
-                    self._dirty = True
+            await self._flush()
+        except UNAVAILABLE as exc:
+            log("progress_failed", race=self.race, error=exc)
+            self._dirty = True
         finally:
-            self._flusher = None
+            self._flushing = None
+            if self._dirty:
+                self.service.ticker.mark(self)
 
     async def _flush(self) -> None:
         if self.meta is None:
@@ -291,17 +307,23 @@ class RaceHub:
             self.set_meta(meta)
         assert self.meta is not None
         version, lines = await self.service.store.lines(self.race)
+        if (version == self._read_version and self._racers_behind_since is None
+                and not any(c.needs_full or c.seen is not None for c in self.conns.values())):
+            return  # nothing stored since the last table (a trailing flush after a quiet tick): nothing to send
+        self._read_version = version
         total = get_variant(self.meta.variant).total_cards
         table = races.progress_lines(lines, self.meta.started, total)
         changed = [e for e in table if self._last_sent.get(e.seat) != e]
-        if self._last_sent.keys() - {e.seat for e in table}:
+        seats = {e.seat for e in table}
+        if self._last_sent.keys() - seats or self._racers_sent.keys() - seats:
             # A seat given back left the table: a merge by seat cannot drop a line, a full table can.
             for cursor in self.conns.values():
                 cursor.needs_full, cursor.seen = True, None
         self._last_sent = {e.seat: e for e in table}
+        racers_changed = self._racers_changes(table)
         self.version = max(self.version, version)
         status = self.meta.phase(now_ms())
-        delta = full = None
+        delta = racers_delta = full = None
         sent = 0
         for conn, cursor in list(self.conns.items()):
             if not cursor.welcomed:
@@ -325,6 +347,13 @@ class RaceHub:
                     conn.hold(p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
                                                   players=own)))
                     sent += 1
+            elif conn.seat is not None:
+                if racers_changed:
+                    if racers_delta is None:
+                        racers_delta = p.encode(p.Progress(version=version, server_time=now_ms(),
+                                                           race_status=status, players=racers_changed))
+                    conn.hold(racers_delta)
+                    sent += 1
             elif changed:
                 if delta is None:
                     delta = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
@@ -334,3 +363,75 @@ class RaceHub:
         self.service.progress_frames += sent
         self.service.metrics.sent("progress", sent)
 
+
+    def _racers_changes(self, table: list[p.PlayerProgress]) -> list[p.PlayerProgress]:
+        """The lines to send the racers now: every line that differs from theirs once one of them differs
+        in what a racer's screen shows (:func:`shared.protocol.racer_sees`), or once they have been behind
+        for :data:`RACER_LAG`; none before (the next flush looks again).
+
+        Why: at a human pace most moves change only a racer's move count, which no racer's screen shows,
+        and each flush cost a frame to every racer of the race (most of a move's CPU). Spectators still get
+        every change. Coalesced, not dropped: the racers' frames carry every change since their last, so a
+        racer's table is still exactly the race's at the frame's version (a resume diffs from it).
+        """
+        behind = [e for e in table if self._racers_sent.get(e.seat) != e]
+        if not behind:
+            self._racers_behind_since = None
+            return behind
+        now = time.monotonic()
+        seen = self._racers_sent
+        if (any(e.seat not in seen or p.racer_sees(seen[e.seat]) != p.racer_sees(e) for e in behind)
+                or (self._racers_behind_since is not None and now - self._racers_behind_since >= RACER_LAG)):
+            self._racers_sent = {e.seat: e for e in table}
+            self._racers_behind_since = None
+            return behind
+        if self._racers_behind_since is None:
+            self._racers_behind_since = now
+            if self._racers_timer is not None:
+                self._racers_timer.cancel()
+            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
+        return []
+
+    def _racers_due(self) -> None:
+        self._racers_timer = None
+        if self._racers_behind_since is not None:
+            self.mark_dirty()
+
+
+RACER_LAG = 1.0
+"""Seconds the racers' tables may lag behind with changes no racer sees (a move count) before a flush
+sends them anyway: every racer's version (and move counts) catches up within this while the race is quiet."""
+
+
+class ProgressTicker:
+    """The process's progress clock: each tick, every hub marked since the last flushes once.
+
+    At most ``progress_hz`` ticks a second, so no race gets more progress frames than that; a tick
+    comes at once when the ticker was idle (the first change after a quiet spell is not held back).
+    Why one clock for every hub: their table reads start in the same loop pass and go to Redis in one
+    round trip of the batcher, and one timer wakes the process per tick, not one per race.
+    """
+
+    def __init__(self, hz: float) -> None:
+        self.interval = 1.0 / hz
+        self._marked: dict[RaceHub, None] = {}
+        """The hubs to flush at the next tick, in the order they were marked."""
+        self._task: asyncio.Task[None] | None = None
+
+    def mark(self, hub: RaceHub) -> None:
+        self._marked[hub] = None
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+
+    def forget(self, hub: RaceHub) -> None:
+        self._marked.pop(hub, None)
+
+    async def _run(self) -> None:
+        try:
+            while self._marked:
+                hubs, self._marked = self._marked, {}
+                for hub in hubs:
+                    hub.tick()
+                await asyncio.sleep(self.interval)
+        finally:
+            self._task = None

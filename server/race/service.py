@@ -30,7 +30,7 @@ from ..players.recorder import Outcome, Recorder
 from .tokens import Signer
 
 from .clock import now_ms
-from .hub import Listener, RaceHub
+from .hub import Listener, ProgressTicker, RaceHub
 
 
 STOP_SECONDS = 3.0
@@ -118,6 +118,10 @@ class Service:
         """Organiser-token attempts per client address (a right one gives its token back)."""
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
+        self.ticker = ProgressTicker(config.progress_hz)
+        """The clock the hubs' progress flushes share (one Redis round trip for the reads of a tick)."""
+        self.listeners: dict[str, set[Callable[[str], None]]] = {}
+        """Who else in this process hears a race's notes (an event's live feed: its heats), by race."""
         self.connections = 0
         self.progress_frames = 0
         self.instance = secrets.token_hex(4)
@@ -204,11 +208,34 @@ class Service:
         hub.add(conn)
         return hub
 
+    async def listen(self, race: str, heard: Callable[[str], None]) -> None:
+        """Call ``heard(race)`` on each note of the race from now on (at most once: notes can be lost; the
+        listener must look again now and then). Why here: this process's one subscription carries them."""
+        listeners = self.listeners.setdefault(race, set())
+        if not listeners and race not in self.hubs:
+            await self.subscriber.subscribe(race)
+        listeners.add(heard)
+
+    async def unlisten(self, race: str, heard: Callable[[str], None]) -> None:
+        listeners = self.listeners.get(race)
+        if listeners is None:
+            return
+        listeners.discard(heard)
+        if not listeners:
+            del self.listeners[race]
+            if race not in self.hubs:
+                try:
+                    await self.subscriber.unsubscribe(race)
+                except UNAVAILABLE:
+                    pass
+
     async def leave_hub(self, hub: RaceHub, conn: Listener) -> None:
         hub.conns.pop(conn, None)
         if not hub.conns and self.hubs.get(hub.race) is hub:
             del self.hubs[hub.race]
             hub.close()
+            if hub.race in self.listeners:
+                return  # the subscription still carries the race's notes to its listeners
             try:
                 await self.subscriber.unsubscribe(hub.race)
             except UNAVAILABLE:
@@ -231,6 +258,8 @@ class Service:
         hub = self.hubs.get(race)
         if hub is not None:
             hub.on_event(note.version, note.kind)
+        for heard in self.listeners.get(race, ()):
+            heard(race)
 
     # ------------------------------------------------- periodic work
     async def _every(self, seconds: float, job: Any) -> None:

@@ -1,0 +1,74 @@
+"""Racers are sent what their screen shows as it changes; a change of a move count alone waits for their
+next frame, or for ``hub.RACER_LAG`` (server/race/hub.py). Spectators get every change at once.
+
+The first move of the winning line (``ba``) changes only ann's move count; the second (``bF``) brings a
+card home, which every racer sees.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from redis_util import Client, LiveServer, caught_up, create_race, start_race
+
+from server.race import hub as hub_module
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+
+
+async def _race_of_two_and_a_spectator(server: LiveServer) -> tuple[str, Client, Client, Client, int]:
+    created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+    ann, bob, watcher = [await Client.connect(server) for _ in range(3)]
+    seat = (await ann.hello(created.race.id, "ann")).seat
+    await bob.hello(created.race.id, "bob")
+    await watcher.hello(created.race.id, role="spectator")
+    await start_race(server, created.creator_token, [ann, bob, watcher])
+    assert seat is not None
+    await caught_up(bob, server, created.race.id)  # bob has his table: what follows comes as changes
+    return created.race.id, ann, bob, watcher, seat
+
+
+async def _until_line(client: Client, seat: int, **figures: int) -> list[p.Progress]:
+    """Read until the client's table shows ``seat`` with these figures; the progress frames read (not full)."""
+    frames = []
+    while (line := client.table.lines.get(seat)) is None or any(getattr(line, k) != v for k, v in figures.items()):
+        msg = await client.recv(timeout=10)
+        if isinstance(msg, p.Progress) and not msg.full:
+            frames.append(msg)
+    return frames
+
+
+async def test_a_move_count_alone_reaches_the_other_racers_with_their_next_visible_change(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "RACER_LAG", 60.0)  # no catch-up frame within the test
+    race, ann, bob, watcher, seat = await _race_of_two_and_a_spectator(server)
+    try:
+        assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+        await _until_line(watcher, seat, moves=1)  # a flush read the table after ann's first move ...
+        assert isinstance(await ann.move(WIN["moves"][1]), p.Ack)
+        frames = await _until_line(bob, seat, home=1)
+        # ... and sent bob nothing of it: his next frame about ann is the card home, with both moves.
+        about_ann = [line for f in frames for line in f.players if line.seat == seat]
+        assert [(line.moves, line.home) for line in about_ann] == [(2, 1)], about_ann
+        await caught_up(bob, server, race)  # a racer's frames still carry the version: a resume diffs from it
+    finally:
+        for c in (ann, bob, watcher):
+            await c.close()
+
+
+async def test_a_racer_whose_rivals_only_move_is_caught_up_within_the_lag(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing visible follows ann's first move: bob's table (its move count, its version) still catches up."""
+    monkeypatch.setattr(hub_module, "RACER_LAG", 0.3)
+    race, ann, bob, watcher, seat = await _race_of_two_and_a_spectator(server)
+    try:
+        assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+        frames = await _until_line(bob, seat, moves=1, home=0)
+        assert frames[-1].players == [bob.table.lines[seat]]
+        await caught_up(bob, server, race)
+    finally:
+        for c in (ann, bob, watcher):
+            await c.close()
