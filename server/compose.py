@@ -46,4 +46,4 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     service.every(config.seek_wave, seeks.wave)
     service.every(POLL_SECONDS, seeks.poll)
     return service, Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
-                                runner=runner, feeds=Feeds(events, service.store))
+                                runner=runner, feeds=Feeds(events, service.store, service))

@@ -1,19 +1,27 @@
 """Live event frames for spectators: one feed per event per process, however many watch.
 
-A feed looks every :data:`FEED_SECONDS` at the event's version and at the versions of the current
-round's heats (one read for all); when any moved it builds one :class:`~shared.protocol.EventLive`
-frame (the event, its standings, each entrant of the round as its heat's table shows it, with the
-matchpoints the round would give if the heats ended now) and hands the same encoded frame to every
-watcher. So frames are coalesced like a race's progress: at most five a second, only on change,
-and a watcher that reads slowly is dropped rather than slowing the others. Spectators learn nothing
-a race's spectator does not (no board, no deal before the end).
+A feed wakes on the notes of the current round's heats (the races' own pub/sub messages, which this
+process hears through its one subscription: :meth:`Service.listen`) and reads again only the heats
+that spoke; every :data:`FEED_POLL_SECONDS` it also looks at the event's version and at every heat's
+version (one read for all), which covers the event's own changes (entries, steps, scores: the event
+publishes nothing) and a note that was lost. When anything moved it builds one
+:class:`~shared.protocol.EventLive` frame (the event, its standings, each entrant of the round as
+its heat's table shows it, with the matchpoints the round would give if the heats ended now) and
+hands the same encoded frame to every watcher. So frames are coalesced like a race's progress: at
+most five a second, only on change, and a watcher that reads slowly is dropped rather than slowing
+the others. Spectators learn nothing a race's spectator does not (no board, no deal before the end).
+
+Why notes rather than polling every heat: polling read every heat's version five times a second
+(with thousands of entrants, hundreds of heats) and a change waited for the next poll; a note says
+which heat moved, the moment it moved. A heat announces at most one move a progress tick (moves.lua),
+so a heat that spoke is read once more at the next frame, for the moves of that tick.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable
+from typing import Awaitable, Callable, Protocol
 
 import msgspec
 
@@ -32,18 +40,31 @@ from .format import format_of
 FEED_SECONDS = 0.2
 """How often a feed looks for changes: a watcher sees a change within this (plus a read) at most,
 and a feed sends at most five frames a second."""
+FEED_POLL_SECONDS = 1.0
+"""How often a feed looks at every heat and at the event itself, notes or not: the longest a lost note
+or a change of the event's own (an entry, a step) waits."""
 WATCHER_QUEUE = 8
 """Frames a watcher may have unread before it is dropped (each frame is complete: it loses nothing)."""
 
 _json = msgspec.json.Encoder()
 
 
+class RaceNotes(Protocol):
+    """Where a feed hears of its heats' notes (the race service: its pub/sub subscription)."""
+
+    def listen(self, race: str, heard: Callable[[str], None]) -> Awaitable[None]: ...
+
+    def unlisten(self, race: str, heard: Callable[[str], None]) -> Awaitable[None]: ...
+
+
 class Feeds:
     """This process's live event feeds: one per event watched here, gone when its last watcher is."""
 
-    def __init__(self, events: EventStore, store: Store) -> None:
+    def __init__(self, events: EventStore, store: Store, notes: RaceNotes | None = None) -> None:
         self.events = events
         self.store = store
+        self.notes = notes
+        """None: the feeds poll every heat at each frame (no subscription to hear notes by)."""
         self.live: dict[str, EventFeed] = {}
 
     def watch(self, event: str) -> tuple["EventFeed", asyncio.Queue[bytes | None]]:
@@ -74,6 +95,15 @@ class EventFeed:
         self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, p.LiveStatus]]]] = {}
         """Each heat's entrants as its table showed them at a race version (a heat that did not move
         since the last frame is not read again)."""
+        self._started: dict[str, RaceMeta] = {}
+        """The settings of heats that have started (what a heat's rows need of them no longer changes)."""
+        self._spoke: set[str] = set()
+        """Heats whose notes came since the last frame began."""
+        self._again: set[str] = set()
+        """Heats that spoke before the last frame: read once more (moves of their tick were not announced)."""
+        self._woken = asyncio.Event()
+        self._followed: set[str] = set()
+        """The heats whose notes this feed listens to."""
 
     def watch(self) -> asyncio.Queue[bytes | None]:
         """A new watcher's queue: the latest frame at once, then every new one (None: the feed ended)."""
@@ -88,17 +118,38 @@ class EventFeed:
     def unwatch(self, queue: asyncio.Queue[bytes | None]) -> None:
         self.watchers.discard(queue)
 
+    def _heard(self, race: str) -> None:
+        """A note of a followed heat: frame soon."""
+        self._spoke.add(race)
+        self._woken.set()
+
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        polled = float("-inf")
         try:
             while self.watchers:
+                began = loop.time()
+                spoke, self._spoke = self._spoke, set()
+                look = spoke | self._again
+                self._again = spoke
+                full = self.feeds.notes is None or began - polled >= FEED_POLL_SECONDS
                 try:
-                    frame = await self.frame()
+                    frame = await self.frame(None if full else look)
+                    if full:
+                        polled = began
+                    await self._follow()
                 except UNAVAILABLE as exc:
                     log("event_feed_failed", logging.WARNING, tournament=self.event, error=exc)
                     frame = None
                 if frame is not None:
                     self._send(frame)
-                await asyncio.sleep(FEED_SECONDS)
+                await asyncio.sleep(max(0.0, began + FEED_SECONDS - loop.time()))
+                if self.feeds.notes is not None and not self._spoke and not self._again:
+                    self._woken.clear()
+                    try:
+                        await asyncio.wait_for(self._woken.wait(), max(0.0, polled + FEED_POLL_SECONDS - loop.time()))
+                    except asyncio.TimeoutError:
+                        pass
         finally:
             self._task = None
             for queue in list(self.watchers):
@@ -106,6 +157,28 @@ class EventFeed:
                     queue.put_nowait(None)
             if self.feeds.live.get(self.event) is self:
                 del self.feeds.live[self.event]
+            await self._unfollow(self._followed)
+
+    async def _follow(self) -> None:
+        """Listen to the notes of the heats the last frame showed, and to no others."""
+        notes = self.feeds.notes
+        if notes is None:
+            return
+        heats = set(self._heat_rows)
+        await self._unfollow(self._followed - heats)
+        for race in heats - self._followed:
+            await notes.listen(race, self._heard)
+            self._followed.add(race)
+
+    async def _unfollow(self, races: set[str]) -> None:
+        notes = self.feeds.notes
+        for race in list(races):
+            self._followed.discard(race)
+            if notes is not None:
+                try:
+                    await notes.unlisten(race, self._heard)
+                except UNAVAILABLE:
+                    pass
 
     def _send(self, frame: bytes) -> None:
         self.last = frame
@@ -116,38 +189,55 @@ class EventFeed:
                 self.watchers.discard(queue)
                 log("event_watcher_dropped", tournament=self.event)
 
-    async def frame(self) -> bytes | None:
-        """The next frame's JSON, or None when nothing moved since the last."""
+    async def frame(self, spoke: set[str] | None = None) -> bytes | None:
+        """The next frame's JSON, or None when nothing moved since the last.
+
+        ``spoke``: only these heats may have moved (their notes said so), the others are not read;
+        None: look at the event and at every heat (one version read for all)."""
         events, store = self.feeds.events, self.feeds.store
         meta = await events.meta(self.event)
         if meta is None:
             return None
         fmt = format_of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
-        versions = await store.versions([race for _, race, _ in heats])
-        seen = (meta.version, *(v or 0 for v in versions))
-        if seen == self._seen:
-            return None
-        self._seen = seen
+        if spoke is None:
+            versions = dict(zip((race for _, race, _ in heats), await store.versions([race for _, race, _ in heats])))
+            look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
+        else:
+            look = {race for _, race, _ in heats if race in spoke or race not in self._heat_rows}
         if self._standings is None or self._standings[0] != meta.version:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
-        live = await self._live(meta.variant, heats, dict(zip((race for _, race, _ in heats), versions)),
-                                fmt.live_points) if heats else []
+        await self._read(meta.variant, [h for h in heats if h[1] in look])
+        for race in set(self._heat_rows) - {race for _, race, _ in heats}:
+            del self._heat_rows[race]  # a heat of an earlier round
+        seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
+        if seen == self._seen:
+            return None
+        self._seen = seen
+        live = self._live(heats, fmt.live_points) if heats else []
         return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
 
-    async def _live(self, variant: str, heats: list[tuple[int, str, list[str]]], versions: dict[str, int | None],
-                    score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
+    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]]) -> None:
+        """Read these heats' tables again (one round trip each, concurrent)."""
+        if not heats:
+            return
+        store = self.feeds.store
+        unstarted = [race for _, race, _ in heats if race not in self._started]
+        for race, race_meta in zip(unstarted, await store.metas(unstarted)):
+            if race_meta is not None and race_meta.started:
+                self._started[race] = race_meta
+        metas = {race: self._started.get(race) for _, race, _ in heats}
+        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in heats))  # concurrent round trips
+        total = get_variant(variant).total_cards
+        for (heat, race, accounts), (version, lines) in zip(heats, tables):
+            if self._heat_rows.get(race, (None,))[0] != version:
+                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines, total))
+
+    def _live(self, heats: list[tuple[int, str, list[str]]],
+              score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
         """Every entrant of the live heats as its heat's table shows it, scored (by the format's ``score``)
         as if the heats ended now."""
-        store = self.feeds.store
-        moved = [(heat, race, accounts) for heat, race, accounts in heats
-                 if self._heat_rows.get(race, (None,))[0] != versions.get(race)]
-        metas = await store.metas([race for _, race, _ in moved])
-        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in moved))  # concurrent round trips
-        total = get_variant(variant).total_cards
-        for (heat, race, accounts), race_meta, (version, lines) in zip(moved, metas, tables):
-            self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, race_meta, lines, total))
         field = [row for _, race, _ in heats for row in self._heat_rows[race][1]]
         points = score([r for r, _ in field])
         return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,

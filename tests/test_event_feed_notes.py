@@ -1,0 +1,95 @@
+"""An event's live feed is driven by its heats' notes (server/events/feed.py): a move shows in the feed
+without any poll, and a heat whose note was lost still shows within a poll (``FEED_POLL_SECONDS``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from redis_util import Client, LiveServer, eventually, live_server, register
+
+from server.events import feed as feed_module
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+ORGANISER = "organiser-secret-for-feed-tests"
+AUTH = {"authorization": f"Bearer {ORGANISER}"}
+
+
+@pytest.fixture
+async def events_server(redis_url: str) -> Any:
+    async with live_server(redis_url, organiser_token=ORGANISER) as server:
+        yield server
+
+
+async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client, asyncio.Queue[bytes | None]]:
+    """A one-round event of ann and bob in one heat, started, both in it, and a watcher's queue of its feed."""
+    keys = {n: await register(server, n) for n in ("ann", "bob")}
+    status, created = await server.http("POST", "/events", {"name": "Cup", "rounds": 1, "heat_size": 2,
+                                                            "deals": [WIN["deal"]], "join_seconds": 1,
+                                                            "break_seconds": 0, "time_limit": 120}, headers=AUTH)
+    assert status == 201, created
+    event = created["id"]
+    for key in keys.values():
+        status, answer = await server.http("POST", f"/events/{event}/entrants",
+                                           headers={"authorization": f"Bearer {key}"})
+        assert status == 200, answer
+    await server.http("POST", f"/events/{event}/start", headers=AUTH)
+    heats: list[Any] = []
+
+    async def drawn() -> bool:
+        _, info = await server.http("GET", f"/events/{event}")
+        heats[:] = [h for r in info["schedule"] for h in r["heats"]]
+        return bool(heats)
+
+    await eventually(drawn, "the round drawn")
+    ann, bob = await Client.connect(server), await Client.connect(server)
+    await ann.hello(heats[0]["code"], key=keys["ann"])
+    await bob.hello(heats[0]["code"], key=keys["bob"])
+    for c in (ann, bob):
+        await c.expect(p.Countdown, timeout=30)
+    _, queue = server.tournaments.feeds.watch(event)  # its first frame is a full look: the heat is followed
+    return event, heats[0]["race"], ann, bob, queue
+
+
+async def _shows(queue: asyncio.Queue[bytes | None], account: str, home: int) -> None:
+    """Read the watcher's frames until one shows ``account`` with ``home`` cards home."""
+    while True:
+        frame = await asyncio.wait_for(queue.get(), 20)
+        assert frame is not None, "the feed ended"
+        live = {line.account: line for line in msgspec.json.decode(frame, type=p.EventLive).live}
+        if account in live and live[account].home == home:
+            return
+
+
+async def test_a_heats_note_wakes_the_feed(events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 3600.0)  # no poll after the first frame: notes only
+    event, race, ann, bob, queue = await _heat_under_way(events_server)
+    try:
+        await _shows(queue, "ann", 0)  # the heat is under way ...
+        assert race in events_server.service.listeners  # ... and the feed listens to its notes
+        for text in WIN["moves"][:2]:
+            assert isinstance(await ann.move(text), p.Ack)
+        await _shows(queue, "ann", 1)
+    finally:
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_heat_whose_note_was_lost_still_shows_within_a_poll(
+        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 0.5)
+    event, race, ann, bob, queue = await _heat_under_way(events_server)
+    try:
+        await _shows(queue, "ann", 0)
+        await events_server.service.subscriber.unsubscribe(race)  # every note of the heat is now lost
+        for text in WIN["moves"][:2]:
+            assert isinstance(await ann.move(text), p.Ack)
+        await _shows(queue, "ann", 1)
+    finally:
+        for c in (ann, bob):
+            await c.close()
