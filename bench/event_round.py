@@ -1,6 +1,8 @@
-"""Benchmark of a big duplicate round: 500 entrants in heats of 8 on one server process.
+"""Benchmark of a big duplicate round: 500 entrants in heats of 8 on one server process (or more).
 
-Starts its own redis-server and one ``thieves-server`` process (an organiser token of its own),
+Starts its own redis-server (or, with ``--cluster``, a local three-master Redis Cluster: see
+tests/cluster_util.py) and ``--servers`` ``thieves-server`` processes (an organiser token of their own;
+the bots take them in turn, the spectator watches through the first),
 registers the entrants, creates a one-round duplicate event on a deal of the public checked pool
 (the bots recognise it and follow its winning line at a human pace: client_cli/line_bot.py; some
 give up part way), enters them all, starts it, and plays the round while one spectator follows the
@@ -10,10 +12,16 @@ event's stream (``GET /events/{id}/stream``). Prints:
 - standings-frame latency: from the acknowledgement of a move that brought an entrant's cards home
   to a new count, to the first stream frame whose live line shows that count (p50, p99, max);
 - Redis memory per entrant (``used_memory`` after the round, less before the accounts, over the
-  entrants), and the server's CPU per move.
+  entrants; summed over the masters of a cluster), and the servers' CPU (utime + stime, all server
+  processes together) per move and per 1,000 racers (cores a thousand racers moving at this pace keep
+  busy: the CPU over the round's time, over the thousands of entrants).
+
+The bots join over ``--join-spread`` seconds (entrants do not all press enter in the same millisecond;
+five hundred hellos at once ran a loaded machine's Redis pool dry).
 
     python bench/event_round.py                      # 500 entrants, heats of 8
     python bench/event_round.py --entrants 100 --pace 0.3
+    python bench/event_round.py --entrants 5000 --servers 2 --cluster --pace 1   # issue 25's scale round
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import secrets
@@ -29,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -40,24 +50,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import msgspec  # noqa: E402
 import redis  # noqa: E402
 
-from client_cli.line_bot import Skill, play_heat  # noqa: E402
+from client_cli.line_bot import BotError, Skill, play_heat  # noqa: E402
 from procfs import cpu_seconds  # noqa: E402
+from tests.cluster_util import LocalCluster  # noqa: E402
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
 from shared.pool import load_pool  # noqa: E402
 
 VARIANT = "forty-thieves"
+JOIN_ATTEMPTS = 5
+"""Times a bot tries its hello when the server answers ``unavailable`` (its pool of Redis connections
+ran dry under a crowd of hellos): as a person would, after a second or two."""
 
 
 def http(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
     req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
                                  headers={"content-type": "application/json",
                                           **({"authorization": f"Bearer {token}"} if token else {})})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return json.loads(resp.read())
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        raise SystemExit(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
 
 
-def moves_accepted(base: str) -> float:
+def moves_accepted(bases: list[str]) -> float:
+    return sum(_moves_accepted(base) for base in bases)
+
+
+def _moves_accepted(base: str) -> float:
     with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
         match = re.search(r"^thieves_moves_accepted_total (\S+)$", resp.read().decode(), re.M)
     return float(match.group(1)) if match else 0.0
@@ -88,38 +109,57 @@ async def follow(base: str, event: str, seen: dict[tuple[str, int], float], done
                         return
 
 
+def used_memory(clients: list[redis.Redis]) -> int:
+    """Bytes Redis holds, over every master."""
+    return sum(int(c.info("memory")["used_memory"]) for c in clients)
+
+
 async def run(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
-    store = EmbeddedRedis(tempfile.mkdtemp(prefix="thieves-bench-redis-"), port=free_port(), appendonly=False).start()
-    port = free_port()
-    base, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+    cluster = store = None
+    if args.cluster:
+        cluster = LocalCluster(base_dir=tempfile.mkdtemp(prefix="thieves-bench-cluster-")).start()
+        url = cluster.url
+        masters = [redis.Redis.from_url(u) for u in cluster.urls]
+    else:
+        store = EmbeddedRedis(tempfile.mkdtemp(prefix="thieves-bench-redis-"), port=free_port(),
+                              appendonly=False).start()
+        url = store.url
+        masters = [redis.Redis.from_url(url)]
     organiser = secrets.token_urlsafe(16)
     log = open(tempfile.mktemp(prefix="thieves-bench-event-", suffix=".log"), "wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "server.main", "--port", str(port), "--redis-url", store.url, "--organiser-token",
+    ports = [free_port() for _ in range(args.servers)]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    ws_urls = [f"ws://127.0.0.1:{port}/ws" for port in ports]
+    base = bases[0]
+    servers = [subprocess.Popen(
+        [sys.executable, "-m", "server.main", "--port", str(port), "--redis-url", url, "--organiser-token",
          organiser, "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
-         "--rate", "1000", "--burst", "1000", "--connections-per-address", "0"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    r = redis.Redis.from_url(store.url)
+         "--rate", "1000", "--burst", "1000", "--connections-per-address", "0",
+         *(["--redis-cluster", "yes"] if args.cluster else [])], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        for port in ports]
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                http(base, "GET", "/health")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"the server did not start (log: {log.name})")
-                await asyncio.sleep(0.1)
-        memory_before = int(r.info("memory")["used_memory"])
+        for b in bases:
+            while True:
+                try:
+                    http(b, "GET", "/health")
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"the server did not start (log: {log.name})")
+                    await asyncio.sleep(0.1)
+        memory_before = used_memory(masters)
         names = [f"e{i:04d}" for i in range(args.entrants)]
         print(f"registering {len(names)} accounts...", flush=True)
-        keys = {n: (await asyncio.to_thread(http, base, "POST", "/players", {"name": n}))["key"] for n in names}
+        keys = dict(zip(names, await asyncio.gather(*(asyncio.to_thread(register, bases[i % len(bases)], n)
+                                                      for i, n in enumerate(names)))))
         deal = load_pool(VARIANT).deals[0]
         event = http(base, "POST", "/events", {"name": "Bench", "rounds": 1, "heat_size": args.heat, "deals": [deal],
                                                "join_seconds": args.join_seconds, "time_limit": args.time_limit},
                      organiser)
-        for n in names:
-            await asyncio.to_thread(http, base, "POST", f"/events/{event['id']}/entrants", None, keys[n])
+        await asyncio.gather(*(asyncio.to_thread(http, bases[i % len(bases)], "POST", f"/events/{event['id']}/entrants",
+                                                 None, keys[n]) for i, n in enumerate(names)))
         seen: dict[tuple[str, int], float] = {}
         finished = asyncio.Event()
         spectator = asyncio.create_task(follow(base, event["id"], seen, finished))
@@ -138,12 +178,31 @@ async def run(args: argparse.Namespace) -> None:
                 acks[account].append((ack_home(ack), time.monotonic()))
             return on_ack
 
-        moves0, cpu0, t0 = moves_accepted(base), cpu_seconds(server.pid), time.monotonic()
-        await asyncio.gather(*(play_heat(ws_url, h.code, keys[a], Skill(pace=args.pace, slips=0.02),
-                                         rng.choice([1.0, 0.3, 0.5, 0.8]), random.Random(rng.random()), on_ack_of(a))
-                               for h in heats for a in h.entrants))
+        retries = [0]
+
+        async def bot(i: int, code: str, account: str) -> None:
+            await asyncio.sleep(rng.random() * args.join_spread)
+            for attempt in range(JOIN_ATTEMPTS):
+                try:
+                    await play_heat(ws_urls[i % len(ws_urls)], code, keys[account], Skill(pace=args.pace, slips=0.02),
+                                    rng.choice([1.0, 0.3, 0.5, 0.8]), random.Random(rng.random()), on_ack_of(account))
+                    return
+                except BotError as exc:
+                    if "race_over" in str(exc):  # the time limit ended the heat before the line: a slow racer
+                        return
+                    if not str(exc).startswith("unavailable") or attempt == JOIN_ATTEMPTS - 1 or acks[account]:
+                        raise
+                    retries[0] += 1
+                    await asyncio.sleep(1.0 + rng.random())  # the server said: try again shortly
+
+        def cpu_now() -> float:
+            return sum(cpu_seconds(server.pid) for server in servers)
+
+        moves0, cpu0, t0 = moves_accepted(bases), cpu_now(), time.monotonic()
+        load0 = os.getloadavg()[0]
+        await asyncio.gather(*(bot(i, h.code, a) for i, (h, a) in enumerate((h, a) for h in heats for a in h.entrants)))
         elapsed = time.monotonic() - t0
-        moves, cpu = moves_accepted(base) - moves0, cpu_seconds(server.pid) - cpu0
+        moves, cpu = moves_accepted(bases) - moves0, cpu_now() - cpu0
         await asyncio.wait_for(finished.wait(), args.time_limit + 60)
         spectator.cancel()
         latencies = []
@@ -153,22 +212,36 @@ async def run(args: argparse.Namespace) -> None:
                 if home != previous and (account, home) in seen and seen[(account, home)] >= at:
                     latencies.append((seen[(account, home)] - at) * 1000)
                 previous = home
-        memory = int(r.info("memory")["used_memory"]) - memory_before
-        print(f"\nentrants {len(names)}, heats {len(heats)} of at most {args.heat}, pace {args.pace} s a move")
-        print(f"moves validated: {moves:.0f} in {elapsed:.1f} s = {moves / elapsed:.0f} moves/s; "
-              f"server CPU {cpu / max(1.0, moves) * 1e6:.0f} us a move")
+        memory = used_memory(masters) - memory_before
+        print(f"\nentrants {len(names)}, heats {len(heats)} of at most {args.heat}, pace {args.pace} s a move; "
+              f"{args.servers} server process(es) on {'a Redis Cluster' if args.cluster else 'one Redis'}; "
+              f"load average {load0:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        print(f"moves validated: {moves:.0f} in {elapsed:.1f} s = {moves / elapsed:.0f} moves/s "
+              f"({moves / elapsed / len(names):.2f} a racer a second); "
+              f"server CPU {cpu / max(1.0, moves) * 1e6:.0f} us a move, {cpu / elapsed:.2f} cores in all = "
+              f"{cpu / elapsed / (len(names) / 1000):.3f} of a core per 1,000 racers"
+              + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else ""))
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")
         print(f"Redis memory: {memory / 1024:.0f} KiB for the event and its races = {memory / len(names) / 1024:.1f} KiB "
               "an entrant (accounts, entries, heats, every move)")
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        store.stop()
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        if store is not None:
+            store.stop()
+        if cluster is not None:
+            cluster.stop()
+
+
+def register(base: str, name: str) -> str:
+    return str(http(base, "POST", "/players", {"name": name})["key"])
 
 
 def ack_home(ack: p.Ack) -> int:
@@ -187,6 +260,9 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.5, help="seconds a bot thinks per move, on average")
     parser.add_argument("--time-limit", type=int, default=180)
     parser.add_argument("--join-seconds", type=int, default=20, help="time the bots have to join their heats")
+    parser.add_argument("--join-spread", type=float, default=5.0, help="seconds over which the bots join")
+    parser.add_argument("--servers", type=int, default=1, help="server processes (the bots take them in turn)")
+    parser.add_argument("--cluster", action="store_true", help="a local Redis Cluster instead of one redis-server")
     parser.add_argument("--seed", type=int, default=1)
     asyncio.run(run(parser.parse_args()))
 
