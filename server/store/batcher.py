@@ -17,6 +17,10 @@ from .records import CommitResult, StoreError, decode_commit
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
 """Round trips under way at once: while one lane waits for Redis, the moves that arrive go out on the other."""
+CLUSTER_CALLS_AT_ONCE = 32
+"""Script calls a batcher has under way at once on a Redis Cluster (each a command of its own there).
+redis-py's cluster client raises MaxConnectionsError past its pool instead of waiting: the progress
+reads of every race that moved in a tick, sent at once with the moves, went past it."""
 KEY_CACHE_RACES = 4096
 """Races whose keys the batcher keeps encoded (more than move at once on one process)."""
 _MOVE_HEAD = b"\x9a"
@@ -57,6 +61,7 @@ class MoveBatcher:
         """The lanes not flushing now (each flushes what is pending, one round trip at a time)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._keys = _KeyCache()
+        self._cluster_slots: asyncio.Semaphore | None = None
 
     def call(self, race: str, seat: int, fields: list[Any],
              then: Settled | None = None) -> "asyncio.Future[CommitResult]":
@@ -128,13 +133,20 @@ class MoveBatcher:
 
     async def _round_trip(self, calls: list[_Call], lane: "_Lane") -> list[Any]:
         if self.cluster:
-            return list(await asyncio.gather(*(c.script(keys=c.keys, args=c.args) for c in calls),
+            if self._cluster_slots is None:
+                self._cluster_slots = asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE)
+            return list(await asyncio.gather(*(self._cluster_call(c, self._cluster_slots) for c in calls),
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
         conn = lane.conn
         return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls),
                                                      lambda _error: conn.disconnect()))
+
+    @staticmethod
+    async def _cluster_call(call: "_Call", slots: asyncio.Semaphore) -> Any:
+        async with slots:
+            return await call.script(keys=call.keys, args=call.args)
 
     async def _exchange(self, conn: Any, calls: list[_Call]) -> list[Any]:
         """One write of every call, then their replies in order (a call Redis has no script for is
