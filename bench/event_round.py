@@ -178,7 +178,7 @@ async def run(args: argparse.Namespace) -> None:
                 acks[account].append((ack_home(ack), time.monotonic()))
             return on_ack
 
-        retries = [0]
+        retries, dropped = [0], [0]
 
         async def bot(i: int, code: str, account: str) -> None:
             await asyncio.sleep(rng.random() * args.join_spread)
@@ -189,6 +189,9 @@ async def run(args: argparse.Namespace) -> None:
                     return
                 except BotError as exc:
                     if "race_over" in str(exc):  # the time limit ended the heat before the line: a slow racer
+                        return
+                    if "refused: unavailable" in str(exc):  # a move the server could not store: this bot stops
+                        dropped[0] += 1
                         return
                     if not str(exc).startswith("unavailable") or attempt == JOIN_ATTEMPTS - 1 or acks[account]:
                         raise
@@ -220,7 +223,8 @@ async def run(args: argparse.Namespace) -> None:
               f"({moves / elapsed / len(names):.2f} a racer a second); "
               f"server CPU {cpu / max(1.0, moves) * 1e6:.0f} us a move, {cpu / elapsed:.2f} cores in all = "
               f"{cpu / elapsed / (len(names) / 1000):.3f} of a core per 1,000 racers"
-              + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else ""))
+              + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else "")
+              + (f"; {dropped[0]} bots stopped on a move answered unavailable" if dropped[0] else ""))
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")

@@ -43,6 +43,9 @@ and a feed sends at most five frames a second."""
 FEED_POLL_SECONDS = 1.0
 """How often a feed looks at every heat and at the event itself, notes or not: the longest a lost note
 or a change of the event's own (an entry, a step) waits."""
+FEED_READS_AT_ONCE = 32
+"""Heat tables a feed reads at once. On a Redis Cluster each is a call of its own: a round of hundreds of
+heats read all at once took every pooled connection, and a move waiting for one timed out."""
 WATCHER_QUEUE = 8
 """Frames a watcher may have unread before it is dropped (each frame is complete: it loses nothing)."""
 
@@ -228,7 +231,9 @@ class EventFeed:
             if race_meta is not None and race_meta.started:
                 self._started[race] = race_meta
         metas = {race: self._started.get(race) for _, race, _ in heats}
-        tables = await asyncio.gather(*(store.lines(race) for _, race, _ in heats))  # concurrent round trips
+        tables = []
+        for at in range(0, len(heats), FEED_READS_AT_ONCE):  # concurrent round trips, a bounded number at once
+            tables += await asyncio.gather(*(store.lines(race) for _, race, _ in heats[at:at + FEED_READS_AT_ONCE]))
         total = get_variant(variant).total_cards
         for (heat, race, accounts), (version, lines) in zip(heats, tables):
             if self._heat_rows.get(race, (None,))[0] != version:
