@@ -1,20 +1,21 @@
 """Live event frames for spectators: one feed per event per process, however many watch.
 
 A feed wakes on the notes of the current round's heats (the races' own pub/sub messages, which this
-process hears through its one subscription: :meth:`Service.listen`) and reads again only the heats
-that spoke; every :data:`FEED_POLL_SECONDS` it also looks at the event's version and at every heat's
-version (one read for all), which covers the event's own changes (entries, steps, scores: the event
-publishes nothing) and a note that was lost. When anything moved it builds one
+process hears through its one subscription: :meth:`Service.listen`), or at the latest every
+:data:`FEED_POLL_SECONDS` (the event's own changes, entries, steps and scores, publish nothing; a note
+can be lost). Awake, it looks at the event's version and at every heat's version (one read for all),
+reads the tables of the heats that moved, and when anything moved builds one
 :class:`~shared.protocol.EventLive` frame (the event, its standings, each entrant of the round as
 its heat's table shows it, with the matchpoints the round would give if the heats ended now) and
 hands the same encoded frame to every watcher. So frames are coalesced like a race's progress: at
 most five a second, only on change, and a watcher that reads slowly is dropped rather than slowing
 the others. Spectators learn nothing a race's spectator does not (no board, no deal before the end).
 
-Why notes rather than polling every heat: polling read every heat's version five times a second
-(with thousands of entrants, hundreds of heats) and a change waited for the next poll; a note says
-which heat moved, the moment it moved. A heat announces at most one move a progress tick (moves.lua),
-so a heat that spoke is read once more at the next frame, for the moves of that tick.
+Why notes wake it rather than a poll every 0.2 s: a quiet event costs nothing (a poll a second), and
+the first change after a quiet spell is framed at once. Why it still reads every heat's version once
+awake, rather than only the heats whose notes came: a heat announces at most one move a progress tick
+(moves.lua), and under load this process's subscription hears notes late (tried: standings-frame p99
+1,261 ms in bench/event_round.py, against 305 ms polling), while the version read is one round trip.
 """
 
 from __future__ import annotations
@@ -100,11 +101,8 @@ class EventFeed:
         since the last frame is not read again)."""
         self._started: dict[str, RaceMeta] = {}
         """The settings of heats that have started (what a heat's rows need of them no longer changes)."""
-        self._spoke: set[str] = set()
-        """Heats whose notes came since the last frame began."""
-        self._again: set[str] = set()
-        """Heats that spoke before the last frame: read once more (moves of their tick were not announced)."""
         self._woken = asyncio.Event()
+        """Set by a note of a followed heat since the last frame began."""
         self._followed: set[str] = set()
         """The heats whose notes this feed listens to."""
 
@@ -123,23 +121,16 @@ class EventFeed:
 
     def _heard(self, race: str) -> None:
         """A note of a followed heat: frame soon."""
-        self._spoke.add(race)
         self._woken.set()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        polled = float("-inf")
         try:
             while self.watchers:
                 began = loop.time()
-                spoke, self._spoke = self._spoke, set()
-                look = spoke | self._again
-                self._again = spoke
-                full = self.feeds.notes is None or began - polled >= FEED_POLL_SECONDS
+                self._woken.clear()
                 try:
-                    frame = await self.frame(None if full else look)
-                    if full:
-                        polled = began
+                    frame = await self.frame()
                     await self._follow()
                 except UNAVAILABLE as exc:
                     log("event_feed_failed", logging.WARNING, tournament=self.event, error=exc)
@@ -147,10 +138,9 @@ class EventFeed:
                 if frame is not None:
                     self._send(frame)
                 await asyncio.sleep(max(0.0, began + FEED_SECONDS - loop.time()))
-                if self.feeds.notes is not None and not self._spoke and not self._again:
-                    self._woken.clear()
-                    try:
-                        await asyncio.wait_for(self._woken.wait(), max(0.0, polled + FEED_POLL_SECONDS - loop.time()))
+                if self.feeds.notes is not None and not self._woken.is_set():
+                    try:  # quiet: until a heat speaks, or the poll is due
+                        await asyncio.wait_for(self._woken.wait(), max(0.0, began + FEED_POLL_SECONDS - loop.time()))
                     except asyncio.TimeoutError:
                         pass
         finally:
@@ -192,22 +182,17 @@ class EventFeed:
                 self.watchers.discard(queue)
                 log("event_watcher_dropped", tournament=self.event)
 
-    async def frame(self, spoke: set[str] | None = None) -> bytes | None:
-        """The next frame's JSON, or None when nothing moved since the last.
-
-        ``spoke``: only these heats may have moved (their notes said so), the others are not read;
-        None: look at the event and at every heat (one version read for all)."""
+    async def frame(self) -> bytes | None:
+        """The next frame's JSON, or None when nothing moved since the last: the event and every heat's
+        version in one read, then the tables of the heats that moved."""
         events, store = self.feeds.events, self.feeds.store
         meta = await events.meta(self.event)
         if meta is None:
             return None
         fmt = format_of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
-        if spoke is None:
-            versions = dict(zip((race for _, race, _ in heats), await store.versions([race for _, race, _ in heats])))
-            look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
-        else:
-            look = {race for _, race, _ in heats if race in spoke or race not in self._heat_rows}
+        versions = dict(zip((race for _, race, _ in heats), await store.versions([race for _, race, _ in heats])))
+        look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
         if self._standings is None or self._standings[0] != meta.version:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
