@@ -4,26 +4,15 @@ without any poll, and a heat whose note was lost still shows within a poll (``FE
 from __future__ import annotations
 
 import asyncio
-import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from redis_util import Client, LiveServer, eventually, live_server, register
+from redis_util import Client, LiveServer, eventually, register
+from test_events import AUTH, WIN, events_server  # noqa: F401  (a fixture)
 
 from server.events import feed as feed_module
 from shared import protocol as p
-
-WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
-ORGANISER = "organiser-secret-for-feed-tests"
-AUTH = {"authorization": f"Bearer {ORGANISER}"}
-
-
-@pytest.fixture
-async def events_server(redis_url: str) -> Any:
-    async with live_server(redis_url, organiser_token=ORGANISER) as server:
-        yield server
 
 
 async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client, asyncio.Queue[bytes | None]]:
@@ -66,27 +55,17 @@ async def _shows(queue: asyncio.Queue[bytes | None], account: str, home: int) ->
             return
 
 
-async def test_a_heats_note_wakes_the_feed(events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 3600.0)  # no poll after the first frame: notes only
+@pytest.mark.parametrize("lost", [False, True], ids=["heard", "note_lost"])
+async def test_a_move_shows_in_the_feed_by_its_heats_note_or_within_a_poll_if_the_note_is_lost(
+        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch, lost: bool) -> None:  # noqa: F811
+    # Heard: no poll after the first frame, so only the note can wake the feed. Lost: a poll every 0.5 s.
+    monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 0.5 if lost else 3600.0)
     event, race, ann, bob, queue = await _heat_under_way(events_server)
     try:
         await _shows(queue, "ann", 0)  # the heat is under way ...
         assert race in events_server.service.listeners  # ... and the feed listens to its notes
-        for text in WIN["moves"][:2]:
-            assert isinstance(await ann.move(text), p.Ack)
-        await _shows(queue, "ann", 1)
-    finally:
-        for c in (ann, bob):
-            await c.close()
-
-
-async def test_a_heat_whose_note_was_lost_still_shows_within_a_poll(
-        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 0.5)
-    event, race, ann, bob, queue = await _heat_under_way(events_server)
-    try:
-        await _shows(queue, "ann", 0)
-        await events_server.service.subscriber.unsubscribe(race)  # every note of the heat is now lost
+        if lost:
+            await events_server.service.subscriber.unsubscribe(race)  # every note of the heat is now lost
         for text in WIN["moves"][:2]:
             assert isinstance(await ann.move(text), p.Ack)
         await _shows(queue, "ann", 1)
