@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import msgspec  # noqa: E402
+import websockets  # noqa: E402
 import redis  # noqa: E402
 
 from client_cli.line_bot import BotError, Skill, play_heat  # noqa: E402
@@ -197,6 +198,9 @@ async def run(args: argparse.Namespace) -> None:
                         raise
                     retries[0] += 1
                     await asyncio.sleep(1.0 + rng.random())  # the server said: try again shortly
+                except (OSError, websockets.ConnectionClosed):  # the connection dropped (a keepalive ping
+                    dropped[0] += 1                             # unanswered on an overloaded machine): it stops
+                    return
 
         def cpu_now() -> float:
             return sum(cpu_seconds(server.pid) for server in servers)
@@ -224,7 +228,8 @@ async def run(args: argparse.Namespace) -> None:
               f"server CPU {cpu / max(1.0, moves) * 1e6:.0f} us a move, {cpu / elapsed:.2f} cores in all = "
               f"{cpu / elapsed / (len(names) / 1000):.3f} of a core per 1,000 racers"
               + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else "")
-              + (f"; {dropped[0]} bots stopped on a move answered unavailable" if dropped[0] else ""))
+              + (f"; {dropped[0]} bots stopped (a move answered unavailable, or the connection dropped)"
+                 if dropped[0] else ""))
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")
