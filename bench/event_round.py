@@ -210,7 +210,11 @@ async def run(args: argparse.Namespace) -> None:
         await asyncio.gather(*(bot(i, h.code, a) for i, (h, a) in enumerate((h, a) for h in heats for a in h.entrants)))
         elapsed = time.monotonic() - t0
         moves, cpu = moves_accepted(bases) - moves0, cpu_now() - cpu0
-        await asyncio.wait_for(finished.wait(), args.time_limit + 60)
+        try:
+            await asyncio.wait_for(finished.wait(), args.time_limit + 60)
+            ended = "the event finished"
+        except asyncio.TimeoutError:  # still print what the round measured
+            ended = f"the event did NOT finish within {args.time_limit + 60} s of the round's end (see {log.name})"
         spectator.cancel()
         latencies = []
         for account, steps in acks.items():
@@ -233,6 +237,7 @@ async def run(args: argparse.Namespace) -> None:
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")
+        print(ended)
         print(f"Redis memory: {memory / 1024:.0f} KiB for the event and its races = {memory / len(names) / 1024:.1f} KiB "
               "an entrant (accounts, entries, heats, every move)")
     finally:

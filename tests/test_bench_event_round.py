@@ -16,5 +16,5 @@ def test_a_small_round_over_two_servers_prints_its_figures() -> None:
                           "--join-spread", "0.5"], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     for figure in ("moves/s", "us a move", "of a core per 1,000 racers", "p50", "p99", "KiB an entrant",
-                   "2 server process(es) on one Redis"):
+                   "2 server process(es) on one Redis", "the event finished"):
         assert figure in out.stdout, out.stdout
