@@ -13,13 +13,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
 from process_util import ServerProcess, http_json
-from redis_util import PROCESS_ARGS
+from redis_util import PROCESS_ARGS, until
 from test_event_play import TOKEN, play_through, thieves_env
 from test_tui_tmux import THIEVES, Tmux
 
@@ -145,10 +144,10 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
             shown = run("ann", "event", "show", cup)
             return {name.strip(): line.split()[0] for line in shown.splitlines() if line.startswith("  ")
                     for name in line.split(None, 1)[1].split(",")}
-        deadline = time.monotonic() + 30
-        while len(codes := heats()) < 3:
-            assert time.monotonic() < deadline, "round 1 never drawn"
-            time.sleep(0.3)
+        def drawn() -> dict[str, str] | None:
+            codes = heats()
+            return codes if len(codes) == 3 else None
+        codes = until(drawn, "round 1 drawn", timeout=30)
         assert codes["ann"] == codes["cy"] != codes["bob"]
         ann = terminal("ann", "play", codes["ann"])
         ran.add("thieves bot")  # cy, slowly: ann's heat (so the event) runs on after bob's heat is over

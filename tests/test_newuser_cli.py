@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_util import Client, LiveServer, live_server
+from redis_util import Client, LiveServer, eventually, live_server
 from textual.app import App
 
 from client_cli import api
@@ -225,15 +225,16 @@ async def test_event_show_names_entrants_as_registered(organised: LiveServer, tm
     code, _, err = await thieves("event", "start", event, "--organiser-token", TOKEN, "--server", url)
     assert code == 0, err
 
-    async def drawn() -> str:
-        while True:
-            code, out, err = await thieves("event", "show", event, "--server", url)
-            assert code == 0, err
-            if re.search(r"^  \S{6}  ", out, re.M):
-                return out
-            await asyncio.sleep(0.1)
+    shown: list[str] = []
 
-    out = await asyncio.wait_for(drawn(), 20)
+    async def drawn() -> bool:
+        code, out, err = await thieves("event", "show", event, "--server", url)
+        assert code == 0, err
+        shown[:] = [out]
+        return re.search(r"^  \S{6}  ", out, re.M) is not None
+
+    await eventually(drawn, "the heat drawn in `thieves event show`", timeout=20)
+    out = shown[0]
     heat = re.search(r"^  \S{6}  (.*)$", out, re.M).group(1)  # type: ignore[union-attr]
     assert sorted(heat.split(", ")) == ["Ann", "BoB"], out
 
