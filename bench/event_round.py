@@ -133,12 +133,13 @@ async def run(args: argparse.Namespace) -> None:
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     ws_urls = [f"ws://127.0.0.1:{port}/ws" for port in ports]
     base = bases[0]
+    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     servers = [subprocess.Popen(
-        [sys.executable, "-m", "server.main", "--port", str(port), "--redis-url", url, "--organiser-token",
+        [sys.executable, *(profile if i == 0 else []), "-m", "server.main", "--port", str(port), "--redis-url", url, "--organiser-token",
          organiser, "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
          "--rate", "1000", "--burst", "1000", "--connections-per-address", "0",
          *(["--redis-cluster", "yes"] if args.cluster else [])], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        for port in ports]
+        for i, port in enumerate(ports)]
     try:
         deadline = time.monotonic() + 60
         for b in bases:
@@ -278,6 +279,8 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=1, help="server processes (the bots take them in turn)")
     parser.add_argument("--cluster", action="store_true", help="a local Redis Cluster instead of one redis-server")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", metavar="FILE", help="run the first server under cProfile and write its "
+                        "statistics to FILE when it stops (its CPU figures then include the profiler's cost)")
     asyncio.run(run(parser.parse_args()))
 
 
