@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import msgspec
 from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..ops.metrics import Timer
 from .keys import Keys
@@ -21,6 +22,9 @@ CLUSTER_CALLS_AT_ONCE = 32
 """Script calls a batcher has under way at once on a Redis Cluster (each a command of its own there).
 redis-py's cluster client raises MaxConnectionsError past its pool instead of waiting: the progress
 reads of every race that moved in a tick, sent at once with the moves, went past it."""
+EXCHANGE_TIMEOUT = 5.0
+"""Seconds a round trip (its write and every reply) may take before its connection is dropped and the round
+trip tried again (redis-py's retry): the socket timeout of the client's other commands, once a round trip."""
 KEY_CACHE_RACES = 4096
 """Races whose keys the batcher keeps encoded (more than move at once on one process)."""
 _MOVE_HEAD = b"\x9a"
@@ -139,6 +143,9 @@ class MoveBatcher:
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
+            # The lane's own connection (never given back): its round trip has one deadline of its own
+            # (_exchange) instead of redis-py's per write (a task and a wait_for) and per reply.
+            lane.conn.socket_timeout = None
         conn = lane.conn
         return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls),
                                                      lambda _error: conn.disconnect()))
@@ -150,22 +157,26 @@ class MoveBatcher:
 
     async def _exchange(self, conn: Any, calls: list[_Call]) -> list[Any]:
         """One write of every call, then their replies in order (a call Redis has no script for is
-        loaded and sent again).
+        loaded and sent again), within :data:`EXCHANGE_TIMEOUT`.
 
         Why not redis-py's pipeline: for a batch of a few moves a race, its per-command packing, per-flush
         SCRIPT EXISTS round trip and pool checkout cost more than the moves' own checks (the flush was
         about a sixth of the server's time in a cProfile of bench/race_load.py). The commands' bytes are built here from cached pieces (a
         key's RESP bulk string is the same every move), through the same connection, parser and retry.
         """
-        await conn.send_packed_command(b"".join(_evalsha(c) for c in calls), check_health=False)
-        results: list[Any] = []
-        for _call in calls:
-            try:
-                results.append(await conn.read_response())
-            except NoScriptError:
-                results.append(None)
-            except ResponseError as exc:
-                results.append(exc)
+        try:
+            async with asyncio.timeout(EXCHANGE_TIMEOUT):
+                await conn.send_packed_command(b"".join(_evalsha(c) for c in calls), check_health=False)
+                results: list[Any] = []
+                for _call in calls:
+                    try:
+                        results.append(await conn.read_response())
+                    except NoScriptError:
+                        results.append(None)
+                    except ResponseError as exc:
+                        results.append(exc)
+        except TimeoutError:  # redis-py's error: its retry reconnects, and the callers hear "unavailable"
+            raise RedisTimeoutError(f"Redis did not answer a round trip of moves within {EXCHANGE_TIMEOUT} s") from None
         for i, call in enumerate(calls):
             if results[i] is None:  # Redis forgot the script (flushed, restarted): loaded again by redis-py
                 try:
