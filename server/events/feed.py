@@ -3,8 +3,10 @@
 A feed wakes on the notes of the current round's heats (the races' own pub/sub messages, which this
 process hears through its one subscription: :meth:`Service.listen`), or at the latest every
 :data:`FEED_POLL_SECONDS` (the event's own changes, entries, steps and scores, publish nothing; a note
-can be lost). Awake, it looks at the event's version and at every heat's version (one read for all),
-reads the tables of the heats that moved, and when anything moved builds one
+can be lost). Awake, it looks at the event's version and at every heat's version, and takes the tables
+of the heats that moved: those whose racers play here as this process's hubs know them (their own
+moves' lines: server/race/table.py; no read at all), the others read (one round trip for their versions,
+then one a table). When anything moved it builds one
 :class:`~shared.protocol.EventLive` frame (the event, its standings, each entrant of the round as
 its heat's table shows it, with the matchpoints the round would give if the heats ended now) and
 hands the same encoded frame to every watcher. So frames are coalesced like a race's progress: at
@@ -59,6 +61,9 @@ class RaceNotes(Protocol):
     def listen(self, race: str, heard: Callable[[str], None]) -> Awaitable[None]: ...
 
     def unlisten(self, race: str, heard: Callable[[str], None]) -> Awaitable[None]: ...
+
+    def known_lines(self, race: str) -> tuple[int, list[Line]] | None:
+        """The race's version and lines as this process knows them without a read (its hub's table), or None."""
 
 
 class Feeds:
@@ -191,12 +196,12 @@ class EventFeed:
             return None
         fmt = format_of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
-        versions = dict(zip((race for _, race, _ in heats), await store.versions([race for _, race, _ in heats])))
+        versions = await self._versions([race for _, race, _ in heats])
         look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
         if self._standings is None or self._standings[0] != meta.version:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
-        await self._read(meta.variant, [h for h in heats if h[1] in look])
+        await self._read(meta.variant, [h for h in heats if h[1] in look], versions)
         for race in set(self._heat_rows) - {race for _, race, _ in heats}:
             del self._heat_rows[race]  # a heat of an earlier round
         seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
@@ -206,8 +211,23 @@ class EventFeed:
         live = self._live(heats, fmt.live_points) if heats else []
         return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
 
-    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]]) -> None:
-        """Read these heats' tables again (one round trip each, concurrent)."""
+    async def _versions(self, races: list[str]) -> dict[str, int | None]:
+        """Each heat's version: as this process's hub knows it (a heat whose racers play here, its table
+        complete as far as its notes say), else read (one round trip for the rest)."""
+        versions: dict[str, int | None] = {}
+        if self.feeds.notes is not None:
+            for race in races:
+                known = self.feeds.notes.known_lines(race)
+                if known is not None:
+                    versions[race] = known[0]
+        unknown = [race for race in races if race not in versions]
+        if unknown:
+            versions.update(zip(unknown, await self.feeds.store.versions(unknown)))
+        return versions
+
+    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]], versions: dict[str, int | None]) -> None:
+        """Read these heats' tables again (one round trip each, concurrent), but for those this process's
+        hubs know at ``versions`` or later (the heats whose racers play here: no read at all)."""
         if not heats:
             return
         store = self.feeds.store
@@ -216,9 +236,17 @@ class EventFeed:
             if race_meta is not None and race_meta.started:
                 self._started[race] = race_meta
         metas = {race: self._started.get(race) for _, race, _ in heats}
-        tables = []
-        for at in range(0, len(heats), FEED_READS_AT_ONCE):  # concurrent round trips, a bounded number at once
-            tables += await asyncio.gather(*(store.lines(race) for _, race, _ in heats[at:at + FEED_READS_AT_ONCE]))
+        known: dict[str, tuple[int, list[Line]]] = {}
+        if self.feeds.notes is not None:
+            for _, race, _ in heats:
+                table = self.feeds.notes.known_lines(race)
+                if table is not None and table[0] >= (versions.get(race) or 0):
+                    known[race] = table
+        unknown = [race for _, race, _ in heats if race not in known]
+        for at in range(0, len(unknown), FEED_READS_AT_ONCE):  # concurrent round trips, a bounded number at once
+            batch = unknown[at:at + FEED_READS_AT_ONCE]
+            known.update(zip(batch, await asyncio.gather(*(store.lines(race) for race in batch))))
+        tables = [known[race] for _, race, _ in heats]
         total = get_variant(variant).total_cards
         for (heat, race, accounts), (version, lines) in zip(heats, tables):
             if self._heat_rows.get(race, (None,))[0] != version:

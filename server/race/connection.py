@@ -789,8 +789,11 @@ class Connection:
         metrics.moves_accepted += 1
         self.send(p.encode(ack))
         metrics.frames_out["ack"] += 1  # send_msg's count, without its per-frame tag lookup
-        if result.race_done and self.hub is not None and self.race is not None:
-            self.hub.spawn(self.service.end_race(self.race))
+        hub = self.hub
+        if hub is not None and self.session is not None:
+            hub.learn(result.version, self.session.seat, result.line, result.held)
+            if result.race_done and self.race is not None:
+                hub.spawn(self.service.end_race(self.race))
 
     async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta, conflicts: int) -> None:
         """A move the store did not take as sent: another connection of the seat moved first (catch up,

@@ -12,6 +12,8 @@ client has); a connection is only something frames can be sent to
 The hubs of a process flush together, on one :class:`ProgressTicker`: every hub with something to send
 reads its table in the same loop pass, so the reads of all the races that moved in a tick share one
 Redis round trip (the batcher's), instead of a round trip, a timer and a wake-up each at its own moment.
+A hub reads only what its process did not write itself: the moves stored by its own connections come
+back with the line they wrote (:meth:`RaceHub.learn`, :mod:`server.race.table`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from shared import protocol as p
 from shared.variants import get_variant
 
 from ..ops.log import log
-from ..store import UNAVAILABLE, EventKind, RaceMeta
+from ..store import UNAVAILABLE, EventKind, Line, RaceMeta
 from . import rules as races
 from .clock import now_ms
+from .table import RaceTable, moves_only
 
 if TYPE_CHECKING:
     from .service import Service
@@ -78,8 +81,11 @@ class RaceHub:
         self.version = 0
         """The highest race version this hub knows of (its frames carry it)."""
         self.heard = 0
-        """The highest version this hub handled as an event (a note, or a catch-up): a flush may read
-        a later table, and an end stored meanwhile must still be caught up (:meth:`catch_up`)."""
+        """The highest version this hub handled as an event (a note, a catch-up, or a move of its own that
+        left its table complete): a flush may read a later table, and an end stored meanwhile must still be
+        caught up (:meth:`catch_up`)."""
+        self._noted = 0
+        """The highest version a note of this race said (the moves this process owes a note of: :meth:`learn`)."""
         self._last_sent: dict[int, p.PlayerProgress] = {}
         """The table as the spectators (and connections just given a table) have it."""
         self._racers_sent: dict[int, p.PlayerProgress] = {}
@@ -90,8 +96,12 @@ class RaceHub:
         self._read_version = -1
         """The race version of the table :attr:`_last_sent` was made from (a later read at the same
         version holds nothing new: every change of a progress line is an event, which bumps it)."""
+        self.table = RaceTable()
+        """The race's stored lines as this process knows them (read, or written by its own moves)."""
+        self._owed = 0
+        """The highest version of a move of this process whose note the moves script held back."""
+        self._owed_timer: asyncio.TimerHandle | None = None
         self._dirty = False
-        self._trailing = False
         self._flushing: asyncio.Task[None] | None = None
         """This hub's flush under way (the ticker starts no second one before it is over)."""
         self._end_timer: asyncio.TimerHandle | None = None
@@ -140,8 +150,12 @@ class RaceHub:
         return cursor is not None and cursor.welcomed
 
     def close(self) -> None:
+        """Stop this hub's timers and tasks. A note still owed (:meth:`learn`) is left to the other processes'
+        catch-up (``Service._catch_up``): the hub closes when its last connection here has gone."""
         if self._end_timer is not None:
             self._end_timer.cancel()
+        if self._owed_timer is not None:
+            self._owed_timer.cancel()
         self.service.ticker.forget(self)
         if self._racers_timer is not None:
             self._racers_timer.cancel()
@@ -193,9 +207,10 @@ class RaceHub:
         """An event of this race was stored (by any process); None: something changed (a catch-up)."""
         self.version = max(self.version, version)
         self.heard = max(self.heard, version)
-        if kind is EventKind.MOVE:
-            # Moves of the next tick are not announced: flush once more a tick later for them.
-            self._trailing = True
+        if kind is not None:
+            self._noted = max(self._noted, version)
+        if kind is EventKind.MOVE and self.table.complete_at(version):
+            return  # this process's own moves, which its table took (learn decided when to flush them)
         if kind is EventKind.START:
             self.spawn(self._announce_start())
         elif kind is EventKind.END:
@@ -273,6 +288,68 @@ class RaceHub:
                 self.service.metrics.sent("finished")
 
     # -------------------------------------------------------- progress
+    def learn(self, version: int, seat: int, line: bytes | None, held: bool) -> None:
+        """A move of this process's connection was stored at ``version``, writing ``line``: the table takes
+        it without reading it back, and the next tick flushes it. ``held``: the moves script held back the
+        race's note of it (another move announced the race within the tick): this process announces it
+        :data:`OWED_TICKS` ticks later, unless a note of a later version comes first (in a race that goes on
+        moving, the next tick's first move announces it), so the other processes' hubs read it.
+
+        Why the committer announces: the note was the only way another process heard of a move, and a
+        hub read its table once more a tick after each note for the moves the tick key held back: a
+        second read of the whole table for nearly every move at a human pace.
+
+        A move that changes nothing a racer sees (most at a human pace: only its move count) is not
+        flushed at once when only racers watch here: their tables catch up within :data:`RACER_LAG`, as
+        :meth:`_racers_changes` would have decided after a flush."""
+        self.version = max(self.version, version)
+        before = self.table.lines.get(seat) if self.table.version == version - 1 else None
+        if line is not None:
+            self.table.wrote(version, seat, line)
+            if self.table.complete_at(version) and self._told(EventKind.START):
+                # Every version up to this one is in the table, and none of them is a phase change still to
+                # announce (the start was; an end comes after the last move): nothing for a catch-up to do.
+                self.heard = max(self.heard, version)
+        if held:
+            self._owed = max(self._owed, version)
+            if self._owed_timer is None:
+                self._owed_timer = asyncio.get_running_loop().call_later(
+                    self.service.ticker.interval * OWED_TICKS, self._announce_owed)
+        if (before is not None and self.table.version == version and moves_only(before, self.table.lines[seat])
+                and self._racers_only()):
+            self._racers_behind()
+            return
+        self.mark_dirty()
+
+    def _racers_only(self) -> bool:
+        """Only racers with their table up to date are connected here (no spectator, no welcome owed a table)."""
+        return all(conn.seat is not None and cursor.welcomed and not cursor.needs_full and cursor.seen is None
+                   for conn, cursor in self.conns.items())
+
+    def _racers_behind(self) -> None:
+        """The racers' tables lack a change they do not see: a flush sends it within :data:`RACER_LAG`."""
+        if self._racers_behind_since is None:
+            self._racers_behind_since = time.monotonic()
+        if self._racers_timer is None:
+            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
+
+    def _announce_owed(self) -> None:
+        self._owed_timer = None
+        if self._owed > self._noted:  # no note of it (or of a later version) came meanwhile
+            self.spawn(self._publish_move())
+
+    async def _publish_move(self) -> None:
+        try:
+            await self.service.store.announce(self.race)
+        except UNAVAILABLE as exc:  # the other processes' catch-up finds the version (Service._catch_up)
+            log("announce_failed", race=self.race, error=exc)
+
+    def known_lines(self) -> tuple[int, list[Line]] | None:
+        """The race's version and lines, when this hub's table has every change it has heard of (no read
+        needed); None otherwise."""
+        table = self.table
+        return (table.version, table.sorted_lines()) if table.complete_at(self.version) else None
+
     def mark_dirty(self) -> None:
         self._dirty = True
         self.service.ticker.mark(self)
@@ -284,8 +361,7 @@ class RaceHub:
             return
         if not self._dirty:
             return
-        self._dirty = self._trailing
-        self._trailing = False
+        self._dirty = False
         self._flushing = asyncio.ensure_future(self._flush_once())
 
     async def _flush_once(self) -> None:
@@ -306,7 +382,11 @@ class RaceHub:
                 return
             self.set_meta(meta)
         assert self.meta is not None
-        version, lines = await self.service.store.lines(self.race)
+        known = self.known_lines()
+        if known is None:
+            self.table.read(*await self.service.store.lines(self.race))
+            known = self.table.version, self.table.sorted_lines()
+        version, lines = known
         if (version == self._read_version and self._racers_behind_since is None
                 and not any(c.needs_full or c.seen is not None for c in self.conns.values())):
             return  # nothing stored since the last table (a trailing flush after a quiet tick): nothing to send
@@ -389,7 +469,8 @@ class RaceHub:
             self._racers_behind_since = now
             if self._racers_timer is not None:
                 self._racers_timer.cancel()
-            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
+                self._racers_timer = None
+            self._racers_behind()
         return []
 
     def _racers_due(self) -> None:
@@ -397,6 +478,13 @@ class RaceHub:
         if self._racers_behind_since is not None:
             self.mark_dirty()
 
+
+OWED_TICKS = 3
+"""Ticks a process waits before announcing a move of its own whose note the moves script held back. At
+one tick (the first try) it announced half the moves of bench/event_round.py itself, a publish each: in a
+race that goes on moving, a later move's note comes within three ticks and covers it. The cost is on
+the other processes' racers only (this process's hub took the move at once): a move that ended a burst
+reaches them up to three ticks late."""
 
 RACER_LAG = 1.0
 """Seconds the racers' tables may lag behind with changes no racer sees (a move count) before a flush

@@ -24,7 +24,7 @@ from ..ops.limits import client_address, trusted_networks
 from ..store.accounts import AccountStore
 from ..store.challenges import ChallengeStore
 from ..store.limits import Bucket
-from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Note, RaceMeta, Store, StoreError, retry_after
+from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Line, Note, RaceMeta, Store, StoreError, retry_after
 from ..store.history import History
 from ..players.recorder import Outcome, Recorder
 from .tokens import Signer
@@ -252,6 +252,12 @@ class Service:
         accounts = self.key_holders.accounts()
         for account, current in zip(accounts, await self.accounts.key_hashes(accounts)):
             self.key_holders.cut(account, lambda key_hash: key_hash != current)
+
+    def known_lines(self, race: str) -> tuple[int, list[Line]] | None:
+        """The race's version and lines as this process's hub knows them without a read (an event feed's
+        heats whose racers play here), or None."""
+        hub = self.hubs.get(race)
+        return hub.known_lines() if hub is not None else None
 
     def _on_note(self, race: str, note: Note) -> None:
         """An event of a race stored by any process: its hub here, if any, hears of it."""

@@ -52,6 +52,7 @@ class Store:
         self._end = register(redis, "end")
         self._abandon = register(redis, "abandon")
         self._read_lines = register(redis, "read_lines")
+        self._announce = register(redis, "announce")
         self._read_player = register(redis, "read_player")
         self._checked_push = register(redis, "checked_push")
         self._leave = register(redis, "leave")
@@ -114,6 +115,11 @@ class Store:
         if "{" in ref or "}" in ref:
             return None
         return ref if await self.redis.exists(Keys(ref).meta) else None
+
+    async def announce(self, race: str) -> None:
+        """Publish the race's note of its version now (for moves whose note the moves script held back:
+        server/race/hub.py), in the moves' next round trip rather than a call of its own."""
+        await self._moves.read(self._announce, [Keys(race).meta])
 
     async def meta(self, race: str) -> RaceMeta | None:
         raw = await self.redis.hgetall(Keys(race).meta)

@@ -355,6 +355,11 @@ class Committed:
 
     version: int
     race_done: bool
+    line: bytes | None = None
+    """The progress line the move wrote (a progress hash value: :func:`decode_line`)."""
+    held: bool = False
+    """The race's pub/sub note for this move was held back (another move announced the race within the
+    tick): the committer owes it (:meth:`server.race.hub.RaceHub.learn`)."""
 
 
 @dataclass(frozen=True)
@@ -404,7 +409,7 @@ def reply(raw: list[Any]) -> tuple[str, list[Any]]:
 def decode_commit(raw: list[Any]) -> CommitResult:
     """One move's reply of the moves script; raises :class:`StoreError` for a refusal."""
     if raw[0] == b"ok":  # every accepted move: read without making the reply text first
-        return Committed(int(raw[1]), bool(raw[2]))
+        return Committed(int(raw[1]), bool(raw[2]), raw[3], bool(raw[4]))
     kind, rest = reply(raw)
     if kind == "ok":
         return Committed(int(rest[0]), bool(rest[1]))

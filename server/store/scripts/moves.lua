@@ -7,16 +7,19 @@
 -- ARGV[2]: tick_ms. ARGV[3]: R.
 -- The moves that arrived together (one race's on a Redis Cluster, every race's on one Redis), each
 -- checked and applied in turn exactly as if it came alone (one packed argument: redis-py spends more
--- time packing arguments than Redis spends running this). Returns one reply per move. Moves publish
--- at most one "move" message per tick_ms per race (the tick key lives that long); hubs flush once
--- more a tick later, so no move goes unannounced.
+-- time packing arguments than Redis spends running this). Returns one reply per move: a stored move's
+-- is {'ok', version, race_done, line, held}, line being the progress line it wrote (so the committing
+-- process's hub updates its table without reading it back). Moves publish at most one "move" message
+-- per tick_ms per race (the tick key lives that long); held is 1 on the last stored move of a race
+-- whose message was held back by the tick key: its committer announces it a tick later
+-- (server/race/hub.py), so every version is announced.
 local AT = {}  -- a line field's place in LINE
 for i, name in ipairs(LINE) do AT[name] = i end
 local READ = {'seq', 'n', unpack(LINE)}
 local races = tonumber(ARGV[3])
 -- Each race's phase and version are read once for the whole batch (nothing in it changes the phase);
 -- the version is counted here and written once at the end.
-local meta, version, before, last_v, announce = {}, {}, {}, {}, {}
+local meta, version, before, last_v, last_i, announce = {}, {}, {}, {}, {}, {}
 for r = 1, races do
   meta[r] = redis.call('HMGET', KEYS[4 * r - 3], 'status', 'starts_at', 'ends_at', 'version')
   version[r] = tonumber(meta[r][4]) or 0
@@ -54,10 +57,11 @@ local function one_move(r, pkey, log, seat, now, seq, expected, move, home, move
     race_done = finish_player(KEYS[4 * r - 3], pkey, 'finished', now)
     line[AT.finished_at] = now
   end
-  redis.call('HSET', KEYS[4 * r - 2], seat, line_blob(line))  -- what the player hash now holds, not read back
+  local blob = line_blob(line)
+  redis.call('HSET', KEYS[4 * r - 2], seat, blob)  -- what the player hash now holds, not read back
   version[r] = version[r] + 1
   log_untrimmed(KEYS[4 * r - 1], version[r], 'move', seat, move, old)
-  return {'ok', version[r], race_done}
+  return {'ok', version[r], race_done, blob, 0}
 end
 local replies, first = {}, 4 * races
 for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
@@ -65,7 +69,7 @@ for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
   local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9],
     m[10])
   if reply[1] == 'ok' then
-    last_v[r] = reply[2]
+    last_v[r], last_i[r] = reply[2], i
     if reply[3] == 1 then announce[r] = true end
   end
   replies[i] = reply
@@ -76,8 +80,12 @@ for r = 1, races do
     redis.call('HSET', meta_key, 'version', version[r])
     trim_log(KEYS[4 * r - 1])
   end
-  if last_v[r] > 0 and (announce[r] or redis.call('SET', KEYS[4 * r], 1, 'PX', tonumber(ARGV[2]), 'NX')) then
-    redis.call('PUBLISH', meta_key .. ':chan', last_v[r] .. ' move')
+  if last_v[r] > 0 then
+    if announce[r] or redis.call('SET', KEYS[4 * r], 1, 'PX', tonumber(ARGV[2]), 'NX') then
+      redis.call('PUBLISH', meta_key .. ':chan', last_v[r] .. ' move')
+    else
+      replies[last_i[r]][5] = 1
+    end
   end
 end
 return replies
