@@ -6,9 +6,13 @@ The rest of the server never names redis-py: it gets a client from
 
 from __future__ import annotations
 
-from typing import Union
+import asyncio
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from typing import Any, AsyncIterator, Union
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterPipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -21,7 +25,12 @@ UNAVAILABLE: tuple[type[Exception], ...] = (RedisError, OSError)
 """What a Redis that does not answer (or answers with an error) raises: the server answers ``unavailable``."""
 
 POOL_SIZE = 64
-"""Redis connections a process may open (ops/limits.py keeps that many descriptors spare)."""
+"""Redis connections a process may open (ops/limits.py keeps that many descriptors spare); on a
+cluster, to each node."""
+POOL_WAIT = 5.0
+"""How long a command waits for a free pooled connection before it fails as unavailable."""
+PUBSUB_HELD = 1
+"""Connections of a node's pool a cluster client holds outside its commands: the pub/sub one."""
 
 REDIS_RETRIES = 5
 """How many times a command that met a dead or broken connection is sent again (reconnecting first)."""
@@ -48,19 +57,97 @@ def redis_retry() -> Retry:
     return Retry(REDIS_BACKOFF, REDIS_RETRIES, supported_errors=(RedisConnectionError, RedisTimeoutError))
 
 
-def redis_client(redis_url: str, cluster: bool = False, retry: bool = True) -> RedisClient:
+_holding: ContextVar[bool] = ContextVar("holding_a_cluster_turn", default=False)
+"""Set while a task runs a command under one of :class:`WaitingCluster`'s turns, and in the tasks
+redis-py starts for it: a command redis-py sends from inside another (a multi-slot command's
+pipeline, a pipeline's retry of one command) uses its caller's turn instead of waiting for a second."""
+
+
+class WaitingCluster(aioredis.RedisCluster):
+    """A cluster client whose commands and pipelines wait for a free connection instead of failing.
+
+    Why: redis-py's async cluster client raises ``MaxConnectionsError`` ("Too many connections")
+    the moment a node's pool is exhausted (``ClusterNode.acquire_connection`` in redis 8.2; it has
+    no waiting mode), where the single Redis's BlockingConnectionPool waits. When a round's hundreds
+    of heats ended at once, their end-of-race calls went past the pool and the event never finished.
+    Here each command and each pipeline first takes one of ``turns`` (a FIFO semaphore; at most
+    :data:`POOL_WAIT`, then a ``ConnectionError``, which the server answers ``unavailable`` like a
+    Redis outage). A command, or a pipeline, holds at most one connection of each node at a time, so
+    with ``turns`` no more than a node's pool less the pub/sub connection, no node's pool runs out.
+    One semaphore for the client rather than one a node: the node is only known deep inside
+    redis-py, after routing and redirections; a process keeps ``turns`` commands in flight in all,
+    as it does on one Redis.
+    """
+
+    __slots__ = ("_turns", "_turn_wait")
+
+    def __init__(self, *args: Any, turns: int, turn_wait: float = POOL_WAIT, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._turns = asyncio.Semaphore(turns)
+        self._turn_wait = turn_wait
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold one of the client's turns (the caller's, if it holds one already)."""
+        if _holding.get():
+            yield
+            return
+        if not self._turns.locked():
+            await self._turns.acquire()  # (free: returns at once, no timer needed)
+        else:
+            try:
+                async with asyncio.timeout(self._turn_wait):
+                    await self._turns.acquire()
+            except TimeoutError:
+                raise RedisConnectionError(f"no Redis connection free within {self._turn_wait:g} s") from None
+        held = _holding.set(True)
+        try:
+            yield
+        finally:
+            _holding.reset(held)
+            self._turns.release()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # (redis-py refuses it)
+        return _WaitingPipeline(self, transaction)
+
+
+class _WaitingPipeline(ClusterPipeline):
+    """A pipeline of a :class:`WaitingCluster`: sent under one of its turns."""
+
+    __slots__ = ()
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        client = self.cluster_client
+        assert isinstance(client, WaitingCluster)
+        async with client.turn():
+            return await super().execute(raise_on_error, allow_redirections)
+
+
+def redis_client(redis_url: str, cluster: bool = False, retry: bool = True,
+                 pool_size: int = POOL_SIZE, pool_wait: float = POOL_WAIT) -> RedisClient:
     """A bytes client for the race store: one Redis, or a Redis Cluster found from one node.
 
-    ``retry=False`` answers at once (the start-up wait logs each of its own tries).
+    ``retry=False`` answers at once (the start-up wait logs each of its own tries). ``pool_size``:
+    the connections it may open (to each node of a cluster); under load a command waits up to
+    ``pool_wait`` seconds for one of them, then fails as unavailable.
     """
     policy = redis_retry() if retry else Retry(REDIS_BACKOFF, 0)
     if cluster:
-        return aioredis.RedisCluster.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5,
-                                              max_connections=POOL_SIZE, retry=policy)
+        if pool_size <= PUBSUB_HELD:
+            raise ValueError(f"a cluster client needs a pool of more than {PUBSUB_HELD} connections")
+        return WaitingCluster.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5,
+                                       max_connections=pool_size, retry=policy, turns=pool_size - PUBSUB_HELD,
+                                       turn_wait=pool_wait)
     # A blocking pool: under load a request waits for a free connection instead of failing.
     # health_check_interval: a connection idle that long is PINGed (and replaced) before use.
     pool = aioredis.BlockingConnectionPool.from_url(
-        redis_url, max_connections=POOL_SIZE, timeout=5, socket_timeout=5, socket_connect_timeout=5,
+        redis_url, max_connections=pool_size, timeout=pool_wait, socket_timeout=5, socket_connect_timeout=5,
         health_check_interval=10, retry=policy,
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
     )
