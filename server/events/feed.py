@@ -48,7 +48,8 @@ FEED_POLL_SECONDS = 1.0
 or a change of the event's own (an entry, a step) waits."""
 FEED_READS_AT_ONCE = 32
 """Heat tables a feed reads at once. On a Redis Cluster each is a call of its own: a round of hundreds of
-heats read all at once took every pooled connection, and a move waiting for one timed out."""
+heats read all at once took every pooled connection, and the moves of the running heats queued behind
+them (the client waits for a free connection: store/client.py; it used to refuse them)."""
 WATCHER_QUEUE = 8
 """Frames a watcher may have unread before it is dropped (each frame is complete: it loses nothing)."""
 

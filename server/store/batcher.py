@@ -20,8 +20,9 @@ LANES = 2
 """Round trips under way at once: while one lane waits for Redis, the moves that arrive go out on the other."""
 CLUSTER_CALLS_AT_ONCE = 32
 """Script calls a batcher has under way at once on a Redis Cluster (each a command of its own there).
-redis-py's cluster client raises MaxConnectionsError past its pool instead of waiting: the progress
-reads of every race that moved in a tick, sent at once with the moves, went past it."""
+The client's connections go first come first served (store/client.py): the calls of every race that
+moved in a tick and their progress reads, hundreds at once, would queue ahead of every other command
+of the process; at most this many leave the rest of the pool to them."""
 EXCHANGE_TIMEOUT = 5.0
 """Seconds a round trip (its write and every reply) may take before its connection is dropped and the round
 trip tried again (redis-py's retry): the socket timeout of the client's other commands, once a round trip."""
