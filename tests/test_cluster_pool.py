@@ -89,6 +89,13 @@ async def test_a_wait_for_a_connection_that_runs_out_is_unavailable(empty_cluste
     assert not blocked.done(), "it gave up at its own deadline, not when the connection came back"
     assert await blocked is None
     assert await client.set("{wait}other", b"x") and await client.get("{wait}other") == b"x"  # the turn came back
+    # A command over many slots, which redis-py's execute_command sends as a pipeline of its own, runs in
+    # the command's one turn (waiting for a second, with one in all, would run out). (Its exists() method
+    # splits the keys before: only the raw command goes through the command.)
+    keys = [f"{{wait{i}}}key" for i in range(12)]
+    assert len({client.keyslot(key) for key in keys}) == len(keys)
+    await asyncio.gather(*(client.set(key, b"1") for key in keys))
+    assert await client.execute_command("EXISTS", *keys) == len(keys)
 
 
 async def test_many_races_ending_at_once_on_two_processes_all_end_once(empty_cluster: LocalCluster,
