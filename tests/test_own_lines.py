@@ -1,0 +1,91 @@
+"""A process's hub takes its own moves' lines from the moves script's replies (server/race/hub.py ``learn``):
+it reads no table back for them, its racers still see every change, and a move whose note the tick key
+held back is announced by its committer, so other processes' hubs hear of it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from redis_util import Client, LiveServer, caught_up, create_race, start_race
+
+from server.race import hub as hub_module
+from server.store import Note
+from server.store.keys import Keys
+from shared import protocol as p
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+
+
+async def _race_of_two(server: LiveServer) -> tuple[str, Client, Client, int]:
+    """ann and bob racing on the winning line's deal, nobody else watching; ann's seat."""
+    created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+    ann, bob = [await Client.connect(server) for _ in range(2)]
+    seat = (await ann.hello(created.race.id, "ann")).seat
+    await bob.hello(created.race.id, "bob")
+    await start_race(server, created.creator_token, [ann, bob])
+    assert seat is not None
+    while (line := bob.table.lines.get(seat)) is None or line.status != "racing":
+        await bob.recv(timeout=10)
+    return created.race.id, ann, bob, seat
+
+
+async def _until(client: Client, seat: int, **figures: object) -> None:
+    while (line := client.table.lines.get(seat)) is None or any(getattr(line, k) != v for k, v in figures.items()):
+        await client.recv(timeout=10)
+
+
+async def test_racers_see_each_others_moves_with_no_table_read_back(server: LiveServer,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "RACER_LAG", 0.3)
+    race, ann, bob, seat = await _race_of_two(server)
+    store = server.service.store
+    reads: list[str] = []
+    real_lines = store.lines
+
+    async def counted(race_id: str) -> Any:
+        reads.append(race_id)
+        return await real_lines(race_id)
+
+    monkeypatch.setattr(store, "lines", counted)
+    try:
+        assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+        await _until(bob, seat, moves=1, home=0)  # a move count alone: bob's table catches up within the lag
+        assert isinstance(await ann.move(WIN["moves"][1]), p.Ack)
+        await _until(bob, seat, moves=2, home=1)  # a card home: at once
+        assert reads == [], "the hub read back a table its own process had written"
+        await caught_up(bob, server, race)
+    finally:
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_move_whose_note_the_tick_held_back_is_announced_by_its_committer(
+        server: LiveServer, redis_url: str) -> None:
+    race, ann, bob, _ = await _race_of_two(server)
+    redis = aioredis.Redis.from_url(redis_url)
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(Keys(race).chan)
+    try:
+        # Another move announced the race a moment ago: the tick key holds both these moves' notes back.
+        await redis.set(Keys(race).tick, 1, px=60_000)
+        acks = await asyncio.gather(ann.move(WIN["moves"][0]), bob.move(WIN["moves"][0]))
+        assert all(isinstance(a, p.Ack) for a in acks), acks
+        last = max(a.version for a in acks if isinstance(a, p.Ack))
+        deadline = time.monotonic() + 5
+        heard = 0
+        while heard < last:
+            assert time.monotonic() < deadline, f"no note of version {last} (heard up to {heard})"
+            msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+            if msg is not None:
+                heard = max(heard, Note.decode(msg["data"]).version)
+    finally:
+        await pubsub.aclose()
+        await redis.aclose()
+        for c in (ann, bob):
+            await c.close()
