@@ -12,7 +12,7 @@ from typing import AsyncIterator
 
 import msgspec
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -100,13 +100,13 @@ async def stream_event(request: Request) -> Response:
         return meta
     feed, queue = tournaments_of(request).feeds.watch(meta.id)
 
-    async def frames() -> AsyncIterator[ServerSentEvent]:
+    async def frames() -> AsyncIterator[bytes]:
         try:
             while True:
                 frame = await queue.get()
                 if frame is None:
                     return
-                yield ServerSentEvent(data=frame.decode(), event="event", retry=2000)
+                yield feed.as_event(frame)
         finally:
             feed.unwatch(queue)
 
