@@ -5,7 +5,7 @@ tests/cluster_util.py) and ``--servers`` ``thieves-server`` processes (an organi
 the bots take them in turn, the spectator watches through the first),
 registers the entrants, creates a one-round duplicate event on a deal of the public checked pool
 (the bots recognise it and follow its winning line at a human pace: client_cli/line_bot.py; some
-give up part way), enters them all, starts it, and plays the round while one spectator follows the
+give up part way), enters them all, starts it, and plays the round while spectators (``--watchers``, one by default) follow the
 event's stream (``GET /events/{id}/stream``). Prints:
 
 - validated moves a second over the round (the server's own ``thieves_moves_accepted_total``);
@@ -108,6 +108,9 @@ async def follow(base: str, event: str, seen: dict[tuple[str, int], float], done
                     if frame.event.status == "finished":
                         done.set()
                         return
+    if seen:  # the measuring spectator (the crowd's watchers keep nothing)
+        print("the measuring spectator's stream ended before the event did: the server cut it loose as a slow "
+              "reader (this process, driving the bots and the other watchers, read too slowly)", flush=True)
 
 
 def used_memory(clients: list[redis.Redis]) -> int:
@@ -165,6 +168,8 @@ async def run(args: argparse.Namespace) -> None:
         seen: dict[tuple[str, int], float] = {}
         finished = asyncio.Event()
         spectator = asyncio.create_task(follow(base, event["id"], seen, finished))
+        crowd = [asyncio.create_task(follow(bases[i % len(bases)], event["id"], {}, asyncio.Event()))
+                 for i in range(args.watchers - 1)]
         http(base, "POST", f"/events/{event['id']}/start", {}, organiser)
         while True:
             info = msgspec.convert(http(base, "GET", f"/events/{event['id']}"), p.EventInfo)
@@ -217,6 +222,8 @@ async def run(args: argparse.Namespace) -> None:
         except asyncio.TimeoutError:  # still print what the round measured
             ended = f"the event did NOT finish within {args.time_limit + 60} s of the round's end (see {log.name})"
         spectator.cancel()
+        for watcher in crowd:
+            watcher.cancel()
         latencies = []
         for account, steps in acks.items():
             previous = None
@@ -227,6 +234,7 @@ async def run(args: argparse.Namespace) -> None:
         memory = used_memory(masters) - memory_before
         print(f"\nentrants {len(names)}, heats {len(heats)} of at most {args.heat}, pace {args.pace} s a move; "
               f"{args.servers} server process(es) on {'a Redis Cluster' if args.cluster else 'one Redis'}; "
+              f"{args.watchers} watcher(s) of the event's stream; "
               f"load average {load0:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         print(f"moves validated: {moves:.0f} in {elapsed:.1f} s = {moves / elapsed:.0f} moves/s "
               f"({moves / elapsed / len(names):.2f} a racer a second); "
@@ -279,6 +287,8 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=1, help="server processes (the bots take them in turn)")
     parser.add_argument("--cluster", action="store_true", help="a local Redis Cluster instead of one redis-server")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--watchers", type=int, default=1, help="spectators following the event's stream (the "
+                        "first measures the standings-frame latency; they take the servers in turn)")
     parser.add_argument("--profile", metavar="FILE", help="run the first server under cProfile and write its "
                         "statistics to FILE when it stops (its CPU figures then include the profiler's cost)")
     asyncio.run(run(parser.parse_args()))
