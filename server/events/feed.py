@@ -211,12 +211,13 @@ class EventFeed:
             return None
         fmt = format_of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
-        versions = await self._versions([race for _, race, _ in heats])
+        known = self._known([race for _, race, _ in heats])
+        versions = await self._versions([race for _, race, _ in heats], known)
         look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
         if self._standings is None or self._standings[0] != meta.version:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
-        await self._read(meta.variant, [h for h in heats if h[1] in look], versions)
+        await self._read(meta.variant, [h for h in heats if h[1] in look], known)
         for race in set(self._heat_rows) - {race for _, race, _ in heats}:
             del self._heat_rows[race]  # a heat of an earlier round
         seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
@@ -226,23 +227,26 @@ class EventFeed:
         live = self._live(heats, fmt.live_points) if heats else []
         return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
 
-    async def _versions(self, races: list[str]) -> dict[str, int | None]:
-        """Each heat's version: as this process's hub knows it (a heat whose racers play here, its table
-        complete as far as its notes say), else read (one round trip for the rest)."""
-        versions: dict[str, int | None] = {}
-        if self.feeds.notes is not None:
-            for race in races:
-                known = self.feeds.notes.known_lines(race)
-                if known is not None:
-                    versions[race] = known[0]
+    def _known(self, races: list[str]) -> dict[str, tuple[int, list[Line]]]:
+        """The heats this process's hubs know without a read (their racers play here, their tables complete
+        as far as their notes say): each one's version and lines, taken once for the frame."""
+        notes = self.feeds.notes
+        if notes is None:
+            return {}
+        return {race: table for race in races if (table := notes.known_lines(race)) is not None}
+
+    async def _versions(self, races: list[str], known: dict[str, tuple[int, list[Line]]]) -> dict[str, int | None]:
+        """Each heat's version: ``known``'s, else read (one round trip for the rest)."""
+        versions: dict[str, int | None] = {race: table[0] for race, table in known.items()}
         unknown = [race for race in races if race not in versions]
         if unknown:
             versions.update(zip(unknown, await self.feeds.store.versions(unknown)))
         return versions
 
-    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]], versions: dict[str, int | None]) -> None:
-        """Read these heats' tables again (one round trip each, concurrent), but for those this process's
-        hubs know at ``versions`` or later (the heats whose racers play here: no read at all)."""
+    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]],
+                    known: dict[str, tuple[int, list[Line]]]) -> None:
+        """Read these heats' tables again (one round trip each, concurrent), but for those ``known``
+        (the heats whose racers play here: no read at all)."""
         if not heats:
             return
         store = self.feeds.store
@@ -251,19 +255,14 @@ class EventFeed:
             if race_meta is not None and race_meta.started:
                 self._started[race] = race_meta
         metas = {race: self._started.get(race) for _, race, _ in heats}
-        known: dict[str, tuple[int, list[Line]]] = {}
-        if self.feeds.notes is not None:
-            for _, race, _ in heats:
-                table = self.feeds.notes.known_lines(race)
-                if table is not None and table[0] >= (versions.get(race) or 0):
-                    known[race] = table
+        tables = dict(known)
         unknown = [race for _, race, _ in heats if race not in known]
         for at in range(0, len(unknown), FEED_READS_AT_ONCE):  # concurrent round trips, a bounded number at once
             batch = unknown[at:at + FEED_READS_AT_ONCE]
-            known.update(zip(batch, await asyncio.gather(*(store.lines(race) for race in batch))))
-        tables = [known[race] for _, race, _ in heats]
+            tables.update(zip(batch, await asyncio.gather(*(store.lines(race) for race in batch))))
         total = get_variant(variant).total_cards
-        for (heat, race, accounts), (version, lines) in zip(heats, tables):
+        for heat, race, accounts in heats:
+            version, lines = tables[race]
             if self._heat_rows.get(race, (None,))[0] != version:
                 self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines, total))
 

@@ -382,11 +382,9 @@ class RaceHub:
                 return
             self.set_meta(meta)
         assert self.meta is not None
-        known = self.known_lines()
-        if known is None:
+        if not self.table.complete_at(self.version):
             self.table.read(*await self.service.store.lines(self.race))
-            known = self.table.version, self.table.sorted_lines()
-        version, lines = known
+        version, lines = self.table.version, self.table.sorted_lines()
         if (version == self._read_version and self._racers_behind_since is None
                 and not any(c.needs_full or c.seen is not None for c in self.conns.values())):
             return  # nothing stored since the last table (a trailing flush after a quiet tick): nothing to send
@@ -469,8 +467,7 @@ class RaceHub:
             self._racers_behind_since = now
             if self._racers_timer is not None:
                 self._racers_timer.cancel()
-                self._racers_timer = None
-            self._racers_behind()
+            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
         return []
 
     def _racers_due(self) -> None:
