@@ -27,18 +27,16 @@ import logging
 from typing import Awaitable, Callable, Protocol
 
 import msgspec
-from sse_starlette import ServerSentEvent
 
 from shared import protocol as p
 from shared import scoring
-from shared.standings import final_status
-from shared.variants import get_variant
+from shared.standings import shown_status
 
 from ..ops.log import log
-from ..race import rules as races
 from ..race.clock import now_ms
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
 from ..store.events import EventStore
+from ..web.sse import encoded_event
 from .format import format_of
 
 FEED_SECONDS = 0.2
@@ -133,7 +131,7 @@ class EventFeed:
         tens of kilobytes, five times a second, so the cost grew with the watchers."""
         cached = self._event
         if cached is None or cached[0] is not frame:
-            cached = self._event = (frame, ServerSentEvent(data=frame.decode(), event="event", retry=2000).encode())
+            cached = self._event = (frame, encoded_event(frame, "event", retry=2000))
         return cached[1]
 
     def unwatch(self, queue: asyncio.Queue[bytes | None]) -> None:
@@ -205,7 +203,7 @@ class EventFeed:
     async def frame(self) -> bytes | None:
         """The next frame's JSON, or None when nothing moved since the last: the event and every heat's
         version in one read, then the tables of the heats that moved."""
-        events, store = self.feeds.events, self.feeds.store
+        events = self.feeds.events
         meta = await events.meta(self.event)
         if meta is None:
             return None
@@ -217,7 +215,7 @@ class EventFeed:
         if self._standings is None or self._standings[0] != meta.version:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
-        await self._read(meta.variant, [h for h in heats if h[1] in look], known)
+        await self._read([h for h in heats if h[1] in look], known)
         for race in set(self._heat_rows) - {race for _, race, _ in heats}:
             del self._heat_rows[race]  # a heat of an earlier round
         seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
@@ -243,7 +241,7 @@ class EventFeed:
             versions.update(zip(unknown, await self.feeds.store.versions(unknown)))
         return versions
 
-    async def _read(self, variant: str, heats: list[tuple[int, str, list[str]]],
+    async def _read(self, heats: list[tuple[int, str, list[str]]],
                     known: dict[str, tuple[int, list[Line]]]) -> None:
         """Read these heats' tables again (one round trip each, concurrent), but for those ``known``
         (the heats whose racers play here: no read at all)."""
@@ -260,11 +258,10 @@ class EventFeed:
         for at in range(0, len(unknown), FEED_READS_AT_ONCE):  # concurrent round trips, a bounded number at once
             batch = unknown[at:at + FEED_READS_AT_ONCE]
             tables.update(zip(batch, await asyncio.gather(*(store.lines(race) for race in batch))))
-        total = get_variant(variant).total_cards
         for heat, race, accounts in heats:
             version, lines = tables[race]
             if self._heat_rows.get(race, (None,))[0] != version:
-                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines, total))
+                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines))
 
     def _live(self, heats: list[tuple[int, str, list[str]]],
               score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
@@ -276,13 +273,13 @@ class EventFeed:
                                 home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
 
 
-def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None, lines: list[Line],
-               total: int) -> list[tuple[scoring.RoundResult, p.LiveStatus]]:
+def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None,
+               lines: list[Line]) -> list[tuple[scoring.RoundResult, p.LiveStatus]]:
     """A heat's entrants as its table shows them: each one's result so far, and its shown status."""
     starts = race_meta.starts_at if race_meta else 0
+    started = bool(race_meta and race_meta.started)
     # A heat takes only its entrants, who join under their account's name: the name is the account.
     by_account = {line.name.casefold(): line for line in lines}
-    shown = {e.seat: e for e in races.progress_lines(lines, bool(race_meta and race_meta.started), total)}
     rows: list[tuple[scoring.RoundResult, p.LiveStatus]] = []
     for account in accounts:
         line = by_account.get(account)
@@ -290,5 +287,6 @@ def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | 
             rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
             continue
         r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
-        rows.append((r, shown[line.seat].status if line.seat in shown else final_status(line.status)))
+        # The status the heat's progress table shows (its rank is not needed: the matchpoints order the field).
+        rows.append((r, shown_status(line.status, started, line.online)))
     return rows
