@@ -37,6 +37,8 @@ class Config:
     token_ttl: int = 86_400
     countdown: float = 3.0
     progress_hz: float = 10.0
+    racer_hz: float = 4.0
+    """Most progress frames a second to a race's racers (its spectators: ``progress_hz``)."""
     send_queue: int = 256
     send_bytes: int = 262_144
     """Bytes written to a client and not yet acknowledged by its TCP before it is cut as a slow reader."""
@@ -152,6 +154,7 @@ _HELP = {
     "token_ttl": "seconds a player token stays valid",
     "countdown": "seconds between the start signal and starts_at",
     "progress_hz": "most progress frames per second per race",
+    "racer_hz": "most progress frames per second to a race's racers (its spectators get progress_hz)",
     "send_queue": "frames queued per connection before a slow reader is cut loose",
     "send_bytes": "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut loose",
     "rate": "frames per second a connection may send (token bucket refill)",
@@ -252,6 +255,9 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
         raise ValueError(f"--organiser-token must be at least {MIN_ORGANISER_TOKEN} characters (it is "
                          f"{len(config.organiser_token)}): a short one is guessed; make one with "
                          "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'")
+    for name in ("progress_hz", "racer_hz"):
+        if not getattr(config, name) > 0:  # also refuses nan
+            raise ValueError(f"--{name.replace('_', '-')} is frames a second: more than 0, not {getattr(config, name)}")
     if config.seek_deals not in ("pool", "random"):
         raise ValueError(f"--seek-deals is pool or random, not {config.seek_deals!r}")
     return config

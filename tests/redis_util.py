@@ -32,11 +32,11 @@ CREATION_LIMITS = dict(create_burst=100_000, lobbies_per_address=100_000, lobbie
 creation (tests/test_creation_limits.py sets low ones)."""
 CREATION_ARGS = [arg for name, value in CREATION_LIMITS.items()
                  for arg in ("--" + name.replace("_", "-"), str(value))]
-PROCESS_ARGS = ["--countdown", "0", "--progress-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
+PROCESS_ARGS = ["--countdown", "0", "--progress-hz", "50", "--racer-hz", "50", "--token-secret", TEST_SECRET, "--rate", "2000",
                 "--burst", "2000", "--log-level", "info", "--hint-workers", "0", "--hint-interval", "0",
                 "--checked-pool-size", "0", *CREATION_ARGS]
 """``thieves-server`` flags matching TEST_CONFIG, for tests that run the server as a process."""
-TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, token_secret=TEST_SECRET,
+TEST_CONFIG = Config(port=0, countdown=0.0, progress_hz=50.0, racer_hz=50.0, token_secret=TEST_SECRET,
                      hello_timeout=5.0, graceful_timeout=1.0, log_level="warning", rate=2000.0, burst=2000,
                      hint_workers=0, hint_budget=0.3, hint_interval=0.0,
                      checked_pool_size=0, checked_budget=0.1, checked_wait=60.0, **CREATION_LIMITS)

@@ -1,5 +1,6 @@
-"""Racers are sent what their screen shows as it changes; a change of a move count alone waits for their
-next frame, or for ``hub.RACER_LAG`` (server/race/hub.py). Spectators get every change at once.
+"""Racers are sent what their screen shows as it changes, at most ``racer_hz`` frames a second; a change
+of a move count alone waits for their next frame, or for ``hub.RACER_LAG`` (server/race/hub.py).
+Spectators get every change at once.
 
 The first move of the winning line (``ba``) changes only ann's move count; the second (``bF``) brings a
 card home, which every racer sees.
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from redis_util import Client, LiveServer, caught_up, create_race, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, live_server, start_race
 
 from server.race import hub as hub_module
 from shared import protocol as p
@@ -74,3 +75,28 @@ async def test_a_racer_whose_rivals_only_move_is_caught_up_within_the_lag(
     finally:
         for c in (ann, bob, watcher):
             await c.close()
+
+
+async def test_racers_get_at_most_racer_hz_frames_spectators_every_change(redis_url: str) -> None:
+    """At one racers' frame every 4 s, ann's moves up to her second card home (two visible changes, the
+    spectator shown the first before the second is made) reach bob as one frame with all of them; his
+    table is then exact."""
+    async with live_server(redis_url, racer_hz=0.25) as server:
+        race, ann, bob, watcher, seat = await _race_of_two_and_a_spectator(server)  # bob's last frame: the start
+        try:
+            home = played = 0
+            while home < 2:
+                ack = await ann.move(WIN["moves"][played])
+                assert isinstance(ack, p.Ack)
+                played += 1
+                home = sum("A23456789TJQK".index(card[0]) + 1 for card in ack.view.foundations if card)
+                if home == 1:  # the spectator's flush of the first card home (racers unpaced would get it too)
+                    await _until_line(watcher, seat, moves=played, home=1)
+            await _until_line(watcher, seat, moves=played, home=2)
+            frames = await _until_line(bob, seat, moves=played, home=2)
+            about_ann = [line for f in frames for line in f.players if line.seat == seat]
+            assert [(line.moves, line.home) for line in about_ann] == [(played, 2)], "\n".join(map(repr, frames))
+            await caught_up(bob, server, race)
+        finally:
+            for c in (ann, bob, watcher):
+                await c.close()

@@ -31,6 +31,14 @@ def test_flags_beat_environment_beat_defaults() -> None:
     assert "on demand" in Config(checked_pool_size=0).summary()["checked_variants"]
 
 
+@pytest.mark.parametrize("flag", ["--progress-hz", "--racer-hz"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_frame_rates_are_more_than_zero(flag: str, value: str) -> None:
+    with pytest.raises(ValueError, match=f"{flag} is frames a second: more than 0"):
+        parse_args([flag, value], {})
+    assert parse_args([flag, "0.5"], {}) != Config()
+
+
 def test_tokens_prove_race_seat_kind_and_time() -> None:
     signer = Signer(b"k" * 32)
     token = signer.sign(PLAYER, "race1", 3, 2_000)

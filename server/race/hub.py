@@ -93,6 +93,8 @@ class RaceHub:
         self._racers_behind_since: float | None = None
         """When the racers' table first fell behind with changes they do not see (None: it is not)."""
         self._racers_timer: asyncio.TimerHandle | None = None
+        self._racers_last = -1e9
+        """When the racers were last sent a frame (monotonic): the next waits :attr:`Service.racer_interval`."""
         self._read_version = -1
         """The race version of the table :attr:`_last_sent` was made from (a later read at the same
         version holds nothing new: every change of a progress line is an event, which bumps it)."""
@@ -330,8 +332,7 @@ class RaceHub:
         """The racers' tables lack a change they do not see: a flush sends it within :data:`RACER_LAG`."""
         if self._racers_behind_since is None:
             self._racers_behind_since = time.monotonic()
-        if self._racers_timer is None:
-            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
+        self._racers_due_in(RACER_LAG)
 
     def _announce_owed(self) -> None:
         self._owed_timer = None
@@ -445,12 +446,16 @@ class RaceHub:
     def _racers_changes(self, table: list[p.PlayerProgress]) -> list[p.PlayerProgress]:
         """The lines to send the racers now: every line that differs from theirs once one of them differs
         in what a racer's screen shows (:func:`shared.protocol.racer_sees`), or once they have been behind
-        for :data:`RACER_LAG`; none before (the next flush looks again).
+        for :data:`RACER_LAG`, and at most one frame every ``racer_interval`` (``--racer-hz``); none before
+        (a timer marks the hub when they are due).
 
         Why: at a human pace most moves change only a racer's move count, which no racer's screen shows,
-        and each flush cost a frame to every racer of the race (most of a move's CPU). Spectators still get
-        every change. Coalesced, not dropped: the racers' frames carry every change since their last, so a
-        racer's table is still exactly the race's at the frame's version (a resume diffs from it).
+        and each flush cost a frame to every racer of the race (most of a move's CPU). And a racer watches
+        its own board: the others' cards home a quarter of a second later change nothing it does, where a
+        frame to every racer for each card any of them brought home was most of what a move still cost.
+        Spectators still get every change at ``progress_hz``. Coalesced, not dropped: the racers' frames
+        carry every change since their last, so a racer's table is still exactly the race's at the frame's
+        version (a resume diffs from it).
         """
         behind = [e for e in table if self._racers_sent.get(e.seat) != e]
         if not behind:
@@ -458,23 +463,35 @@ class RaceHub:
             return behind
         now = time.monotonic()
         seen = self._racers_sent
-        if (any(e.seat not in seen or p.racer_sees(seen[e.seat]) != p.racer_sees(e) for e in behind)
-                or (self._racers_behind_since is not None and now - self._racers_behind_since >= RACER_LAG)):
-            self._racers_sent = {e.seat: e for e in table}
-            self._racers_behind_since = None
-            return behind
         if self._racers_behind_since is None:
             self._racers_behind_since = now
-            if self._racers_timer is not None:
-                self._racers_timer.cancel()
-            self._racers_timer = asyncio.get_running_loop().call_later(RACER_LAG, self._racers_due)
+        if (any(e.seat not in seen or p.racer_sees(seen[e.seat]) != p.racer_sees(e) for e in behind)
+                or now - self._racers_behind_since >= RACER_LAG):
+            wait = self._racers_last + self.service.racer_interval - now
+            if wait <= 0:
+                self._racers_sent = {e.seat: e for e in table}
+                self._racers_behind_since = None
+                self._racers_last = now
+                return behind
+            self._racers_due_in(wait)
+            return []
+        self._racers_due_in(self._racers_behind_since + RACER_LAG - now)
         return []
+
+    def _racers_due_in(self, seconds: float) -> None:
+        """Have the hub marked for the racers within ``seconds`` (a timer armed for later is brought forward)."""
+        loop = asyncio.get_running_loop()
+        timer = self._racers_timer
+        if timer is not None:
+            if timer.when() <= loop.time() + seconds:
+                return
+            timer.cancel()
+        self._racers_timer = loop.call_later(max(0.0, seconds), self._racers_due)
 
     def _racers_due(self) -> None:
         self._racers_timer = None
         if self._racers_behind_since is not None:
             self.mark_dirty()
-
 
 OWED_TICKS = 3
 """Ticks a process waits before announcing a move of its own whose note the moves script held back. At

@@ -127,6 +127,8 @@ class Service:
         self.trusted_proxies = trusted_networks(config)
         self.hubs: dict[str, RaceHub] = {}
         self.ticker = ProgressTicker(config.progress_hz)
+        self.racer_interval = 1.0 / config.racer_hz
+        """Seconds between two progress frames to a race's racers, at least (``--racer-hz``)."""
         """The clock the hubs' progress flushes share (one Redis round trip for the reads of a tick)."""
         self.listeners: dict[str, set[Callable[[str], None]]] = {}
         """Who else in this process hears a race's notes (an event's live feed: its heats), by race."""
