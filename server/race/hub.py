@@ -303,7 +303,9 @@ class RaceHub:
 
         A move that changes nothing a racer sees (most at a human pace: only its move count) is not
         flushed at once when only racers watch here: their tables catch up within :data:`RACER_LAG`, as
-        :meth:`_racers_changes` would have decided after a flush."""
+        :meth:`_racers_changes` would have decided after a flush; nor is one made before the racers' next
+        frame is due (``racer_interval``): the flush then takes it (one flush, not one now that sends
+        nothing and another when the frame is due)."""
         self.version = max(self.version, version)
         before = self.table.lines.get(seat) if self.table.version == version - 1 else None
         if line is not None:
@@ -317,10 +319,15 @@ class RaceHub:
             if self._owed_timer is None:
                 self._owed_timer = asyncio.get_running_loop().call_later(
                     self.service.ticker.interval * OWED_TICKS, self._announce_owed)
-        if (before is not None and self.table.version == version and moves_only(before, self.table.lines[seat])
-                and self._racers_only()):
-            self._racers_behind()
-            return
+        if self.table.version == version and self._racers_only():
+            if before is not None and moves_only(before, self.table.lines[seat]):
+                self._racers_behind()
+                return
+            wait = self._racers_last + self.service.racer_interval - time.monotonic()
+            if wait > 0:  # the racers' next frame is not due yet: its flush will take this change too
+                self._racers_behind()
+                self._racers_due_in(wait)
+                return
         self.mark_dirty()
 
     def _racers_only(self) -> bool:
