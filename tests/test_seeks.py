@@ -253,7 +253,11 @@ async def test_a_hundred_seekers_over_two_processes_are_each_placed_once_within_
     async with live_server(redis_url, register_burst=0, **crowd) as one, live_server(redis_url, **crowd) as two:
         names = [f"p{i:03d}" for i in range(100)]
         keys = await asyncio.gather(*(register(one, n) for n in names))
-        ratings = {n.casefold(): rng.randint(700, 1900) for n in names}
+        # Every pair within GAP_MAX of each other: players further apart are never grouped (the rule), so
+        # ratings over a wider span (700..1900 once) can leave the last two waiting for ever, as a full
+        # run with a busy core saw when the waves paired the middle first and two extremes were left.
+        low = 800
+        ratings = {n.casefold(): rng.randint(low, low + rule.GAP_MAX) for n in names}
         for n in names:
             await set_rating(one.service.redis, n.casefold(), "forty-thieves", ratings[n.casefold()])
 
