@@ -138,8 +138,8 @@ async def run(args: argparse.Namespace) -> None:
     base = bases[0]
     profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
     servers = [subprocess.Popen(
-        [sys.executable, *(profile if i == 0 else []), "-m", "server.main", "--port", str(port), "--redis-url", url, "--organiser-token",
-         organiser, "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
+        [sys.executable, *(profile if i == 0 else []), "-m", "server.main", "--port", str(port), "--redis-url", url, f"--organiser-token={organiser}",
+         "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning",
          "--rate", "1000", "--burst", "1000", "--connections-per-address", "0",
          *(["--redis-cluster", "yes"] if args.cluster else [])], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         for i, port in enumerate(ports)]

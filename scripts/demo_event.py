@@ -77,7 +77,7 @@ async def run(args: argparse.Namespace) -> None:
     organiser = secrets.token_urlsafe(16)
     data = tempfile.mkdtemp(prefix="thieves-demo-event-")
     server = subprocess.Popen(
-        [sys.executable, "-m", "server.main", "--port", str(port), "--data-dir", data, "--organiser-token", organiser,
+        [sys.executable, "-m", "server.main", "--port", str(port), "--data-dir", data, f"--organiser-token={organiser}",
          "--countdown", "2", "--register-burst", "0", "--checked-pool-size", "0", "--log-level", "warning"],
         cwd=ROOT, stdout=open(os.path.join(data, "server.log"), "wb"), stderr=subprocess.STDOUT)
     try:

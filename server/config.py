@@ -254,7 +254,7 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
     if config.organiser_token is not None and len(config.organiser_token) < MIN_ORGANISER_TOKEN:
         raise ValueError(f"--organiser-token must be at least {MIN_ORGANISER_TOKEN} characters (it is "
                          f"{len(config.organiser_token)}): a short one is guessed; make one with "
-                         "python3 -c 'import secrets; print(secrets.token_urlsafe(24))'")
+                         "python3 -c 'import secrets; print(secrets.token_hex(24))'")
     for name in ("progress_hz", "racer_hz"):
         if not getattr(config, name) > 0:  # also refuses nan
             raise ValueError(f"--{name.replace('_', '-')} is frames a second: more than 0, not {getattr(config, name)}")
