@@ -75,14 +75,23 @@ def http(base: str, method: str, path: str, body: Any = None, token: str | None 
         raise SystemExit(f"{method} {path}: {exc.code} {exc.read().decode(errors='replace')}") from None
 
 
-def moves_accepted(bases: list[str]) -> float:
-    return sum(_moves_accepted(base) for base in bases)
+COUNTED = {"moves": r"thieves_moves_accepted_total", "acks": r'thieves_frames_sent_total\{type="ack"\}',
+           "progress": r'thieves_frames_sent_total\{type="progress"\}',
+           "batches": r'thieves_redis_seconds_count\{op="moves"\}'}
+"""What the servers' /metrics count that the figures divide by the moves: the frames sent and the moves'
+round trips to Redis (a batch each)."""
 
 
-def _moves_accepted(base: str) -> float:
-    with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
-        match = re.search(r"^thieves_moves_accepted_total (\S+)$", resp.read().decode(), re.M)
-    return float(match.group(1)) if match else 0.0
+def counters(bases: list[str]) -> dict[str, float]:
+    """The servers' :data:`COUNTED` figures, summed."""
+    total = dict.fromkeys(COUNTED, 0.0)
+    for base in bases:
+        with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        for name, pattern in COUNTED.items():
+            match = re.search(rf"^{pattern} (\S+)$", text, re.M)
+            total[name] += float(match.group(1)) if match else 0.0
+    return total
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -211,11 +220,12 @@ async def run(args: argparse.Namespace) -> None:
         def cpu_now() -> float:
             return sum(cpu_seconds(server.pid) for server in servers)
 
-        moves0, cpu0, t0 = moves_accepted(bases), cpu_now(), time.monotonic()
+        counted0, cpu0, t0 = counters(bases), cpu_now(), time.monotonic()
         load0 = os.getloadavg()[0]
         await asyncio.gather(*(bot(i, h.code, a) for i, (h, a) in enumerate((h, a) for h in heats for a in h.entrants)))
         elapsed = time.monotonic() - t0
-        moves, cpu = moves_accepted(bases) - moves0, cpu_now() - cpu0
+        counted = {name: value - counted0[name] for name, value in counters(bases).items()}
+        moves, cpu = counted["moves"], cpu_now() - cpu0
         try:
             await asyncio.wait_for(finished.wait(), args.time_limit + 60)
             ended = "the event finished"
@@ -243,6 +253,8 @@ async def run(args: argparse.Namespace) -> None:
               + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else "")
               + (f"; {dropped[0]} bots stopped (a move answered unavailable, or the connection dropped)"
                  if dropped[0] else ""))
+        print(f"per move: {counted['acks'] / max(1.0, moves):.2f} acks and {counted['progress'] / max(1.0, moves):.2f} "
+              f"progress frames sent, {counted['batches'] / max(1.0, moves):.2f} round trips to Redis for moves")
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")
