@@ -106,6 +106,9 @@ class EventFeed:
         self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, p.LiveStatus]]]] = {}
         """Each heat's entrants as its table showed them at a race version (a heat that did not move
         since the last frame is not read again)."""
+        self._rows: dict[str, tuple[Line, Row]] = {}
+        """Each entrant's row of a started heat with the line it was made from: a line this process's hub
+        did not replace since (the same object) gives the same row (:func:`_heat_rows`)."""
         self._started: dict[str, RaceMeta] = {}
         """The settings of heats that have started (what a heat's rows need of them no longer changes)."""
         self._woken = asyncio.Event()
@@ -216,8 +219,11 @@ class EventFeed:
             self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
         _, info, table = self._standings
         await self._read([h for h in heats if h[1] in look], known)
-        for race in set(self._heat_rows) - {race for _, race, _ in heats}:
+        gone = set(self._heat_rows) - {race for _, race, _ in heats}
+        for race in gone:
             del self._heat_rows[race]  # a heat of an earlier round
+        if gone:
+            self._rows = {account: row for account, row in self._rows.items() if row[1][0].race not in gone}
         seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
         if seen == self._seen:
             return None
@@ -261,7 +267,7 @@ class EventFeed:
         for heat, race, accounts in heats:
             version, lines = tables[race]
             if self._heat_rows.get(race, (None,))[0] != version:
-                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines))
+                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines, self._rows))
 
     def _live(self, heats: list[tuple[int, str, list[str]]],
               score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
@@ -273,20 +279,36 @@ class EventFeed:
                                 home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
 
 
+Row = tuple[scoring.RoundResult, p.LiveStatus]
+"""An entrant's result so far in its heat, and the status its heat's table shows."""
+
+
 def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None,
-               lines: list[Line]) -> list[tuple[scoring.RoundResult, p.LiveStatus]]:
-    """A heat's entrants as its table shows them: each one's result so far, and its shown status."""
+               lines: list[Line], made: dict[str, tuple[Line, Row]]) -> list[Row]:
+    """A heat's entrants as its table shows them: each one's result so far, and its shown status.
+
+    ``made``: the rows made before from the lines they were made of, by account (updated here). Once
+    the heat has started a row depends on its line alone, so a line that is the very object a row was
+    made of gives that row again: a heat played here keeps the lines its moves did not replace, and
+    most of an entrant's rows are of a line that did not change since the feed's last look."""
     starts = race_meta.starts_at if race_meta else 0
     started = bool(race_meta and race_meta.started)
     # A heat takes only its entrants, who join under their account's name: the name is the account.
     by_account = {line.name.casefold(): line for line in lines}
-    rows: list[tuple[scoring.RoundResult, p.LiveStatus]] = []
+    rows: list[Row] = []
     for account in accounts:
         line = by_account.get(account)
         if line is None:
             rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
             continue
+        before = made.get(account)
+        if started and before is not None and before[0] is line:
+            rows.append(before[1])
+            continue
         r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
         # The status the heat's progress table shows (its rank is not needed: the matchpoints order the field).
-        rows.append((r, shown_status(line.status, started, line.online)))
+        row = (r, shown_status(line.status, started, line.online))
+        if started:
+            made[account] = (line, row)
+        rows.append(row)
     return rows

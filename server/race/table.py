@@ -21,21 +21,27 @@ which only a read brings): past this many the table gives up waiting and the nex
 class RaceTable:
     """Every seat's stored progress line, complete at :attr:`version` (-1: nothing known yet)."""
 
-    __slots__ = ("lines", "version", "_early")
+    __slots__ = ("lines", "version", "_early", "_sorted")
 
     def __init__(self) -> None:
         self.lines: dict[int, Line] = {}
         self.version = -1
         self._early: dict[int, tuple[int, bytes]] = {}
         """Lines written at versions past one the table lacks, by version: applied once it has it."""
+        self._sorted: list[Line] | None = None
+        """:meth:`sorted_lines` as the table stands (None: changed since)."""
 
     def complete_at(self, version: int) -> bool:
         """Whether the table shows the race as it stood at ``version`` or later (no read needed)."""
         return self.version >= 0 and self.version >= version
 
     def sorted_lines(self) -> list[Line]:
-        """The lines in seat order, as :meth:`server.store.Store.lines` gives them."""
-        return [self.lines[seat] for seat in sorted(self.lines)]
+        """The lines in seat order, as :meth:`server.store.Store.lines` gives them (the same list until the
+        table changes: do not change it). Why kept: an event feed takes the table of every heat played
+        here five times a second, most of them unchanged since its last look."""
+        if self._sorted is None:
+            self._sorted = [self.lines[seat] for seat in sorted(self.lines)]
+        return self._sorted
 
     def wrote(self, version: int, seat: int, blob: bytes) -> None:
         """The change stored at ``version`` wrote ``blob`` as ``seat``'s line (a move of this process)."""
@@ -52,6 +58,7 @@ class RaceTable:
             return  # an older read than what the lines this process wrote since made of it
         self.lines = {line.seat: line for line in lines}
         self.version = version
+        self._sorted = None
         self._early = {v: line for v, line in self._early.items() if v > version}
         self._apply_early()
 
@@ -61,6 +68,7 @@ class RaceTable:
             seat, blob = nxt
             self.lines[seat] = decode_line(seat, blob)
             self.version += 1
+            self._sorted = None
 
 
 def moves_only(before: Line, after: Line) -> bool:
