@@ -76,3 +76,15 @@ def creation_refused(exc: CreateError) -> Response:
     response = error_response(exc.code, status, str(exc))
     response.headers["Retry-After"] = str(retry)
     return response
+
+
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                 b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+]
+"""On every answer (OWASP's secure headers): the pages run only their own scripts and styles (no
+inline ones, nothing from elsewhere), no answer is sniffed into another type, no page is framed,
+and no address of ours leaks to a site a page links to."""

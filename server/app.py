@@ -34,7 +34,8 @@ from .compose import compose
 from .race.service import Service
 from .players import challenges, http as players_http, rematches
 from .store import UNAVAILABLE, RedisClient, redis_client
-from .answers import client_of, creation_refused, error_response, json_body, json_response, service_of
+from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_response, json_body, json_response,
+                      service_of)
 from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
 from .web import people
@@ -160,16 +161,6 @@ async def websocket_endpoint(ws: WebSocket) -> None:
     await Connection(ws, service_of(ws)).run()
 
 
-SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
-    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                 b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
-]
-"""On every answer (OWASP's secure headers): the pages run only their own scripts and styles (no
-inline ones, nothing from elsewhere), no answer is sniffed into another type, no page is framed,
-and no address of ours leaks to a site a page links to."""
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

@@ -29,6 +29,7 @@ import pytest
 from edge_util import RawClient, head, spectate
 from process_util import ServerProcess
 from redis_util import PROCESS_ARGS, TEST_CONFIG, eventually
+from server.answers import SECURITY_HEADERS
 from server.ops import edge, limits
 from server.ops.embedded import EmbeddedRedis
 
@@ -183,6 +184,7 @@ async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedS
         answer = await client.request("POST", "/races", {"content-type": "application/json"}, b"{}")
         client.close()
         assert (answer.status, answer.code) == (503, "server_full") and answer.headers["retry-after"] == "5"
+        assert all(answer.headers[name.decode()] == value.decode() for name, value in SECURITY_HEADERS)
         figures = await asyncio.to_thread(metrics, server)
         assert figures["thieves_connections_held"] == figures["thieves_connections_max"] == allowed
         key = 'thieves_connections_refused_total{kind="server_full"}'

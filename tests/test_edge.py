@@ -18,6 +18,7 @@ import pytest
 
 from edge_util import RawClient, head, spectate
 from redis_util import LiveServer, create_race, eventually, live_server
+from server.answers import SECURITY_HEADERS
 from server.ops import edge
 
 DEADLINE = 1.0
@@ -65,6 +66,8 @@ async def test_a_request_head_trickled_in_is_cut_at_the_header_deadline(server: 
     answer = await client.answer()
     assert (answer.status, answer.code) == (408, "request_timeout"), answer
     assert "request head" in answer.json["message"] and answer.headers["connection"] == "close"
+    # Written to the socket by the edge itself, it carries the headers of every other answer too.
+    assert all(answer.headers[name.decode()] == value.decode() for name, value in SECURITY_HEADERS)
     assert await client.closed()
     client.close()
     assert await sending < len(lines), "cut while it was still trickling"
@@ -168,6 +171,7 @@ async def test_one_address_holds_at_most_its_share_of_connections(server: LiveSe
     client.close()
     assert (answer.status, answer.code) == (429, "too_many_connections"), answer
     assert answer.headers["retry-after"] == str(edge.RETRY_AFTER)
+    assert all(answer.headers[name.decode()] == value.decode() for name, value in SECURITY_HEADERS)
     # ... while another address plays on, and /health answers the greedy one too (the reserve).
     kind, ws = await spectate(server.ws_url, race, honest)
     assert kind == "welcome" and ws is not None

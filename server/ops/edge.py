@@ -51,7 +51,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from shared import protocol as p
 
-from ..answers import error_response
+from ..answers import SECURITY_HEADERS, error_response
 from ..config import Config
 from .limits import Networks, client_address, is_trusted, max_connections, trusted_networks
 from .log import log
@@ -232,9 +232,10 @@ def edge_of(scope: Scope) -> Edge | None:
 
 def answer_bytes(status: int, code: p.ErrorCode, message: str | None = None) -> bytes:
     """A whole HTTP/1.1 error answer that closes the connection, written to the socket without h11 or
-    the application (a refusal before a request head, a deadline): the same JSON as ``error_response``."""
+    the application (a refusal before a request head, a deadline): the same JSON as ``error_response``,
+    with the headers every answer carries (the application's middleware never sees this one)."""
     response = _answer(status, code, message)
-    head = b"".join(name + b": " + value + b"\r\n" for name, value in response.raw_headers)
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in [*response.raw_headers, *SECURITY_HEADERS])
     return b"HTTP/1.1 %d %s\r\n%s\r\n%s" % (status, HTTPStatus(status).phrase.encode(), head, bytes(response.body))
 
 
