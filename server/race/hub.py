@@ -332,8 +332,10 @@ class RaceHub:
 
     def _racers_only(self) -> bool:
         """Only racers with their table up to date are connected here (no spectator, no welcome owed a table)."""
-        return all(conn.seat is not None and cursor.welcomed and not cursor.needs_full and cursor.seen is None
-                   for conn, cursor in self.conns.items())
+        for conn, cursor in self.conns.items():  # a loop, not all() over a generator: this runs every move
+            if conn.seat is None or not cursor.welcomed or cursor.needs_full or cursor.seen is not None:
+                return False
+        return True
 
     def _racers_behind(self) -> None:
         """The racers' tables lack a change they do not see: a flush sends it within :data:`RACER_LAG`."""
