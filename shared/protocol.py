@@ -1192,6 +1192,8 @@ class ErrorCode(str, enum.Enum):
     SEEK_OUT_OF_RANGE = "seek_out_of_range"
     ALREADY_SEEKING = "already_seeking"
     NOT_SEEKING = "not_seeking"
+    # the daily deal
+    DAY_OVER = "day_over"
 
     @property
     def explanation(self) -> str:
@@ -1286,6 +1288,8 @@ _EXPLANATIONS = {
     ErrorCode.ALREADY_SEEKING: "this player already waits for a race (one seek at a time): cancel it first; "
     "nothing was stored",
     ErrorCode.NOT_SEEKING: "this connection has no seek waiting",
+    ErrorCode.DAY_OVER: "the day of this daily deal is over: a play begins and ends within its UTC day (the "
+                        "day's board shows the deal and every game once it is over); play today's deal",
 }
 
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)

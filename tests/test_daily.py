@@ -11,6 +11,7 @@ from redis_util import Client, LiveServer, live_server, register, seed_checked
 from server.events.daily import day_end, event_name, today
 from server.deals.checked import CheckedDeal
 from server.race.clock import now_ms
+from server.store import StoreError
 from shared import protocol as p
 from shared.pool import load_pool
 
@@ -66,7 +67,8 @@ async def test_several_accounts_play_the_days_deal_once_each_at_different_times(
 
 
 async def test_the_deal_and_every_game_are_revealed_once_the_day_is_over(server: LiveServer) -> None:
-    # A play of yesterday's deal, made as POST /daily made today's (the clock cannot be moved back here).
+    # A play of yesterday's deal, made as POST /daily made today's (the clock cannot be moved back here; a
+    # real one could not be begun today: its ends_by, the day's end, is past, and it is made without).
     yesterday = today(now_ms() - 86_400_000)
     key = await register(server, "ann")
     service = server.service
@@ -86,6 +88,47 @@ async def test_the_deal_and_every_game_are_revealed_once_the_day_is_over(server:
     status, body = await server.http("GET", f"/daily/{VARIANT}?date={yesterday}")
     board = msgspec.convert(body, p.DailyBoard)
     assert board.revealed and board.deal == 7 and board.lines[0].moves == ["S"]
+    await c.close()
+
+
+async def test_a_play_ends_with_its_day_and_cannot_begin_once_the_day_is_over(server: LiveServer) -> None:
+    """When the day's board shows the deal and the games (at midnight UTC), nobody may still be playing
+    that deal: a play begun late ends at midnight, and one not begun by then never begins. Midnight is
+    brought near here by making plays as POST /daily does with an ``ends_by`` seconds away (the clock
+    cannot be moved)."""
+    key = await register(server, "ann")
+    status, body = await _play_post(server, key)
+    made = await server.service.store.meta(body["race"])
+    assert status == 200 and made is not None and made.ends_by == day_end(today(now_ms())) == body["reveal_at"]
+
+    service, deal = server.service, CheckedDeal(VARIANT, 7, ())
+    midnight = now_ms() + 20_000  # the play's 60 s would run past it
+    late = await service.create_for(["ann"], deal, 60, "all-ready", event_name(VARIANT, "2026-12-05"),
+                                    reveal_at=midnight, ends_by=midnight)
+    c = await Client.connect(server)
+    await c.hello(late.code, key=key)
+    await c.send(p.Ready(ready=True))
+    countdown = await c.expect(p.Countdown)
+    assert countdown.ends_at == midnight and countdown.ends_at - countdown.starts_at < 60_000
+    await c.close()
+
+    over = await service.create_for(["ann"], deal, 60, "all-ready", event_name(VARIANT, "2026-12-04"),
+                                    reveal_at=now_ms(), ends_by=now_ms())
+    c = await Client.connect(server)
+    await c.hello(over.code, key=key)
+    before = await service.store.meta(over.id)
+    await c.send(p.Ready(ready=True))
+    error = await c.error()
+    assert error.code == "day_over" and "day of this daily deal is over" in error.message
+    assert await service.store.meta(over.id) == before, "nothing changed: still a lobby, nobody ready"
+    assert (await service.store.lines(over.id))[1][0].status == "waiting"
+    # The maker's start (a race started by whoever made it) is refused the same way.
+    try:
+        await service.store.start(over.id, now_ms(), 0)
+        raise AssertionError("started after its end")
+    except StoreError as exc:
+        assert exc.code == "day_over"
+    assert await service.store.meta(over.id) == before
     await c.close()
 
 

@@ -71,7 +71,7 @@ async def play_daily(request: Request) -> Response:
             return creation_refused(exc)
         deal = await _deal_of_the_day(request, variant, date, now)
         race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
-                                        event_name(variant, date), reveal_at=day_end(date))
+                                        event_name(variant, date), reveal_at=day_end(date), ends_by=day_end(date))
         existing = await t.daily.claim(variant, date, account.account, race.id)
     meta = await t.races.store.meta(existing)
     if meta is None:

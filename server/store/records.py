@@ -174,6 +174,10 @@ class RaceMeta:
     """When the results show the deal, salt and games (ms; 0: at the end). A daily deal's play keeps
     them until the day is over, so that nobody can pass the deal on to those still to play it; a race
     made :data:`SEALED` keeps them until whoever made it unseals it (``Store.unseal``)."""
+    ends_by: int = 0
+    """The latest the race may end (ms; 0: no bound but its time limit): a daily deal's play ends with its
+    day, so that nothing of the day's deal is played once the day's board shows it. Begun late, the race
+    is shorter; it cannot begin once its countdown would end then (``day_over``)."""
     title: str = ""
     """What the race is part of, in words, set by whoever made it ("" for a player's race): shown in
     its lobby (``RaceInfo.title``)."""

@@ -41,10 +41,21 @@ local function write_progress(progress, pkey, seat)
   redis.call('HSET', progress, seat, line_blob(redis.call('HMGET', pkey, unpack(LINE))))
   return old
 end
+local function ends_by(meta)
+  -- the latest a race may end (a daily deal's play: the end of its day); 0: none
+  return tonumber(redis.call('HGET', meta, 'ends_by') or 0) or 0
+end
+local function too_late(meta, now, countdown)
+  -- a race with an ends_by cannot start once its countdown would end then or later (day_over)
+  local by = ends_by(meta)
+  return by > 0 and now + countdown >= by
+end
 local function start_race(meta, hist, chan, now, countdown)
   local tl = tonumber(redis.call('HGET', meta, 'time_limit'))
   local starts = now + countdown
-  redis.call('HSET', meta, 'status', 'started', 'starts_at', starts, 'ends_at', starts + tl * 1000)
+  local ends, by = starts + tl * 1000, ends_by(meta)
+  if by > 0 and by < ends then ends = by end  -- begun late, it is shorter: it ends by then all the same
+  redis.call('HSET', meta, 'status', 'started', 'starts_at', starts, 'ends_at', ends)
   -- Seats given back in the lobby and not taken again stay empty: they count as done from the start.
   redis.call('HINCRBY', meta, 'done', tonumber(redis.call('HGET', meta, 'free') or 0))
   return emit(meta, hist, chan, 'start', -1, starts, false)

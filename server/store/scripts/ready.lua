@@ -7,6 +7,7 @@ local p = redis.call('HMGET', KEYS[2], 'status', 'gen')
 if p[1] == 'left' or tonumber(p[2] or 0) ~= tonumber(ARGV[6]) then return {'err', 'seat_left'} end
 local want = (ARGV[2] == '1') and 'ready' or 'waiting'
 if p[1] == want then return {'ok', tonumber(redis.call('HGET', KEYS[1], 'version'))} end
+if want == 'ready' and too_late(KEYS[1], tonumber(ARGV[3]), tonumber(ARGV[4])) then return {'err', 'day_over'} end
 redis.call('HSET', KEYS[2], 'status', want)
 local readies = redis.call('HINCRBY', KEYS[1], 'ready_count', (want == 'ready') and 1 or -1)
 local old = write_progress(KEYS[3], KEYS[2], ARGV[1])
