@@ -43,7 +43,7 @@ async def test_a_race_of_players_seen_live_to_the_end(server: LiveServer, browse
     await race.give_up(2)
     await page.wait_for_function("() => document.getElementById('announce').textContent.includes('cy gave up')")
     status = await page.text_content("#racers tr[data-seat='2'] .status")
-    assert status is not None and "gave up" in status, "a status is in words, not only a colour"
+    assert status == "✗ gave up", "a status is in words, not only a colour: the server's sign and words"
     await race.end(server)
     await page.wait_for_selector("#final:not([hidden])")
     assert await page.get_attribute("#conn", "data-state") == "over"

@@ -11,8 +11,10 @@ import msgspec
 from redis_util import Client, LiveServer, eventually, register
 from web_util import WIN, new_race, sse
 
+from server.web.render import STATUS_LEGEND
 from shared import protocol as p
 from shared.engine import Game
+from shared.standings import STATUS_WORDS, status_words
 from shared.variants import get_variant
 
 
@@ -42,6 +44,11 @@ async def test_a_race_page_shows_the_table_and_no_secret_before_the_end(server: 
         meta = await server.service.store.meta(race.id)
         assert meta.salt not in page.text and "deal 2" not in page.text
         assert state["version"] == (await server.service.store.meta(race.id)).version
+        # The page's scripts show each status by the server's own sign and words (server/web/render.py),
+        # carried by the page: every status word of the protocol, and a final racing's.
+        legend = json.loads(page.text.split('id="status-words">')[1].split("</script>")[0])
+        assert legend == STATUS_LEGEND and legend.keys() == {*STATUS_WORDS, "final_racing"}
+        assert legend["gave_up"] == ["✗", status_words("gave_up")] and legend["final_racing"][1] == "out of time"
         by_id = await http.get(f"/watch/{race.id}")  # the id works as well as the join code
         assert by_id.status_code == 200
         replay = await http.get(f"/races/{race.id}/replay/0")

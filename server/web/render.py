@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 
 from shared import protocol as p
 from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
-from shared.standings import status_words
+from shared.standings import FINAL_RACING_WORDS, STATUS_WORDS, status_words
 from shared.variants import VARIANTS, get_variant
 
 HERE = Path(__file__).parent
@@ -24,12 +24,18 @@ _env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), au
 
 STATUS_SIGNS = {
     "waiting": "…", "ready": "✓", "racing": "▶", "blocked": "■", "finished": "★", "gave_up": "✗",
-    "disconnected": "◌",
+    "disconnected": "◌", "not_joined": "–",
 }
-"""A status's sign beside its words (never colour alone); static/table.js has the same signs. The words
-are ``shared.standings.status_words``, the terminal client's too."""
+"""A status's sign beside its words (never colour alone). The words are ``shared.standings.status_words``,
+the terminal client's too."""
 FINAL_RACING_SIGN = "◷"
 """A standing's ``racing``: still playing when the time ran out."""
+STATUS_LEGEND: dict[str, list[str]] = {
+    **{status: [STATUS_SIGNS.get(status, ""), words] for status, words in STATUS_WORDS.items()},
+    "final_racing": [FINAL_RACING_SIGN, FINAL_RACING_WORDS],
+}
+"""Every status's sign and words as the pages' scripts show them (static/table.js reads them from the
+page, ``#status-words``): the same as :func:`status_html`'s, from one definition."""
 
 
 def status_html(status: str, final: bool = False) -> markupsafe.Markup:
@@ -59,7 +65,7 @@ def clock_text(ms: int | None) -> str:
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A template as the response, with the helpers every template may use."""
     html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
-                                          when=shown, variants=VARIANTS, **context)
+                                          when=shown, variants=VARIANTS, status_legend=STATUS_LEGEND, **context)
     return HTMLResponse(html, status_code=code)
 
 

@@ -61,8 +61,7 @@ function drawLive(e, live, names) {
   const rows = [...live].sort((a, b) => b.matchpoints - a.matchpoints || a.account.localeCompare(b.account))
     .map((line) => {
       const status = el("td");
-      if (line.status === "not_joined") status.append(el("span", { class: "sign", "aria-hidden": "true" }, "–"), " not joined");
-      else statusCell(status, line.status);
+      statusCell(status, line.status);
       const code = heatCode.get(line.race);
       return el("tr", { "data-account": line.account, "data-home": String(line.home) },
         el("th", { scope: "row" }, names.get(line.account) || line.account),

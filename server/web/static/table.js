@@ -1,20 +1,22 @@
 // The racers' table: one row per player, in place order (the server's own template draws the same rows).
 
-export const STATUS_WORDS = {
-  waiting: ["…", "waiting"], ready: ["✓", "ready"], racing: ["▶", "racing"], blocked: ["■", "blocked"],
-  finished: ["★", "won"], gave_up: ["✗", "gave up"], disconnected: ["◌", "offline"],
-};
-const FINAL_RACING = ["◷", "out of time"];
+/** Every status's [sign, words], as the server's own rows show them: the page carries them
+ * (#status-words, from server/web/render.py), so no status is called two things. */
+const LEGEND = JSON.parse(document.getElementById("status-words")?.textContent || "{}");
+
+function legend(status) {
+  return LEGEND[status] || ["", status.replaceAll("_", " ")];
+}
 
 /** A status as a sign (hidden from screen readers) and words: colour is never the only signal. */
 export function statusCell(cell, status, final = false) {
-  const [sign, words] = final && status === "racing" ? FINAL_RACING : STATUS_WORDS[status] || ["", status];
+  const [sign, words] = legend(final && status === "racing" ? "final_racing" : status);
   cell.className = `status status-${status}`;
   cell.replaceChildren(el("span", { class: "sign", "aria-hidden": "true" }, sign), ` ${words}`);
 }
 
 export function statusText(status) {
-  return (STATUS_WORDS[status] || ["", status])[1];
+  return legend(status)[1];
 }
 
 /** A small element builder: el("td", {class: "x"}, "text", child, ...). */
