@@ -23,7 +23,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -36,7 +36,6 @@ from .deals.checked import CheckedDeal
 from .ops.log import log
 from .players.accounts import BadKey, check_key
 from .players.ratings import shown
-from .race import rules as races
 from .race.clock import now_ms
 from .race.service import Service
 from .race.session import Refused
@@ -245,7 +244,7 @@ class Seeks:
         meta = await svc.create_for([m.account or "" for m in members], deal, pool.time_limit, "all-ready", "",
                                     rated=pool.rated)
         join_by = now + int(self.config.seek_join * 1000)
-        home0 = races.home_at_start(get_variant(pool.variant))
+        home0 = get_variant(pool.variant).home_at_start
         assert svc.signer is not None
         seats = []
         for m in members:

@@ -70,11 +70,14 @@ class Variant:
         return self.packs * 4
 
     @property
+    def home_at_start(self) -> int:
+        """Cards on the foundations before the first move (Lucas deals its aces there)."""
+        return self.foundations if self.aces_first else 0
+
+    @property
     def stock_size(self) -> int:
         """Cards left in the stock after the deal."""
-        dealt = self.columns * self.cards_per_column
-        aces = self.foundations if self.aces_first else 0
-        return self.total_cards - dealt - aces
+        return self.total_cards - self.columns * self.cards_per_column - self.home_at_start
 
     def describe(self) -> str:
         """One line of the dials, as ``thieves variants`` shows them."""

@@ -28,7 +28,7 @@ POOL = 3
 """Connections a client here may open to each node: two commands in flight (one is the pub/sub's)."""
 RACES = 60
 """Races made at once: tens of times what the pool holds."""
-HOME0 = races.home_at_start(get_variant("forty-thieves"))
+HOME0 = get_variant("forty-thieves").home_at_start
 
 
 @pytest.fixture

@@ -471,3 +471,51 @@ async def test_a_rated_events_heats_feed_the_ratings(events_server: LiveServer) 
         a, b = ann["variants"].get("forty-thieves", {}), bob["variants"].get("forty-thieves", {})
         return a.get("rated_races") == 1 and b.get("rated_races") == 1 and a["rating"] > b["rating"]
     await eventually(rated, "both ratings updated once, the heat's winner above")
+
+
+async def test_verify_takes_who_came_to_a_rated_heat_that_could_not_start_from_the_server(
+        events_server: LiveServer, redis_url: str) -> None:
+    """A rated heat one entrant came to cannot start (a rated race needs two): the one who came played on
+    with the starting cards, the other is a no-show (docs/events.md). No race shows who came, so verify
+    takes it from the server's round lines (it said every drawn entrant was a no-show, and differed), and
+    still finds a round line that no race nobody played could give."""
+    import redis.asyncio as aioredis
+
+    server = events_server
+    keys = {n: await register(server, n) for n in ("ann", "bob", "cy", "dan")}
+    event = await _create(server, rounds=1, heat_size=2, deals=[WIN["deal"]], rated=True)
+    for key in keys.values():
+        await _enter(server, event.id, key)
+    await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
+    drawn = await _round_open(server, event.id, 1)
+    played, lone = drawn.heats
+    came, absent = lone.entrants
+    waiting = await Client.connect(server)
+    await waiting.hello(lone.code, key=keys[came])  # joins, and waits in a lobby that never starts
+    await asyncio.gather(*(_play(server, played.code, keys[a], 5 + 10 * i) for i, a in enumerate(played.entrants)))
+    await _scored(server, event.id, 1)
+    status, answer = await server.http("GET", f"/events/{event.id}/standings")
+    rounds = {line.account: line.rounds[0] for line in msgspec.convert(answer, p.EventStandings).lines}
+    assert (rounds[came].status, rounds[came].home) == ("racing", 0) and rounds[absent].status == "no_show"
+    assert rounds[came].matchpoints > rounds[absent].matchpoints
+    await waiting.close()
+
+    async def verify() -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "client_cli.main", "verify", event.id, "--server", server.url,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+        out, _ = await proc.communicate()
+        return proc.returncode or 0, out.decode()
+
+    code, out = await verify()
+    assert code == 0 and out.startswith("agree: 1 rounds, 2 heats, 4 entrants"), out
+    client = aioredis.from_url(redis_url)
+    try:  # the one who came said to have won a race nobody played
+        field = f"1|{came}"
+        honest = await client.hget(f"event:{{{event.id}}}:results", field)
+        assert isinstance(honest, bytes)
+        await client.hset(f"event:{{{event.id}}}:results", field, honest.replace(b'"racing"', b'"finished"'))
+    finally:
+        await client.aclose()
+    code, out = await verify()
+    assert code == 1 and out.startswith(f"differ: {came}: round 1: heat 2 (race {lone.race}) never started"), out

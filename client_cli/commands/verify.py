@@ -24,6 +24,7 @@ from shared import protocol as p
 from shared import scoring, swiss
 from shared.deals import commitment
 from shared.record import GameRecord, replay
+from shared.variants import get_variant
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                   f"(it knows {', '.join(sorted(_FORMATS))})", file=sys.stderr)
             return 2
         told = api.event_standings(server, args.event)
-        rounds = {r.round: _round(server, info, r) for r in info.schedule}
+        rounds = {r.round: _round(server, info, r, told) for r in info.schedule}
         recompute, fields = _FORMATS[info.format]
         _compare(recompute(info, told, rounds), told, fields)
     except ApiError as exc:
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.RoundResult]:
+def _round(server: str, info: p.EventInfo, rnd: p.EventRound, told: p.EventStandings) -> list[scoring.RoundResult]:
     """Every entrant's result of one round, from its heat's results, each game replayed."""
     out = []
     for heat in rnd.heats:
@@ -83,8 +84,7 @@ def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.Ro
         except ApiError as exc:
             if exc.code != p.ErrorCode.RACE_NOT_OVER.value:
                 raise
-            # A race nobody joined never started: everyone drawn into it is a no-show.
-            out += [scoring.heat_result(a, heat.race, heat.heat, None) for a in heat.entrants]
+            out += _never_started(info, rnd, heat, told)
             continue
         where = f"{'race' if info.pairing else 'round'} {rnd.round}, heat {heat.heat} (race {heat.race})"
         if not info.pairing and (rnd.deal is None or res.deal != rnd.deal):
@@ -97,6 +97,26 @@ def _round(server: str, info: p.EventInfo, rnd: p.EventRound) -> list[scoring.Ro
             if s.account not in heat.entrants:
                 raise Difference(f"{where}: {s.name} raced but was not drawn into the heat")
         out += [scoring.heat_result(a, heat.race, heat.heat, res) for a in heat.entrants]
+    return out
+
+
+def _never_started(info: p.EventInfo, rnd: p.EventRound, heat: p.EventHeat,
+                   told: p.EventStandings) -> list[scoring.RoundResult]:
+    """The results of a heat that never started: nobody joined it, or (a rated race needs two) one entrant
+    did. No race shows who came to it, so that is the server's word, its round lines' ``racing`` (came:
+    played on with the starting cards) or ``no_show``; anything else (a win, a give-up, a card moved
+    home) cannot come of a race nobody played, and is a difference."""
+    home0 = get_variant(info.variant).home_at_start
+    said = {line.account: score for line in told.lines for score in line.rounds if score.round == rnd.round}
+    out = []
+    for account in heat.entrants:
+        score = said.get(account)
+        came = score is not None and score.status == "racing"
+        if score is not None and ((score.status, score.home) not in (("racing", home0), ("no_show", 0))
+                                  or score.race != heat.race):
+            raise Difference(f"{account}: round {rnd.round}: heat {heat.heat} (race {heat.race}) never started, "
+                             f"but the server says {score.status} with {score.home} cards home there")
+        out.append(scoring.heat_result(account, heat.race, heat.heat, None, came=came, home0=home0))
     return out
 
 

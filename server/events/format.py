@@ -61,7 +61,7 @@ class RaceOutcome:
     def result(self, account: str, heat: int, variant: str) -> scoring.RoundResult:
         """The account's result in this race, as the scoring rules take it."""
         return scoring.heat_result(account, self.race, heat, self.results, came=account in self.came,
-                                   home0=races.home_at_start(get_variant(variant)))
+                                   home0=get_variant(variant).home_at_start)
 
 
 @dataclass

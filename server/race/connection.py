@@ -530,7 +530,7 @@ class Connection:
         if meta.entrants and (account is None or account.account not in meta.entrant_set):
             raise Refused(p.ErrorCode.NOT_AN_ENTRANT, close=p.CloseCode.HELLO_REFUSED)
         try:
-            home0 = races.home_at_start(get_variant(meta.variant))
+            home0 = get_variant(meta.variant).home_at_start
             seated = await self.store.join(meta.id, name, home0, self.member, self.service.lease_expiry(), now,
                                            account.account if account is not None else None)
         except StoreError as exc:

@@ -139,11 +139,6 @@ def race_deal(variant: str, number: int) -> Deal:
     return make_deal(get_variant(variant), number)
 
 
-def home_at_start(variant: Variant) -> int:
-    """Cards on the foundations before the first move (Lucas deals its aces there)."""
-    return variant.foundations if variant.aces_first else 0
-
-
 def new_game(meta: RaceMeta) -> Game:
     return Game.from_deal(race_deal(meta.variant, meta.deal))
 
