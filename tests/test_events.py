@@ -519,3 +519,32 @@ async def test_verify_takes_who_came_to_a_rated_heat_that_could_not_start_from_t
         await client.aclose()
     code, out = await verify()
     assert code == 1 and out.startswith(f"differ: {came}: round 1: heat 2 (race {lone.race}) never started"), out
+
+
+async def test_an_event_of_a_format_this_process_does_not_know_is_a_typed_503_and_left_off_the_lists(
+        events_server: LiveServer, redis_url: str) -> None:
+    """Processes of two versions share a Redis while one is deployed: an event of a format only the newer
+    knows is answered 503 ``unavailable`` (try again shortly, on another process) by the older, and left
+    off its lists and front page, rather than a 500 (it was)."""
+    import httpx
+    import redis.asyncio as aioredis
+
+    server = events_server
+    known = await _create(server, name="Known Cup")
+    newer = await _create(server, name="Newer Cup")
+    client = aioredis.from_url(redis_url)
+    try:
+        await client.hset(f"event:{{{newer.id}}}", "format", "knockout")
+    finally:
+        await client.aclose()
+    status, answer = await server.http("GET", "/events")
+    assert status == 200 and [e["id"] for e in answer["events"]] == [known.id]
+    for path in (f"/events/{newer.id}", f"/events/{newer.id}/standings", f"/events/{newer.id}/stream"):
+        status, answer = await server.http("GET", path)
+        assert (status, answer["code"]) == (503, "unavailable"), (path, answer)
+        assert "does not know the format 'knockout'" in answer["message"]
+    async with httpx.AsyncClient(base_url=server.url, headers={"accept": "text/html"}) as http:
+        front = await http.get("/")
+        page = await http.get(f"/event/{newer.id}")
+    assert front.status_code == 200 and "Known Cup" in front.text and "Newer Cup" not in front.text
+    assert page.status_code == 503 and 'data-code="unavailable"' in page.text and "knockout" in page.text

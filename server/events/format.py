@@ -221,6 +221,15 @@ def register(fmt: Format) -> Format:
     return fmt
 
 
+def unplayable(meta: EventMeta) -> str | None:
+    """Why this process cannot show or run the event, in the reader's words: a format it does not know
+    (the event was made by a process of another version sharing the Redis); None when it can."""
+    if meta.format in _FORMATS:
+        return None
+    return (f"this server process does not know the format {meta.format!r} of event {meta.id} (a process of "
+            "another version made it): try again shortly")
+
+
 def format_of(name: str) -> Format:
     """The format of that name; raises :class:`UnknownFormat` (naming the known ones)."""
     try:

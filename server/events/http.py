@@ -29,12 +29,18 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from ..store.keys import occurrence_id
-from .format import UnknownFormat, format_of
+from .format import UnknownFormat, format_of, unplayable
 
 
 async def _event_or_404(request: Request) -> EventMeta | Response:
+    """The event of the path, or the typed answer why not: 404 for no such event, 503 for one of a
+    format this process does not know (docs/events.md, "Endpoints")."""
     meta = await tournaments_of(request).events.meta(request.path_params["event"])
-    return meta if meta is not None else error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
+    if meta is None:
+        return error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
+    if (why := unplayable(meta)) is not None:
+        return error_response(p.ErrorCode.UNAVAILABLE, 503, why)
+    return meta
 
 
 async def create_event(request: Request) -> Response:
@@ -75,7 +81,8 @@ async def create_event(request: Request) -> Response:
 async def list_events(request: Request) -> Response:
     events = tournaments_of(request).events
     metas = [await events.meta(e) for e in await events.recent_ids()]
-    return json_response({"events": [await format_of(m.format).info(events, m) for m in metas if m is not None]})
+    return json_response({"events": [await format_of(m.format).info(events, m) for m in metas
+                                     if m is not None and unplayable(m) is None]})
 
 
 async def get_event(request: Request) -> Response:

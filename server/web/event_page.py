@@ -15,6 +15,7 @@ from starlette.responses import Response
 from shared import protocol as p
 
 from ..answers import tournaments_of
+from ..events.format import unplayable
 from .render import not_found, render, variant_name
 
 
@@ -24,6 +25,9 @@ async def event(request: Request) -> Response:
     meta = await t.events.meta(ref)
     if meta is None:
         return not_found(p.ErrorCode.EVENT_NOT_FOUND, f"No event has the id {ref!r}.")
+    if (why := unplayable(meta)) is not None:
+        return render("error.html", 503, title="Not available", error_code=p.ErrorCode.UNAVAILABLE.value,
+                      message=why[0].upper() + why[1:] + ".")
     frame = await t.feeds.frame(meta.id)  # a fresh feed: a frame at once, however quiet
     assert frame is not None
     live = msgspec.json.decode(frame, type=p.EventLive)

@@ -18,7 +18,7 @@ from shared.variants import VARIANTS, get_variant
 from ..answers import service_of, tournaments_of
 from ..compose import Tournaments
 from ..events import daily
-from ..events.format import format_of
+from ..events.format import format_of, unplayable
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..race.service import Service
@@ -77,7 +77,7 @@ async def _current_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.Even
     out = []
     for event in await t.events.recent_ids():
         meta = await t.events.meta(event)
-        if meta is None or meta.status in ("finished", "cancelled"):
+        if meta is None or meta.status in ("finished", "cancelled") or unplayable(meta) is not None:
             continue
         fmt = format_of(meta.format)
         info = await fmt.info(t.events, meta)
