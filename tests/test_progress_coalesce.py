@@ -8,7 +8,9 @@ card home, which every racer sees.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,45 @@ async def test_racers_get_at_most_racer_hz_frames_spectators_every_change(redis_
         finally:
             for c in (ann, bob, watcher):
                 await c.close()
+
+
+def test_the_racers_timer_is_armed_again_and_brought_forward_on_uvloop() -> None:
+    """The server runs on uvloop, whose ``call_later(0)`` is a plain ``Handle`` without ``when()``: a move
+    that asked for the racers' frame again while such a timer was armed failed with ``internal`` (seen
+    in the edge soak under load; the tests' own asyncio loop always gave a ``TimerHandle``). Unit level,
+    on a uvloop loop: asked at once twice, then later, then sooner, the hub is marked once each time the
+    sooner timer fires, never later than asked."""
+    uvloop = pytest.importorskip("uvloop")
+
+    class Ticker:
+        marked = 0
+
+        def mark(self, hub: object) -> None:
+            Ticker.marked += 1
+
+    class Service:
+        ticker = Ticker()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        hub = hub_module.RaceHub(Service(), "R")  # type: ignore[arg-type]
+        hub._racers_behind_since = time.monotonic()
+        hub._racers_due_in(0)
+        hub._racers_due_in(0)  # raised AttributeError ('Handle' object has no attribute 'when')
+        hub._racers_due_in(5)  # later than the timer armed: it stays
+        deadline = loop.time() + 5
+        while Ticker.marked == 0 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        assert Ticker.marked == 1
+        hub._racers_due_in(60)
+        asked = loop.time()
+        hub._racers_due_in(0.05)  # sooner than the one armed: brought forward
+        while Ticker.marked == 1 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        assert Ticker.marked == 2 and loop.time() - asked < 5
+
+    loop = uvloop.new_event_loop()
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()

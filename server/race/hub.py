@@ -92,7 +92,9 @@ class RaceHub:
         """The table as the racers have it: changes no racer sees wait (:data:`RACER_LAG`)."""
         self._racers_behind_since: float | None = None
         """When the racers' table first fell behind with changes they do not see (None: it is not)."""
-        self._racers_timer: asyncio.TimerHandle | None = None
+        self._racers_timer: asyncio.Handle | None = None
+        self._racers_due_at = 0.0
+        """When :attr:`_racers_timer` fires (the loop's clock)."""
         self._racers_last = -1e9
         """When the racers were last sent a frame (monotonic): the next waits :attr:`Service.racer_interval`."""
         self._read_version = -1
@@ -488,13 +490,17 @@ class RaceHub:
         return []
 
     def _racers_due_in(self, seconds: float) -> None:
-        """Have the hub marked for the racers within ``seconds`` (a timer armed for later is brought forward)."""
+        """Have the hub marked for the racers within ``seconds`` (a timer armed for later is brought forward).
+
+        The due time is kept here, not asked of the timer: uvloop answers ``call_later(0)`` with a plain
+        ``Handle``, which has no ``when()`` (the move that asked again got ``internal`` under load)."""
         loop = asyncio.get_running_loop()
-        timer = self._racers_timer
-        if timer is not None:
-            if timer.when() <= loop.time() + seconds:
+        due = loop.time() + max(0.0, seconds)
+        if self._racers_timer is not None:
+            if self._racers_due_at <= due:
                 return
-            timer.cancel()
+            self._racers_timer.cancel()
+        self._racers_due_at = due
         self._racers_timer = loop.call_later(max(0.0, seconds), self._racers_due)
 
     def _racers_due(self) -> None:
