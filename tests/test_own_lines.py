@@ -89,3 +89,41 @@ async def test_a_move_whose_note_the_tick_held_back_is_announced_by_its_committe
         await redis.aclose()
         for c in (ann, bob):
             await c.close()
+
+
+async def test_a_committers_owed_note_names_the_end_once_the_race_is_over(server: LiveServer, redis_url: str) -> None:
+    """The note a committer owes (``Store.announce``) carries the race's version now, and with it the kind
+    of its last change: ``move`` while it runs, ``end`` once it is over. It said ``move`` of an end's
+    version too, and a hub that heard it took the end as handled: with the end's own note lost (Redis
+    restarted a moment before), its players never got ``finished`` (tests/test_faults.py's kill and
+    restart, 6 runs in 30 under load)."""
+    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+    ann = await Client.connect(server)
+    await ann.hello(created.race.id, "ann")
+    await start_race(server, created.creator_token, [ann])
+    assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+    client = aioredis.from_url(redis_url)
+    channel = client.pubsub()
+    try:
+        await channel.subscribe(Keys(created.race.id).chan)
+
+        async def next_note() -> Note:
+            while True:
+                msg = await channel.get_message(ignore_subscribe_messages=True, timeout=10)
+                if msg is not None:
+                    return Note.decode(msg["data"])
+
+        await server.service.store.announce(created.race.id)
+        running = await asyncio.wait_for(next_note(), 10)
+        await ann.give_up()
+        await ann.expect(p.Finished)
+        while (ended := await asyncio.wait_for(next_note(), 10)).kind != "end":  # the give-up's, then the end's
+            pass
+        await server.service.store.announce(created.race.id)
+        owed = await asyncio.wait_for(next_note(), 10)
+    finally:
+        await channel.aclose()
+        await client.aclose()
+    assert running.kind == "move"
+    assert (owed.kind, owed.version) == ("end", ended.version)
+    await ann.close()
