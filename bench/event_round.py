@@ -135,6 +135,7 @@ def follow_apart(base: str, event: str, out: str) -> None:
     Path(out).write_text(json.dumps([[account, home, at] for (account, home), at in seen.items()]))
     sys.exit(0 if over.is_set() else 3)  # 3: the stream ended before the event did
 
+
 def used_memory(clients: list[redis.Redis]) -> int:
     """Bytes Redis holds, over every master."""
     return sum(int(c.info("memory")["used_memory"]) for c in clients)

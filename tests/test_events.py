@@ -83,6 +83,15 @@ async def _play(server: LiveServer, code: str, key: str, moves: int) -> None:
     await c.close()
 
 
+async def _verify(server: LiveServer, event: str) -> tuple[int, str]:
+    """``thieves verify EVENT`` as its own process: its exit status and what it printed."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "client_cli.main", "verify", event, "--server", server.url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
+    out, _ = await proc.communicate()
+    return proc.returncode or 0, out.decode()
+
+
 def _beats(a: p.Standing, b: p.Standing, a_start: int, b_start: int) -> int:
     """The race standings rule, restated from docs/protocol.md: +1 a ahead, 0 a tie, -1 b ahead."""
     def key(s: p.Standing, start: int) -> tuple[int, int, int, int]:
@@ -346,14 +355,7 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
                                for h in drawn.heats for i, a in enumerate(h.entrants)))
         await _scored(server, event.id, number)
 
-    async def verify() -> tuple[int, str]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "client_cli.main", "verify", event.id, "--server", server.url,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
-        out, _ = await proc.communicate()
-        return proc.returncode or 0, out.decode()
-
-    code, out = await verify()
+    code, out = await _verify(server, event.id)
     assert code == 0 and out.startswith("agree: 2 rounds, 4 heats, 5 entrants"), out
     client = aioredis.from_url(redis_url)
     results = f"event:{{{event.id}}}:results"
@@ -364,7 +366,7 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
         honest = await client.hget(results, field)
         assert isinstance(honest, bytes) and json.loads(honest)["status"] == "gave_up", honest
         await client.hset(results, field, honest.replace(b'"gave_up"', b'"racing"'))
-        code, out = await verify()
+        code, out = await _verify(server, event.id)
         assert code == 1 and out.startswith("differ: ann: round 1 status 'racing' on the server, 'gave_up'"), out
         # One stored round's matchpoints: the server's totals now disagree with the races.
         stored = json.loads(honest)
@@ -372,7 +374,7 @@ async def test_thieves_verify_agrees_on_a_finished_event_and_finds_a_tampered_to
         await client.hset(results, field, json.dumps(stored))
     finally:
         await client.aclose()
-    code, out = await verify()
+    code, out = await _verify(server, event.id)
     assert code == 1 and out.startswith("differ: ann: matchpoints"), out
 
 
@@ -500,14 +502,7 @@ async def test_verify_takes_who_came_to_a_rated_heat_that_could_not_start_from_t
     assert rounds[came].matchpoints > rounds[absent].matchpoints
     await waiting.close()
 
-    async def verify() -> tuple[int, str]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "client_cli.main", "verify", event.id, "--server", server.url,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=Path(__file__).parent.parent)
-        out, _ = await proc.communicate()
-        return proc.returncode or 0, out.decode()
-
-    code, out = await verify()
+    code, out = await _verify(server, event.id)
     assert code == 0 and out.startswith("agree: 1 rounds, 2 heats, 4 entrants"), out
     client = aioredis.from_url(redis_url)
     try:  # the one who came said to have won a race nobody played
@@ -517,7 +512,7 @@ async def test_verify_takes_who_came_to_a_rated_heat_that_could_not_start_from_t
         await client.hset(f"event:{{{event.id}}}:results", field, honest.replace(b'"racing"', b'"finished"'))
     finally:
         await client.aclose()
-    code, out = await verify()
+    code, out = await _verify(server, event.id)
     assert code == 1 and out.startswith(f"differ: {came}: round 1: heat 2 (race {lone.race}) never started"), out
 
 

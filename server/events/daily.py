@@ -70,8 +70,9 @@ async def play_daily(request: Request) -> Response:
         except CreateError as exc:
             return creation_refused(exc)
         deal = await _deal_of_the_day(request, variant, date, now)
+        midnight = day_end(date)  # the games are shown then, so the play ends by then
         race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
-                                        event_name(variant, date), reveal_at=day_end(date), ends_by=day_end(date))
+                                        event_name(variant, date), reveal_at=midnight, ends_by=midnight)
         existing = await t.daily.claim(variant, date, account.account, race.id)
     meta = await t.races.store.meta(existing)
     if meta is None:

@@ -103,7 +103,7 @@ class EventFeed:
         self._standings: tuple[int, p.EventInfo, p.EventStandings] | None = None
         """The event's description and standings at an event version: they change only when the event
         does (an entry, a step, a scored round), not with every move of a heat."""
-        self._heat_rows: dict[str, tuple[int, list[tuple[scoring.RoundResult, p.LiveStatus]]]] = {}
+        self._heat_rows: dict[str, tuple[int, list[Row]]] = {}
         """Each heat's entrants as its table showed them at a race version (a heat that did not move
         since the last frame is not read again)."""
         self._rows: dict[str, tuple[Line, Row]] = {}

@@ -495,13 +495,14 @@ class RaceHub:
         The due time is kept here, not asked of the timer: uvloop answers ``call_later(0)`` with a plain
         ``Handle``, which has no ``when()`` (the move that asked again got ``internal`` under load)."""
         loop = asyncio.get_running_loop()
-        due = loop.time() + max(0.0, seconds)
+        delay = max(0.0, seconds)
+        due = loop.time() + delay
         if self._racers_timer is not None:
             if self._racers_due_at <= due:
                 return
             self._racers_timer.cancel()
         self._racers_due_at = due
-        self._racers_timer = loop.call_later(max(0.0, seconds), self._racers_due)
+        self._racers_timer = loop.call_later(delay, self._racers_due)
 
     def _racers_due(self) -> None:
         self._racers_timer = None

@@ -40,8 +40,8 @@ page, ``#status-words``): the same as :func:`status_html`'s, from one definition
 
 def status_html(status: str, final: bool = False) -> markupsafe.Markup:
     """A status for people: its sign hidden from screen readers, which read the words."""
-    sign = FINAL_RACING_SIGN if final and status == "racing" else STATUS_SIGNS.get(status, "")
-    words = status_words(status, final)
+    sign, words = STATUS_LEGEND.get("final_racing" if final and status == "racing" else status,
+                                    ["", status_words(status)])
     return markupsafe.Markup('<span class="sign" aria-hidden="true">{}</span> {}').format(sign, words)
 
 
