@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from process_util import ProcessError, RedisProcess, ServerProcess, thieves_server_command
+from redis_util import until
 
 
 @pytest.fixture
@@ -29,6 +30,14 @@ def _roundtrip_after(aof_redis: RedisProcess, stop: str) -> None:
     with aof_redis.client() as c:
         c.set("acked", "yes")
         c.rpush("log", "ab", "S", "aF")
+        # With appendfsync everysec Redis answers a write and may postpone writing it to the AOF while a
+        # background fsync is still running (up to 2 s: a loaded machine's disk), so a SIGKILL then loses
+        # it (a full run with a busy core found the list gone). Wait until it is in the file, as the
+        # server's own kill tests can rely on: nothing buffered, no fsync pending.
+        def written() -> bool:
+            info = c.info("persistence")
+            return info["aof_buffer_length"] == 0 and info["aof_pending_bio_fsync"] == 0
+        until(written, "the writes in the append-only file")
     old_pid = aof_redis.pid
     getattr(aof_redis, stop)()
     assert not aof_redis.running
