@@ -17,7 +17,7 @@ from .events.feed import Feeds
 from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
 from .race.service import Service
-from .seeks import POLL_SECONDS, Seeks
+from .players.seeks import POLL_SECONDS, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore

@@ -151,7 +151,7 @@ class Service:
         """Lobbies where a player's last connection here closed: when to look at their seats again."""
         self._periodic: list[tuple[float, Callable[[], Awaitable[None]]]] = []
         self.seeks: Any = None
-        """The seek pools' part of this process (server/seeks.py), set by the composition root."""
+        """The seek pools' part of this process (server/players/seeks.py), set by the composition root."""
 
     def every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
         """Run ``job`` every ``seconds`` once started (call before :meth:`start`), as the service's own
