@@ -86,7 +86,7 @@ async def metrics(request: Request) -> Response:
         "thieves_seeks_waiting": ("seeks waiting in each pool, over all processes", "pool", seeking)}
     counters = {"thieves_connections_refused_total": (
         "connections and requests refused at the edge, by kind: server_full, too_many_connections, "
-        "header_timeout, body_timeout, body_too_large", "kind", dict(edge.refused) if edge else {})}
+        "header_timeout, body_timeout, body_too_large, bad_request", "kind", dict(edge.refused) if edge else {})}
     return PlainTextResponse(service.metrics.render(gauges, labelled, counters),
                              media_type="text/plain; version=0.0.4")
 

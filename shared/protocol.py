@@ -1158,6 +1158,7 @@ class ErrorCode(str, enum.Enum):
     SERVER_FULL = "server_full"
     TOO_MANY_CONNECTIONS = "too_many_connections"
     REQUEST_TIMEOUT = "request_timeout"
+    BAD_REQUEST = "bad_request"
     BODY_TOO_LARGE = "body_too_large"
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
@@ -1242,6 +1243,9 @@ _EXPLANATIONS = {
     "one address may: close one or retry later (HTTP 429 with Retry-After; a WebSocket is closed with 4007)",
     ErrorCode.REQUEST_TIMEOUT: "the request's head or body did not arrive in time (HTTP 408; the connection "
     "is closed)",
+    ErrorCode.BAD_REQUEST: "the request is not valid HTTP/1.1: a malformed request line or header, such as a "
+    "control character like NUL in a header (HTTP 400), or a request head still unfinished past 16 KiB (HTTP 431); the "
+    "connection is closed",
     ErrorCode.BODY_TOO_LARGE: "the request body is larger than the server reads (HTTP 413; the connection is "
     "closed)",
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",

@@ -106,6 +106,26 @@ async def test_a_request_body_trickled_in_is_answered_408_at_the_body_deadline(s
     assert status == 200
 
 
+@pytest.mark.parametrize("request_head, status, words", [
+    (b"GET /races HTTP/1.1\r\nhost: test\r\nx-name: a\x00b\r\n\r\n", 400, "NUL in a header"),
+    (b"GET /races HTTP/1.1\r\nhost: test\r\nno colon here\r\n\r\n", 400, "without a colon"),
+    # A head still unfinished past the limit (the rest never needs to come).
+    (b"GET /races HTTP/1.1\r\nhost: test\r\nx-big: " + b"a" * (edge.HEAD_BYTES + 100), 431, "16 KiB")])
+async def test_a_request_h11_cannot_read_is_answered_typed_with_every_answers_headers(
+        server: LiveServer, request_head: bytes, status: int, words: str) -> None:
+    client = await RawClient.open(server.url)
+    await client.send(request_head)
+    answer = await client.answer()
+    assert (answer.status, answer.code) == (status, "bad_request"), answer
+    assert words in answer.json["message"] and answer.headers["connection"] == "close"
+    assert all(answer.headers[name.decode()] == value.decode() for name, value in SECURITY_HEADERS)
+    assert await client.closed()
+    client.close()
+    assert (await refusals(server))["bad_request"] == 1
+    status_now, _ = await server.http("GET", "/races")  # the application is still there for everyone else
+    assert status_now == 200
+
+
 @pytest.mark.parametrize("content_type, status, code", [("application/json", 413, "body_too_large"),
                                                         ("text/plain", 415, "unsupported_media_type")])
 async def test_a_64_mb_body_is_refused_without_being_read(server: LiveServer, content_type: str, status: int,

@@ -63,7 +63,7 @@ RESERVED_PATHS = frozenset({"/health", "/metrics"})
 RETRY_AFTER = 5
 """Seconds a refused client is told to wait (``Retry-After``)."""
 HEAD_BYTES = 16_384
-"""Largest request head (request line and headers) read; h11 answers 400 beyond it."""
+"""Largest request head (request line and headers) read: 431 ``bad_request`` beyond it."""
 LINGER_SECONDS = 2.0
 """How long a connection ended by the edge keeps the client's last bytes coming after its answer."""
 LINGER_BYTES = 1 << 20
@@ -314,6 +314,23 @@ class EdgeProtocol(H11Protocol):
         if self._lingering >= 0:
             self.edge.lingering.pop(self, None)
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot read: a malformed request line or header (a control character such as NUL
+        in a header, a line without a colon) is 400 ``bad_request``, a head still unfinished past
+        :data:`HEAD_BYTES` (h11's limit) 431;
+        either in the JSON every other error is, with every answer's headers (uvicorn's own is a plain-text
+        400 with neither), and the connection closes."""
+        self._stop()
+        pending, _closed = self.conn.trailing_data
+        if len(pending) > HEAD_BYTES:
+            status, message = 431, f"the request head is over {HEAD_BYTES // 1024} KiB, the most this server reads"
+        else:
+            status, message = 400, ("the request is not valid HTTP/1.1: a malformed request line or header (such "
+                                    "as a control character like NUL in a header, or a header line without a colon)")
+        self.edge.refused[p.ErrorCode.BAD_REQUEST.value] += 1
+        self.transport.write(answer_bytes(status, p.ErrorCode.BAD_REQUEST, message))
+        self._close_softly()
 
     def refuse_now(self) -> None:
         """Answer a refused socket without waiting for its request, and close it."""
