@@ -14,7 +14,8 @@ event's stream (``GET /events/{id}/stream``). Prints:
 - Redis memory per entrant (``used_memory`` after the round, less before the accounts, over the
   entrants; summed over the masters of a cluster), and the servers' CPU (utime + stime, all server
   processes together) per move and per 1,000 racers (cores a thousand racers moving at this pace keep
-  busy: the CPU over the round's time, over the thousands of entrants).
+  busy: the CPU over the round's time, over the thousands of entrants), and the CPU per move over the
+  middle half of the round (sampled once a second: after the joins, before most heats end).
 
 The bots join over ``--join-spread`` seconds (entrants do not all press enter in the same millisecond;
 five hundred hellos at once ran a loaded machine's Redis pool dry).
@@ -237,7 +238,18 @@ async def run(args: argparse.Namespace) -> None:
 
         counted0, cpu0, t0 = counters(bases), cpu_now(), time.monotonic()
         load0 = os.getloadavg()[0]
+        samples: list[tuple[float, float, float]] = []
+        """(time, the servers' CPU, moves validated) once a second: the middle of the round, apart."""
+
+        async def sample() -> None:
+            while True:
+                counted_now = await asyncio.to_thread(counters, bases)
+                samples.append((time.monotonic(), cpu_now(), counted_now["moves"]))
+                await asyncio.sleep(1.0)
+
+        sampler = asyncio.ensure_future(sample())
         await asyncio.gather(*(bot(i, h.code, a) for i, (h, a) in enumerate((h, a) for h in heats for a in h.entrants)))
+        sampler.cancel()
         elapsed = time.monotonic() - t0
         counted = {name: value - counted0[name] for name, value in counters(bases).items()}
         moves, cpu = counted["moves"], cpu_now() - cpu0
@@ -270,6 +282,13 @@ async def run(args: argparse.Namespace) -> None:
               + (f"; {retries[0]} hellos answered unavailable and tried again" if retries[0] else "")
               + (f"; {dropped[0]} bots stopped (a move answered unavailable, or the connection dropped)"
                  if dropped[0] else ""))
+        middle = [x for x in samples if t0 + elapsed / 4 <= x[0] <= t0 + elapsed * 3 / 4]
+        if len(middle) >= 2 and middle[-1][2] > middle[0][2]:
+            (ta, cpua, movesa), (tb, cpub, movesb) = middle[0], middle[-1]
+            per_move = (cpub - cpua) / (movesb - movesa)
+            print(f"the middle half of the round ({ta - t0:.0f}-{tb - t0:.0f} s, after the joins): "
+                  f"{(movesb - movesa) / (tb - ta):.0f} moves/s, server CPU {per_move * 1e6:.0f} us a move = "
+                  f"{per_move * 1000:.3f} of a core per 1,000 racers moving once a second")
         print(f"per move: {counted['acks'] / max(1.0, moves):.2f} acks and {counted['progress'] / max(1.0, moves):.2f} "
               f"progress frames sent, {counted['batches'] / max(1.0, moves):.2f} round trips to Redis for moves")
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
