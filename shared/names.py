@@ -16,8 +16,8 @@ A name shown to other racers must not pass for another: ``аnn`` (Cyrillic а), 
 - :func:`account_name` is the stricter rule of account names (letters, digits, ``_`` and ``-``).
 
 Pure: no I/O. Every process computes the same key for the same text as long as they run the same
-ICU data (a new ICU may move a skeleton: the account index is rebuilt at start, see
-``server/store/accounts.py``).
+ICU data (a new ICU may move a skeleton: a start under another :data:`LOOK_VERSION` rebuilds the
+account index, see ``server/store/accounts.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ import unicodedata
 import icu
 
 from .protocol import ACCOUNT_NAME_PATTERN, MAX_NAME_LENGTH, CodedError, ErrorCode
+
+LOOK_VERSION = f"icu {icu.ICU_VERSION}, unicode {icu.UNICODE_VERSION}/{unicodedata.unidata_version}, key 1"
+"""What :func:`name_key` depends on besides the name: two processes with the same LOOK_VERSION give every
+name the same key (the last number counts changes to :func:`name_key` itself). The account index says
+which version it was built by (server/store/accounts.py)."""
 
 _SPOOF = icu.SpoofChecker()
 _ACCOUNT = re.compile(ACCOUNT_NAME_PATTERN)

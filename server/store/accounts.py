@@ -10,8 +10,11 @@ a registration racing this one gives its token back.
 The index is what "is this name an account's?" asks (``name_registered``), so a casual player
 cannot take a name that looks like an account's. A registration that died between the index and
 the account leaves the index naming an account that does not exist: look-alikes stay refused, and
-the very name can still be registered. :meth:`AccountStore.reindex` (at every start) adds the
-index of accounts made before it existed, or whose skeleton a newer ICU moved.
+the very name can still be registered. :meth:`AccountStore.reindex` (at a start) adds the index of
+accounts made before it existed, or whose skeleton a newer ICU moved: only when the index was not
+built by this process's look version (``NAMES_INDEXED``), so an ordinary restart does not read the
+whole keyspace. A registration by a process of another look version (a rolling upgrade) clears the
+mark, so the next start indexes that account by the new look too.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shared.names import name_key
+from shared.names import LOOK_VERSION, name_key
 
 from .client import hget_each
-from .keys import ACCOUNT_MATCH, KEYS_REPLACED, AccountKeys, name_index_key, register_keys
+from .keys import ACCOUNT_MATCH, KEYS_REPLACED, NAMES_INDEXED, AccountKeys, name_index_key, register_keys
 from .limits import Bucket
 from .records import reply, text
 from .scripts import register
@@ -98,11 +101,19 @@ class AccountStore:
         if kind != "ok":
             await limit.give_back(bucket)
             raise RegisterRefused(rest[0])
+        if await self.redis.get(NAMES_INDEXED) not in (None, LOOK_VERSION.encode()):
+            # Indexed by another look version, which may not find this name's look: the next start reindexes.
+            await self.redis.delete(NAMES_INDEXED)
 
     async def reindex(self) -> int:
         """Index every account's name by its look (accounts registered before the index, or whose
-        skeleton moved with a new ICU); an index held by another account is left to it. How many
-        index keys were added."""
+        skeleton moved with a new ICU), unless the index is marked as built by this look version; an
+        index held by another account is left to it. How many index keys were added.
+
+        Why the mark: the scan reads every key of the keyspace (races, moves, events), at every start
+        of every process; names change look only with ICU, Unicode or :func:`name_key` itself."""
+        if await self.redis.get(NAMES_INDEXED) == LOOK_VERSION.encode():
+            return 0
         added, batch = 0, []
         async for key in self.redis.scan_iter(match=ACCOUNT_MATCH, count=1000):
             if text(key).endswith("}"):  # not :history, :entries
@@ -110,7 +121,9 @@ class AccountStore:
             if len(batch) >= 1000:
                 added += await self._index(batch)
                 batch = []
-        return added + (await self._index(batch) if batch else 0)
+        added += await self._index(batch) if batch else 0
+        await self.redis.set(NAMES_INDEXED, LOOK_VERSION)
+        return added
 
     async def _index(self, mains: list[str]) -> int:
         """Index these accounts' names (two pipelined round trips, whatever the count)."""

@@ -121,6 +121,9 @@ class AccountKeys:
         challenge's own hash says which, and whether it still exists)."""
 
 
+NAMES_INDEXED = "accounts:names-indexed"
+"""The :data:`~shared.names.LOOK_VERSION` every account's name is indexed by (absent: not known to be;
+``AccountStore.reindex``)."""
 ACCOUNT_MATCH = "account:{*}"
 """SCAN pattern of the accounts' main hashes (and their ``:history``/``:entries``, to skip)."""
 
