@@ -316,11 +316,10 @@ class EdgeProtocol(H11Protocol):
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
-        """A request h11 cannot read: a malformed request line or header (a control character such as NUL
-        in a header, a line without a colon) is 400 ``bad_request``, a head still unfinished past
-        :data:`HEAD_BYTES` (h11's limit) 431;
-        either in the JSON every other error is, with every answer's headers (uvicorn's own is a plain-text
-        400 with neither), and the connection closes."""
+        """A request h11 cannot read: 400 ``bad_request`` for a malformed request line or header (a control
+        character such as NUL in a header, a line without a colon), 431 for a head still unfinished past
+        :data:`HEAD_BYTES` (h11's limit); in the JSON of every other error, with every answer's headers
+        (uvicorn's own is a plain-text 400 with neither), and the connection closes."""
         self._stop()
         pending, _closed = self.conn.trailing_data
         if len(pending) > HEAD_BYTES:
