@@ -15,7 +15,7 @@ event's stream (``GET /events/{id}/stream``). Prints:
   entrants; summed over the masters of a cluster), and the servers' CPU (utime + stime, all server
   processes together) per move and per 1,000 racers (cores a thousand racers moving at this pace keep
   busy: the CPU over the round's time, over the thousands of entrants), and the CPU per move over the
-  middle half of the round (sampled once a second: after the joins, before most heats end).
+  middle half of the round (sampled once a second: after the joins).
 
 The bots join over ``--join-spread`` seconds (entrants do not all press enter in the same millisecond;
 five hundred hellos at once ran a loaded machine's Redis pool dry).
@@ -35,7 +35,6 @@ import os
 import random
 import re
 import secrets
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
-import pytest
 import redis.asyncio as aioredis
 from cluster_util import LocalCluster
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, seed_checked, start_race

@@ -34,14 +34,14 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..deals.checked import CheckedDeal
 from ..ops.log import log
-from .accounts import BadKey, check_key
-from .ratings import shown
 from ..race.clock import now_ms
 from ..race.service import Service
 from ..race.session import Refused
 from ..race.tokens import PLAYER
 from ..store.records import FormedRace, SeekEntry
 from ..store.seeks import SeekStore
+from .accounts import BadKey, check_key
+from .ratings import shown
 
 POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
