@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import AsyncIterator, Iterator
 
+import logging
+
 import pytest
 import redis
 
@@ -88,3 +90,15 @@ async def servers(empty_cluster: LocalCluster) -> AsyncIterator[tuple[LiveServer
     async with live_server(empty_cluster.urls[0], redis_cluster=True, presence_lease=1.0) as a:
         async with live_server(empty_cluster.urls[1], redis_cluster=True, presence_lease=1.0) as b:
             yield a, b
+
+
+@pytest.fixture
+def server_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """Every record of the server's loggers (uvicorn's, and ``thieves`` once set up, do not reach the root
+    logger)."""
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "thieves")]
+    for logger in loggers:
+        logger.addHandler(caplog.handler)
+    yield caplog
+    for logger in loggers:
+        logger.removeHandler(caplog.handler)

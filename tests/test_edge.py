@@ -126,6 +126,29 @@ async def test_a_request_h11_cannot_read_is_answered_typed_with_every_answers_he
     assert status_now == 200
 
 
+async def test_requests_h11_cannot_read_are_logged_summed_up_not_one_line_each(
+        server: LiveServer, server_log: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client sending bad requests in a loop must not fill the log: the first is logged at once, the
+    rest of the window in one line at its end; uvicorn's warning of each is gone; /metrics counts all."""
+    monkeypatch.setattr(edge, "BAD_REQUEST_LOG_SECONDS", 3.0)  # the five come well within it
+
+    def lines() -> list[str]:
+        records = {id(r): r for r in server_log.records}  # a record can reach the capture twice (root and own)
+        return [r.getMessage() for r in records.values() if "bad_requests" in r.getMessage()]
+
+    for _ in range(5):
+        client = await RawClient.open(server.url)
+        await client.send(b"GET /races HTTP/1.1\r\nhost: test\r\nno colon here\r\n\r\n")
+        assert (await client.answer()).code == "bad_request"
+        client.close()
+    assert (await refusals(server))["bad_request"] == 5
+    assert [line.split(" hint=")[0] for line in lines()][:1] == [
+        "event=bad_requests count=1 last_from=127.0.0.1 next_in_s=3.0"]
+    await eventually(lambda: len(lines()) == 2, what="the window's line")
+    assert "event=bad_requests count=4 last_from=127.0.0.1" in lines()[1]
+    assert not any(edge.UVICORN_BAD_REQUEST in r.getMessage() for r in server_log.records)
+
+
 @pytest.mark.parametrize("content_type, status, code", [("application/json", 413, "body_too_large"),
                                                         ("text/plain", 415, "unsupported_media_type")])
 async def test_a_64_mb_body_is_refused_without_being_read(server: LiveServer, content_type: str, status: int,

@@ -33,17 +33,6 @@ async def edge(redis_url: str) -> AsyncIterator[LiveServer]:
         yield live
 
 
-@pytest.fixture
-def server_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    """Every record of the server's loggers (uvicorn's do not reach the root logger)."""
-    loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "thieves")]
-    for logger in loggers:
-        logger.addHandler(caplog.handler)
-    yield caplog
-    for logger in loggers:
-        logger.removeHandler(caplog.handler)
-
-
 def _errors(log: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in log.records if r.levelno >= logging.ERROR]
 

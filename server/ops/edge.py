@@ -37,6 +37,7 @@ connections and half-read requests count against its address as well.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 from http import HTTPStatus
@@ -70,6 +71,11 @@ LINGER_BYTES = 1 << 20
 """Bytes read (and dropped) while lingering; then reading pauses until the close."""
 LINGERING = 32
 """Connections lingering at once (part of ``limits.HTTP_SPARE``); beyond, the oldest is closed at once."""
+BAD_REQUEST_LOG_SECONDS = 60.0
+"""Requests h11 cannot read are logged at most once this often: the first at once, then one line for
+those of each such window (``count``); ``/metrics`` counts every one."""
+UVICORN_BAD_REQUEST = "Invalid HTTP request received."
+"""uvicorn's warning of each such request (h11_impl), which the edge's own lines replace."""
 TICKET = "thieves.edge"
 """Key of the connection's :class:`Ticket` in the ASGI ``scope["state"]``."""
 
@@ -126,6 +132,17 @@ class Ticket:
             self.edge.release(self)
 
 
+class _NoWarningPerBadRequest(logging.Filter):
+    """Drops uvicorn's warning of each request h11 cannot read: one client sending them in a loop would
+    write a log line each (the edge logs them summed up instead: :meth:`Edge.bad_request`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != UVICORN_BAD_REQUEST
+
+
+_BAD_REQUEST_FILTER = _NoWarningPerBadRequest()
+
+
 class Edge:
     """One server's connections: the counts, the reserve and the refusals by kind."""
 
@@ -143,6 +160,14 @@ class Edge:
         """kind -> refusals: ``server_full``, ``too_many_connections``, ``header_timeout``, ``body_timeout``,
         ``body_too_large``."""
         self._full = False
+        self._bad_unlogged = 0
+        """Requests h11 could not read since the last ``bad_requests`` line."""
+        self._bad_last_from: str | None = None
+        self._bad_timer: Any = None
+        """The next ``bad_requests`` line's timer (None: the next bad request is logged at once)."""
+        uvicorn_errors = logging.getLogger("uvicorn.error")
+        if _BAD_REQUEST_FILTER not in uvicorn_errors.filters:
+            uvicorn_errors.addFilter(_BAD_REQUEST_FILTER)
         self.protocol: type[EdgeProtocol] = type("BoundEdgeProtocol", (EdgeProtocol,), {"edge": self})
         """The protocol class for ``uvicorn.Config(http=...)``, bound to this edge."""
 
@@ -172,6 +197,25 @@ class Edge:
             return p.ErrorCode.SERVER_FULL
         self._full = False
         return None
+
+    def bad_request(self, peer: str | None) -> None:
+        """Count a request h11 could not read, and log it: the first at once, the rest of the next
+        :data:`BAD_REQUEST_LOG_SECONDS` in one line then (a log a client cannot fill by sending them)."""
+        self.refused[p.ErrorCode.BAD_REQUEST.value] += 1
+        self._bad_unlogged += 1
+        self._bad_last_from = peer
+        if self._bad_timer is None:
+            self._log_bad_requests()
+
+    def _log_bad_requests(self) -> None:
+        if not self._bad_unlogged:
+            self._bad_timer = None
+            return
+        log("bad_requests", logging.WARNING, count=self._bad_unlogged, last_from=self._bad_last_from,
+            next_in_s=BAD_REQUEST_LOG_SECONDS,
+            hint="requests that are not valid HTTP/1.1, answered 400 or 431 bad_request")
+        self._bad_unlogged = 0
+        self._bad_timer = asyncio.get_running_loop().call_later(BAD_REQUEST_LOG_SECONDS, self._log_bad_requests)
 
     def reserve(self, ticket: Ticket) -> bool:
         """A reserve place for a refused socket until its head is read; False: none (answer at once).
@@ -327,7 +371,7 @@ class EdgeProtocol(H11Protocol):
         else:
             status, message = 400, ("the request is not valid HTTP/1.1: a malformed request line or header (such "
                                     "as a control character like NUL in a header, or a header line without a colon)")
-        self.edge.refused[p.ErrorCode.BAD_REQUEST.value] += 1
+        self.edge.bad_request(self.client[0] if self.client else None)
         self.transport.write(answer_bytes(status, p.ErrorCode.BAD_REQUEST, message))
         self._close_softly()
 
