@@ -149,6 +149,16 @@ async def test_requests_h11_cannot_read_are_logged_summed_up_not_one_line_each(
     assert not any(edge.UVICORN_BAD_REQUEST in r.getMessage() for r in server_log.records)
 
 
+async def test_a_request_to_upgrade_to_something_else_is_served_without_a_warning_each(
+        server: LiveServer, server_log: pytest.LogCaptureFixture) -> None:
+    client = await RawClient.open(server.url)
+    for _ in range(3):  # one keep-alive connection, a request after another
+        await client.send(b"GET /races HTTP/1.1\r\nhost: test\r\nconnection: upgrade\r\nupgrade: h2c\r\n\r\n")
+        assert (await client.answer()).status == 200
+    client.close()
+    assert not any(edge.UVICORN_UPGRADE in r.getMessage() for r in server_log.records)
+
+
 @pytest.mark.parametrize("content_type, status, code", [("application/json", 413, "body_too_large"),
                                                         ("text/plain", 415, "unsupported_media_type")])
 async def test_a_64_mb_body_is_refused_without_being_read(server: LiveServer, content_type: str, status: int,

@@ -76,6 +76,9 @@ BAD_REQUEST_LOG_SECONDS = 60.0
 those of each such window (``count``); ``/metrics`` counts every one."""
 UVICORN_BAD_REQUEST = "Invalid HTTP request received."
 """uvicorn's warning of each such request (h11_impl), which the edge's own lines replace."""
+UVICORN_UPGRADE = "Unsupported upgrade request."
+"""uvicorn's warning of each request asking to upgrade to anything but a WebSocket (``Upgrade: h2c``):
+answered as a plain request, with nothing for an operator to do, and as many as a client sends."""
 TICKET = "thieves.edge"
 """Key of the connection's :class:`Ticket` in the ASGI ``scope["state"]``."""
 
@@ -133,11 +136,12 @@ class Ticket:
 
 
 class _NoWarningPerBadRequest(logging.Filter):
-    """Drops uvicorn's warning of each request h11 cannot read: one client sending them in a loop would
-    write a log line each (the edge logs them summed up instead: :meth:`Edge.bad_request`)."""
+    """Drops uvicorn's warnings of a client's single request: of each request h11 cannot read (the edge
+    logs them summed up instead: :meth:`Edge.bad_request`) and of each unsupported upgrade. One client
+    sending them in a loop would write a log line each."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != UVICORN_BAD_REQUEST
+        return record.msg not in (UVICORN_BAD_REQUEST, UVICORN_UPGRADE)
 
 
 _BAD_REQUEST_FILTER = _NoWarningPerBadRequest()
