@@ -15,6 +15,7 @@ import urllib.request
 from email.message import Message
 from typing import Any
 
+import pytest
 import redis
 
 from redis_util import Client, LiveServer, eventually, live_server, start_race
@@ -99,7 +100,8 @@ async def begin(server: LiveServer, created: dict[str, Any]) -> None:
     await ann.close()
 
 
-async def test_http_creation_beyond_the_burst_gets_429_with_retry_after(redis_url: str) -> None:
+async def test_http_creation_beyond_the_burst_gets_429_with_retry_after(
+        redis_url: str, server_log: pytest.LogCaptureFixture) -> None:
     async with live_server(redis_url, **{**NO_LIMITS, "create_burst": 3, "create_interval": 60.0}) as server:
         for _ in range(3):
             assert (await create(server))[0] == 201
@@ -109,6 +111,9 @@ async def test_http_creation_beyond_the_burst_gets_429_with_retry_after(redis_ur
         assert "the next in" in body["message"]
         assert len([k for k in redis_state(redis_url) if k.startswith(b"race:")]) == 3
         assert await metric(server, 'thieves_creations_refused_total{code="create_rate_limited"}') == 2
+        # A client refused in a loop writes one line a minute, not one each (the first at once).
+        refused = {id(r): r.getMessage() for r in server_log.records if "create_refused" in r.getMessage()}
+        assert [line.split(" last_client=")[0] for line in refused.values()] == ["event=create_refused count=1"]
 
 
 async def test_the_bucket_refills(redis_url: str) -> None:

@@ -11,7 +11,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator
 
 import pytest
 import websockets

@@ -37,7 +37,6 @@ connections and half-read requests count against its address as well.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import logging
 from http import HTTPStatus
@@ -55,7 +54,7 @@ from shared import protocol as p
 from ..answers import SECURITY_HEADERS, error_response
 from ..config import Config
 from .limits import Networks, client_address, is_trusted, max_connections, trusted_networks
-from .log import log
+from .log import SummedLog, log
 
 RESERVE = 16
 """Sockets beyond the caps kept open until their request head is read: ``/health`` and ``/metrics``
@@ -72,8 +71,7 @@ LINGER_BYTES = 1 << 20
 LINGERING = 32
 """Connections lingering at once (part of ``limits.HTTP_SPARE``); beyond, the oldest is closed at once."""
 BAD_REQUEST_LOG_SECONDS = 60.0
-"""Requests h11 cannot read are logged at most once this often: the first at once, then one line for
-those of each such window (``count``); ``/metrics`` counts every one."""
+"""Requests h11 cannot read are logged at most once this often (:class:`SummedLog`)."""
 UVICORN_BAD_REQUEST = "Invalid HTTP request received."
 """uvicorn's warning of each such request (h11_impl), which the edge's own lines replace."""
 UVICORN_UPGRADE = "Unsupported upgrade request."
@@ -164,11 +162,7 @@ class Edge:
         """kind -> refusals: ``server_full``, ``too_many_connections``, ``header_timeout``, ``body_timeout``,
         ``body_too_large``."""
         self._full = False
-        self._bad_unlogged = 0
-        """Requests h11 could not read since the last ``bad_requests`` line."""
-        self._bad_last_from: str | None = None
-        self._bad_timer: Any = None
-        """The next ``bad_requests`` line's timer (None: the next bad request is logged at once)."""
+        self._log_bad_request = SummedLog("bad_requests", window=lambda: BAD_REQUEST_LOG_SECONDS)
         uvicorn_errors = logging.getLogger("uvicorn.error")
         if _BAD_REQUEST_FILTER not in uvicorn_errors.filters:
             uvicorn_errors.addFilter(_BAD_REQUEST_FILTER)
@@ -203,23 +197,10 @@ class Edge:
         return None
 
     def bad_request(self, peer: str | None) -> None:
-        """Count a request h11 could not read, and log it: the first at once, the rest of the next
-        :data:`BAD_REQUEST_LOG_SECONDS` in one line then (a log a client cannot fill by sending them)."""
+        """Count a request h11 could not read, and log it summed up (:class:`SummedLog`)."""
         self.refused[p.ErrorCode.BAD_REQUEST.value] += 1
-        self._bad_unlogged += 1
-        self._bad_last_from = peer
-        if self._bad_timer is None:
-            self._log_bad_requests()
-
-    def _log_bad_requests(self) -> None:
-        if not self._bad_unlogged:
-            self._bad_timer = None
-            return
-        log("bad_requests", logging.WARNING, count=self._bad_unlogged, last_from=self._bad_last_from,
-            next_in_s=BAD_REQUEST_LOG_SECONDS,
-            hint="requests that are not valid HTTP/1.1, answered 400 or 431 bad_request")
-        self._bad_unlogged = 0
-        self._bad_timer = asyncio.get_running_loop().call_later(BAD_REQUEST_LOG_SECONDS, self._log_bad_requests)
+        self._log_bad_request(last_from=peer, hint="requests that are not valid HTTP/1.1, answered 400 or 431 "
+                                                   "bad_request")
 
     def reserve(self, ticket: Ticket) -> bool:
         """A reserve place for a refused socket until its head is read; False: none (answer at once).

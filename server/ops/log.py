@@ -6,10 +6,11 @@ shippers read, with no JSON library in the hot path.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 logger = logging.getLogger("thieves")
 
@@ -32,6 +33,39 @@ def log(event: str, level: int = logging.INFO, **fields: Any) -> None:
     """Log one event; cheap when the level is disabled."""
     if logger.isEnabledFor(level):
         logger.log(level, format_event(event, fields))
+
+
+class SummedLog:
+    """An event a client can cause as often as it likes (a bad request, a refused creation), logged at
+    most once a window: the first at once, then one line at the window's end with the ``count`` of the
+    window's and the fields of its last.
+
+    Why: a line per occurrence lets one client fill the disk and bury everything else in the log;
+    ``/metrics`` counts every one."""
+
+    def __init__(self, event: str, level: int = logging.WARNING,
+                 window: Callable[[], float] = lambda: 60.0) -> None:
+        self.event, self.level, self._window = event, level, window
+        self._count = 0
+        self._fields: dict[str, Any] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        """The window's end (None: no window open, the next occurrence is logged at once)."""
+
+    def __call__(self, **fields: Any) -> None:
+        """One occurrence (call from the running loop)."""
+        self._count += 1
+        self._fields = fields
+        if self._timer is None:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._count:
+            self._timer = None
+            return
+        window = self._window()
+        log(self.event, self.level, count=self._count, **self._fields, next_in_s=window)
+        self._count = 0
+        self._timer = asyncio.get_running_loop().call_later(window, self._flush)
 
 
 class _Formatter(logging.Formatter):

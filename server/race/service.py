@@ -17,7 +17,7 @@ from shared import protocol as p
 from . import rules as races
 from ..config import Config
 from ..deals.hinting import HintRunner
-from ..ops.log import log
+from ..ops.log import SummedLog, log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import client_address, trusted_networks
@@ -118,6 +118,8 @@ class Service:
                                    config.checked_wait)
         self.hints = HintRunner(config.hint_workers)
         self.creations = CreationLimits(redis, creation_settings(config))
+        self._log_create_refused = SummedLog("create_refused")
+        """A client refused in a loop writes a line a minute, not a line each."""
         self.accounts = AccountStore(redis)
         self.challenges = ChallengeStore(redis)
         self.registrations = Bucket(redis, config.register_burst, int(config.register_interval * 1000))
@@ -390,7 +392,7 @@ class Service:
             await self.creations.admit(client, race_id)
         except Limited as exc:
             self.metrics.creations_refused[exc.code] += 1
-            log("create_refused", logging.WARNING, client=client, code=exc.code, wait_ms=exc.wait_ms)
+            self._log_create_refused(last_client=client, code=exc.code, wait_ms=exc.wait_ms)
             raise self._limited(exc) from None
         try:
             meta, token = await self._create(req, variant.key, race_id)
@@ -409,7 +411,7 @@ class Service:
             await self.creations.spend(client)
         except Limited as exc:
             self.metrics.creations_refused[exc.code] += 1
-            log("create_refused", logging.WARNING, client=client, code=exc.code, wait_ms=exc.wait_ms)
+            self._log_create_refused(last_client=client, code=exc.code, wait_ms=exc.wait_ms)
             raise self._limited(exc) from None
 
     def _limited(self, exc: Limited) -> races.CreateLimited:
