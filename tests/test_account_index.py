@@ -12,6 +12,7 @@ from typing import Any, AsyncIterator
 import pytest
 
 from cluster_util import LocalCluster
+from server.store import accounts
 from server.store.accounts import AccountStore
 from server.store.client import redis_client
 from server.store.keys import NAMES_INDEXED, name_index_key
@@ -75,3 +76,28 @@ async def test_a_registration_under_another_look_version_has_the_next_start_rein
     await redis.delete(name_index_key(name_key("Finn")))  # as the other look would lack it
     assert await store.reindex() == 1
     assert await redis.get(name_index_key(name_key("Finn"))) == b"finn"
+
+
+@pytest.mark.parametrize("registering_version, marked", [("icu 99.0, unicode 99.0/99.0, key 9", False),
+                                                         (LOOK_VERSION, True)])
+async def test_a_registration_during_the_scan_under_another_look_version_leaves_the_index_unmarked(
+        redis: Any, monkeypatch: pytest.MonkeyPatch, registering_version: str, marked: bool) -> None:
+    """A process of another look version registers while this one scans (a rolling upgrade): the scan may
+    have passed that account's key, so the index is left unmarked and the next start scans again. A
+    registration by a process of this very version indexes its own look: the scan still marks."""
+    store = AccountStore(redis)
+    limit = Bucket(redis, burst=10, interval_ms=1000)
+    await _old_account(redis, "Carol")
+    index = store._index
+
+    async def index_while_another_process_registers(mains: list[str]) -> int:
+        added = await index(mains)
+        with monkeypatch.context() as other_process:
+            other_process.setattr(accounts, "LOOK_VERSION", registering_version)
+            await store.create("Gwen", "3" * 64, "127.0.0.1", limit)
+        return added
+
+    monkeypatch.setattr(store, "_index", index_while_another_process_registers)
+    assert await store.reindex() == 1
+    assert await redis.get(CAROL) == b"carol"
+    assert await redis.get(NAMES_INDEXED) == (LOOK_VERSION.encode() if marked else None)

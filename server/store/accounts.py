@@ -14,21 +14,27 @@ the very name can still be registered. :meth:`AccountStore.reindex` (at a start)
 accounts made before it existed, or whose skeleton a newer ICU moved: only when the index was not
 built by this process's look version (``NAMES_INDEXED``), so an ordinary restart does not read the
 whole keyspace. A registration by a process of another look version (a rolling upgrade) clears the
-mark, so the next start indexes that account by the new look too.
+mark (or the claim of a scan under way, whose end then leaves the index unmarked), so the next start
+indexes that account by the new look too.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from shared.names import LOOK_VERSION, name_key
 
+from ..ops.log import log
 from .client import hget_each
 from .keys import ACCOUNT_MATCH, KEYS_REPLACED, NAMES_INDEXED, AccountKeys, name_index_key, register_keys
 from .limits import Bucket
 from .records import reply, text
 from .scripts import register
+
+SCANNING = " scanning "
+"""The index mark while a start indexes: ``<look version> scanning <nonce>`` (:meth:`AccountStore.reindex`)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class AccountStore:
         self._register = register(redis, "register")
         self._rotate = register(redis, "rotate")
         self._claim_name = register(redis, "claim_name")
+        self._mark_indexed = register(redis, "mark_indexed")
 
     async def get(self, account: str) -> Account | None:
         """The account with lower-case name ``account``, or None."""
@@ -101,8 +108,10 @@ class AccountStore:
         if kind != "ok":
             await limit.give_back(bucket)
             raise RegisterRefused(rest[0])
-        if await self.redis.get(NAMES_INDEXED) not in (None, LOOK_VERSION.encode()):
-            # Indexed by another look version, which may not find this name's look: the next start reindexes.
+        mark = await self.redis.get(NAMES_INDEXED)  # read after the account is stored (see reindex)
+        if mark is not None and mark.partition(SCANNING.encode())[0] != LOOK_VERSION.encode():
+            # Indexed (or being indexed) by another look version, which may not find this name's look: the
+            # next start reindexes.
             await self.redis.delete(NAMES_INDEXED)
 
     async def reindex(self) -> int:
@@ -114,6 +123,10 @@ class AccountStore:
         of every process; names change look only with ICU, Unicode or :func:`name_key` itself."""
         if await self.redis.get(NAMES_INDEXED) == LOOK_VERSION.encode():
             return 0
+        # A claim while scanning: a registration by a process of another look version that the scan may miss
+        # (stored after the scan passed its key) clears it, and then the end of the scan does not mark.
+        claim = f"{LOOK_VERSION}{SCANNING}{secrets.token_hex(8)}"
+        await self.redis.set(NAMES_INDEXED, claim)
         added, batch = 0, []
         async for key in self.redis.scan_iter(match=ACCOUNT_MATCH, count=1000):
             if text(key).endswith("}"):  # not :history, :entries
@@ -122,7 +135,9 @@ class AccountStore:
                 added += await self._index(batch)
                 batch = []
         added += await self._index(batch) if batch else 0
-        await self.redis.set(NAMES_INDEXED, LOOK_VERSION)
+        if not await self._mark_indexed(keys=[NAMES_INDEXED], args=[claim, LOOK_VERSION]):
+            log("names_index_unmarked", reason="an account was registered under another look version during the "
+                "scan; the next start indexes again")
         return added
 
     async def _index(self, mains: list[str]) -> int:
