@@ -256,6 +256,8 @@ async def test_the_footer_offers_only_the_keys_that_work_now(server: LiveServer)
         await until(lambda: any(pp.status == "ready" for pp in ann.state.players.values()), what="bob ready")
         await until(lambda: "✓ ready" in screen_text(ann), what="the ready mark")
         for app, starts in ((ann, True), (bob, False)):
+            # The footer recomposes after the lobby redraws (on a busy machine it was seen still blank).
+            await until(lambda: "s Ready" in footer(app), what=f"the lobby keys in {footer(app)!r}")
             keys = footer(app)
             assert "s Ready" in keys and "q Quit" in keys and ("b Start" in keys) is starts, keys
             assert not any(word in keys for word in ("Draw", "Home", "Give up", "Undo", "Hint")), keys
