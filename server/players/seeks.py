@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import msgspec
+import networkx  # noqa: F401  # loaded at start: shared's pairings import it lazily (for the CLI's start), and
+# a first pairing would otherwise stall the event loop the 0.1 s of its import
 
 from shared import protocol as p
 from shared import seeks as rule
