@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_a_small_round_over_two_servers_prints_its_figures() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "event_round.py"), "--entrants", "8", "--heat", "4",
-                          "--servers", "2", "--pace", "0.02", "--time-limit", "30", "--join-seconds", "10",
+                          "--servers", "2", "--pace", "0.02", "--time-limit", "30", "--join-seconds", "6",
                           "--join-spread", "0.5", "--watchers", "3"], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     for figure in ("moves/s", "us a move", "of a core per 1,000 racers", "p50", "p99", "KiB an entrant",
