@@ -28,7 +28,7 @@ from .race import rules as races
 from .config import Config
 from .race.connection import Connection
 from .ops.edge import AdmissionMiddleware, edge_of
-from .ops.log import log
+from .ops.log import SummedLog, log
 from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
@@ -231,6 +231,7 @@ def create_app(config: Config, redis_url: str) -> Starlette:
             await service.stop()
             await client.aclose()
             await probe.aclose()
+            SummedLog.flush_open()
 
     routes = [
         Route("/health", health),

@@ -149,6 +149,20 @@ async def test_requests_h11_cannot_read_are_logged_summed_up_not_one_line_each(
     assert not any(edge.UVICORN_BAD_REQUEST in r.getMessage() for r in server_log.records)
 
 
+async def test_a_stopping_server_logs_the_bad_requests_its_window_still_held(
+        redis_url: str, server_log: pytest.LogCaptureFixture) -> None:
+    async with live_server(redis_url) as server:
+        for _ in range(3):
+            client = await RawClient.open(server.url)
+            await client.send(b"GET /races HTTP/1.1\r\nhost: test\r\nno colon here\r\n\r\n")
+            assert (await client.answer()).code == "bad_request"
+            client.close()
+    records = {id(r): r.getMessage() for r in server_log.records if "bad_requests" in r.getMessage()}
+    assert [line.split(" last_from=")[0] for line in records.values()] == [
+        "event=bad_requests count=1", "event=bad_requests count=2"]
+    assert list(records.values())[1].endswith(" stopping=1")
+
+
 async def test_a_request_to_upgrade_to_something_else_is_served_without_a_warning_each(
         server: LiveServer, server_log: pytest.LogCaptureFixture) -> None:
     client = await RawClient.open(server.url)

@@ -10,7 +10,8 @@ import asyncio
 import logging
 import sys
 import time
-from typing import Any, Callable
+import weakref
+from typing import Any, Callable, ClassVar
 
 logger = logging.getLogger("thieves")
 
@@ -43,6 +44,9 @@ class SummedLog:
     Why: a line per occurrence lets one client fill the disk and bury everything else in the log;
     ``/metrics`` counts every one."""
 
+    _open: ClassVar["weakref.WeakSet[SummedLog]"] = weakref.WeakSet()
+    """The ones with a window open (:meth:`flush_open`)."""
+
     def __init__(self, event: str, level: int = logging.WARNING,
                  window: Callable[[], float] = lambda: 60.0) -> None:
         self.event, self.level, self._window = event, level, window
@@ -61,11 +65,25 @@ class SummedLog:
     def _flush(self) -> None:
         if not self._count:
             self._timer = None
+            self._open.discard(self)
             return
         window = self._window()
         log(self.event, self.level, count=self._count, **self._fields, next_in_s=window)
         self._count = 0
         self._timer = asyncio.get_running_loop().call_later(window, self._flush)
+        self._open.add(self)
+
+    @classmethod
+    def flush_open(cls) -> None:
+        """Log what the open windows hold now (the server is stopping: their timers would never fire)."""
+        for summed in list(cls._open):
+            if summed._timer is not None:
+                summed._timer.cancel()
+                summed._timer = None
+            if summed._count:
+                log(summed.event, summed.level, count=summed._count, **summed._fields, stopping=1)
+                summed._count = 0
+            cls._open.discard(summed)
 
 
 class _Formatter(logging.Formatter):
