@@ -78,9 +78,11 @@ async def test_a_whole_race_on_a_redis_cluster(servers: tuple[LiveServer, LiveSe
     rc = aioredis.RedisCluster.from_url(cluster.url)
     try:
         k = Keys(race)
-        keys = [k.meta, k.names, k.progress, k.history, k.results, k.player(0), k.log(0), k.player(2)]
+        keys = [k.meta, k.names, k.progress, k.history, k.results, k.player(0), k.log(0), k.player(2), k.listening]
         assert len({rc.keyslot(key) for key in keys}) == 1, "one race, one slot"
         assert await rc.exists(k.results) == 1
+        # Both processes listen (their connections are open): each one's moves were announced to the other.
+        assert {m.decode() for m in await rc.zrange(k.listening, 0, -1)} == {a.service.instance, b.service.instance}
     finally:
         await rc.aclose()
     for c in (ann, bob, cy, watcher):

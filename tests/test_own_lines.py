@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, caught_up, create_race, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, start_race
 
 from server.race import hub as hub_module
 from server.store import Note
@@ -38,6 +38,12 @@ async def _race_of_two(server: LiveServer) -> tuple[str, Client, Client, int]:
 async def _until(client: Client, seat: int, **figures: object) -> None:
     while (line := client.table.lines.get(seat)) is None or any(getattr(line, k) != v for k, v in figures.items()):
         await client.recv(timeout=10)
+
+
+async def _listen_as_another_process(redis: aioredis.Redis, race: str, lease_ms: int = 60_000) -> None:
+    """An entry of another process in the race's listening set (as its Subscriber makes): the moves are
+    announced to it. A negative ``lease_ms``: an entry that ran out (a dead process's)."""
+    await redis.zadd(Keys(race).listening, {"another-process": int(time.time() * 1000) + lease_ms})
 
 
 async def test_racers_see_each_others_moves_with_no_table_read_back(server: LiveServer,
@@ -70,6 +76,7 @@ async def test_a_move_whose_note_the_tick_held_back_is_announced_by_its_committe
     race, ann, bob, _ = await _race_of_two(server)
     redis = aioredis.Redis.from_url(redis_url)
     pubsub = redis.pubsub()
+    await _listen_as_another_process(redis, race)
     await pubsub.subscribe(Keys(race).chan)
     try:
         # Another move announced the race a moment ago: the tick key holds both these moves' notes back.
@@ -127,3 +134,75 @@ async def test_a_committers_owed_note_names_the_end_once_the_race_is_over(server
     assert running.kind == "move"
     assert (owed.kind, owed.version) == ("end", ended.version)
     await ann.close()
+
+
+async def test_moves_are_announced_only_while_another_process_listens(server: LiveServer, redis_url: str) -> None:
+    """A race played and watched on one process publishes no note a move (its hub learns them from the
+    moves script); once another process has a live entry in the race's listening set its moves are
+    announced; an entry whose lease ran out (a dead process's) counts for nothing. Each phase ends with a
+    give-up, whose note is always published: the notes heard before it are the phase's."""
+    race, ann, bob, _ = await _race_of_two(server)
+    redis = aioredis.Redis.from_url(redis_url)
+    pubsub = redis.pubsub()  # a bare subscription, as a tool's: no entry in the listening set
+    await pubsub.subscribe(Keys(race).chan)
+
+    async def notes_until_give_up() -> list[Note]:
+        heard: list[Note] = []
+        while not heard or heard[-1].kind != "give_up":
+            msg = await asyncio.wait_for(pubsub.get_message(ignore_subscribe_messages=True, timeout=10), 10)
+            if msg is not None:
+                heard.append(Note.decode(msg["data"]))
+        return heard
+
+    try:
+        assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+        await ann.give_up()
+        assert [n.kind for n in await notes_until_give_up() if n.kind == "move"] == []
+
+        await _listen_as_another_process(redis, race)
+        ack = await bob.move(WIN["moves"][0])
+        assert isinstance(ack, p.Ack)
+        heard = 0
+        while heard < ack.version:  # its note, or (held back by the tick key) its committer's a tick later
+            msg = await asyncio.wait_for(pubsub.get_message(ignore_subscribe_messages=True, timeout=10), 10)
+            if msg is not None and (note := Note.decode(msg["data"])).kind == "move":
+                heard = note.version
+
+        await _listen_as_another_process(redis, race, lease_ms=-1000)  # that process died a second ago
+        assert isinstance(await bob.move(WIN["moves"][1]), p.Ack)
+        await bob.give_up()
+        assert [n.version for n in await notes_until_give_up() if n.kind == "move" and n.version > ack.version] == []
+    finally:
+        await pubsub.aclose()
+        await redis.aclose()
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_process_listening_to_a_race_is_in_its_listening_set_and_its_own_moves_reach_its_listeners(
+        server: LiveServer, redis_url: str) -> None:
+    race, ann, bob, _ = await _race_of_two(server)
+    service = server.service
+    redis = aioredis.Redis.from_url(redis_url)
+    listening = Keys(race).listening
+    heard: list[str] = []
+    try:
+        entered = await redis.zscore(listening, service.instance)
+        assert entered is not None and entered > time.time() * 1000 + 30_000  # a lease still well ahead
+        assert 0 < await redis.pttl(listening) <= 60_000
+        await service.subscriber.renew(int(entered))  # the heartbeat's renewal: the lease moves on
+        assert await redis.zscore(listening, service.instance) == entered + 60_000
+
+        await service.listen(race, heard.append)  # as an event's live feed listens to its heats
+        assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+        assert heard[:1] == [race], "a move of this process's own is heard here as a note would be"
+        await service.unlisten(race, heard.append)
+    finally:
+        for c in (ann, bob):
+            await c.close()
+    await eventually(lambda: _gone(redis, listening, service.instance), what="the entry removed with the hub")
+    await redis.aclose()
+
+
+async def _gone(redis: aioredis.Redis, key: str, member: str) -> bool:
+    return await redis.zscore(key, member) is None

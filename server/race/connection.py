@@ -792,6 +792,7 @@ class Connection:
         hub = self.hub
         if hub is not None and self.session is not None:
             hub.learn(result.version, self.session.seat, result.line, result.held)
+            self.service.moved_here(hub.race)
             if result.race_done and self.race is not None:
                 hub.spawn(self.service.end_race(self.race))
 

@@ -111,8 +111,11 @@ class Service:
         self.config = config
         self.redis = redis
         self.metrics = Metrics()
+        self.instance = secrets.token_hex(4)
+        """Names this process in presence leases and in the races' listening sets (a restarted process is a
+        new instance)."""
         self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
-                           timer=self.metrics.redis_seconds.observe, probe=probe)
+                           timer=self.metrics.redis_seconds.observe, probe=probe, instance=self.instance)
         self.signer: Signer | None = None
         self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
                                    config.checked_wait)
@@ -136,8 +139,6 @@ class Service:
         """Who else in this process hears a race's notes (an event's live feed: its heats), by race."""
         self.connections = 0
         self.progress_frames = 0
-        self.instance = secrets.token_hex(4)
-        """Names this process in presence leases (a restarted process is a new instance)."""
         self._conn_ids = itertools.count(1)
         self.subscriber = self.store.subscriber(self._on_note, self._on_key_replaced)
         self.key_holders = KeyHolders()
@@ -217,7 +218,7 @@ class Service:
         hub = self.hubs.get(race)
         if hub is None:
             hub = self.hubs[race] = RaceHub(self, race)
-            await self.subscriber.subscribe(race)
+            await self.subscriber.subscribe(race, now_ms())
         hub.add(conn)
         return hub
 
@@ -226,7 +227,7 @@ class Service:
         listener must look again now and then). Why here: this process's one subscription carries them."""
         listeners = self.listeners.setdefault(race, set())
         if not listeners and race not in self.hubs:
-            await self.subscriber.subscribe(race)
+            await self.subscriber.subscribe(race, now_ms())
         listeners.add(heard)
 
     async def unlisten(self, race: str, heard: Callable[[str], None]) -> None:
@@ -272,6 +273,12 @@ class Service:
         hub = self.hubs.get(race)
         return hub.known_lines() if hub is not None else None
 
+    def moved_here(self, race: str) -> None:
+        """A move of this process's connection was stored: the race's listeners here hear of it, as of a
+        note (the moves script announces a move only to the other processes that listen)."""
+        for heard in self.listeners.get(race, ()):
+            heard(race)
+
     def _on_note(self, race: str, note: Note) -> None:
         """An event of a race stored by any process: its hub here, if any, hears of it."""
         hub = self.hubs.get(race)
@@ -305,10 +312,12 @@ class Service:
         return int(self.config.presence_lease * 1000)
 
     async def _heartbeat(self) -> None:
-        """Renew the presence leases of this process's players; expire those of dead processes;
+        """Renew this process's place in the listening sets of the races it listens to, and the presence
+        leases of its players; expire those of dead processes;
         free the lobby seats whose connections have been gone for the lease; close the connections
         whose account key was replaced (should the pub/sub news have been lost)."""
         expiry, now = self.lease_expiry(), now_ms()
+        await self.subscriber.renew(now)
         for race, hub in list(self.hubs.items()):
             members = [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None and c.member]
             await self.store.heartbeat(race, members, expiry, now, self.lease_ms)

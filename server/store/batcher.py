@@ -53,10 +53,12 @@ class MoveBatcher:
     """
 
     def __init__(self, redis: Any, script: Any, tick_ms: int, cluster: bool = False,
-                 timer: Timer | None = None) -> None:
+                 timer: Timer | None = None, instance: str = "") -> None:
         self.redis = redis
         self.script = script
         self.tick_ms = tick_ms
+        self.instance = instance.encode()
+        """This process in the races' listening sets: its moves are announced only to other processes."""
         self.cluster = cluster
         self.timer = timer
         self._pending: dict[str, list[_Item]] = {}
@@ -133,7 +135,8 @@ class MoveBatcher:
                     bulk.append(seat_bulk)
                     moves.append(_MOVE_HEAD + number + item[1])
                 items += batch[race]
-            out.append(_Call(self.script, keys, b"".join(bulk), [_pack_list(moves), self.tick_ms, len(races)], items))
+            out.append(_Call(self.script, keys, b"".join(bulk), [_pack_list(moves), self.tick_ms, len(races), self.instance],
+                             items))
         return out
 
     async def _round_trip(self, calls: list[_Call], lane: "_Lane") -> list[Any]:
@@ -249,7 +252,7 @@ class _RaceKeys:
 
     def __init__(self, race: str) -> None:
         k = self._keys = Keys(race)
-        self.names = [k.meta, k.progress, k.history, k.tick]
+        self.names = [k.meta, k.progress, k.history, k.tick, k.listening]
         self.bulk = b"".join(_bulk(name) for name in self.names)
         self._seats: dict[int, tuple[list[str], bytes]] = {}
 

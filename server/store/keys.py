@@ -25,7 +25,7 @@ _CHANNEL_END = "}:chan"
 class Keys:
     """Key names of one race (every one under the race's hash tag)."""
 
-    __slots__ = ("race", "meta", "names", "progress", "history", "presence", "results", "chan", "tick", "free")
+    __slots__ = ("race", "meta", "names", "progress", "history", "presence", "results", "chan", "tick", "free", "listening")
 
     def __init__(self, race: str) -> None:
         self.race = race
@@ -38,6 +38,8 @@ class Keys:
         self.results = f"{base}:results"
         self.chan = f"{base}:chan"
         self.tick = f"{base}:tick"
+        self.listening = f"{base}:listening"
+        """The processes that listen to the race's channel: instance -> lease expiry (ms), a sorted set."""
         self.free = f"{base}:free"
 
     def player(self, seat: int) -> str:
@@ -56,7 +58,7 @@ class Keys:
     def every(self, players: int) -> list[str]:
         """Every key the race may have, the race hash first (for EXPIRE and DEL)."""
         out = [self.meta, self.names, self.progress, self.history, self.presence, self.results, self.tick,
-               self.free]
+               self.free, self.listening]
         seats = range(players)
         return out + [self.player(s) for s in seats] + [self.log(s) for s in seats] + [self.hint(s) for s in seats]
 

@@ -31,8 +31,11 @@ def _pairs(flat: list[bytes]) -> dict[bytes, bytes]:
 class Store:
     """Async access to races in one Redis, or a Redis Cluster (one slot per race)."""
 
-    def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None, probe: Any = None) -> None:
+    def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None, probe: Any = None,
+                 instance: str = "") -> None:
         self.redis = redis
+        self.instance = instance
+        """This process (its subscription's entries in the races' listening sets: server/store/pubsub.py)."""
         self.probe = probe if probe is not None else redis
         """A client that does not retry: one quick PING says whether Redis answers now."""
         self.down = False
@@ -58,13 +61,13 @@ class Store:
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
-        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer)
+        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance)
 
     # ------------------------------------------------------------ setup
     def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
         """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard,
         ``on_key_replaced(account, old_hash)`` for each account key replaced (once :meth:`Subscriber.listen_to_accounts`)."""
-        return Subscriber(self.redis, on_note, on_key_replaced)
+        return Subscriber(self.redis, on_note, on_key_replaced, self.instance)
 
     async def ping(self) -> bool:
         """One PING without retries (raises when Redis does not answer); an answer clears :attr:`down`."""
