@@ -69,7 +69,8 @@ class Subscriber:
     async def unsubscribe(self, race: str) -> None:
         self._races.discard(race)
         await self._pubsub.unsubscribe(Keys(race).chan)
-        await self._redis.zrem(Keys(race).listening, self._instance)
+        if race not in self._races:  # (not listened to again meanwhile: its entry stays then)
+            await self._redis.zrem(Keys(race).listening, self._instance)
 
     async def renew(self, now: int) -> None:
         """Renew this process's entries in the listening sets of the races it listens to (one round trip)."""
