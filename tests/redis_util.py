@@ -112,14 +112,32 @@ class PromptServer(uvicorn.Server):
     ``should_exit`` every 0.1 s and waits a fixed 0.1 s in its shutdown, which over the hundreds of
     servers the tests start was about two minutes of the suite. Its shutdown's steps are kept, in order
     (stop accepting, ask every connection to shut down, wait for the connections and the tasks to end,
-    the lifespan's shutdown), with the waits polled every few milliseconds. (The product's own
+    the lifespan's shutdown); the main loop wakes on ``should_exit`` itself, and the shutdown waits for
+    its connections and tasks to end (polled, within the graceful timeout). (The product's own
     ``thieves-server`` keeps uvicorn's: its tests run it as a process.)"""
+
+    @property
+    def should_exit(self) -> bool:
+        return self._exit.is_set()
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        """Set (as uvicorn and :func:`live_server` do) wakes :meth:`main_loop` at once."""
+        if not hasattr(self, "_exit"):
+            self._exit = asyncio.Event()
+        if value:
+            self._exit.set()
+        else:
+            self._exit.clear()
 
     async def main_loop(self) -> None:
         counter = 0
         while not await self.on_tick(counter):
             counter = (counter + 1) % 864_000
-            await asyncio.sleep(0.01)
+            try:  # until told to exit, or uvicorn's next tick (its date header, its limits) is due
+                await asyncio.wait_for(self._exit.wait(), 0.1)
+            except TimeoutError:
+                pass
 
     async def shutdown(self, sockets: Any = None) -> None:
         for server in self.servers:
