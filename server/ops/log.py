@@ -68,8 +68,7 @@ class SummedLog:
             self._open.discard(self)
             return
         window = self._window()
-        log(self.event, self.level, count=self._count, **self._fields, next_in_s=window)
-        self._count = 0
+        self._write(next_in_s=window)
         self._timer = asyncio.get_running_loop().call_later(window, self._flush)
         self._open.add(self)
 
@@ -81,9 +80,13 @@ class SummedLog:
                 summed._timer.cancel()
                 summed._timer = None
             if summed._count:
-                log(summed.event, summed.level, count=summed._count, **summed._fields, stopping=1)
-                summed._count = 0
+                summed._write(stopping=1)
             cls._open.discard(summed)
+
+    def _write(self, **extra: Any) -> None:
+        """The line of the occurrences since the last: their count and the last one's fields."""
+        log(self.event, self.level, count=self._count, **self._fields, **extra)
+        self._count = 0
 
 
 class _Formatter(logging.Formatter):

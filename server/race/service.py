@@ -274,8 +274,8 @@ class Service:
         return hub.known_lines() if hub is not None else None
 
     def moved_here(self, race: str) -> None:
-        """A move of this process's connection was stored: the race's listeners here hear of it, as of a
-        note (the moves script announces a move only to the other processes that listen)."""
+        """The race moved: its listeners here hear of it. Called for each note, and for each move of this
+        process's connections (the moves script announces a move only to the other processes)."""
         for heard in self.listeners.get(race, ()):
             heard(race)
 
@@ -284,8 +284,7 @@ class Service:
         hub = self.hubs.get(race)
         if hub is not None:
             hub.on_event(note.version, note.kind)
-        for heard in self.listeners.get(race, ()):
-            heard(race)
+        self.moved_here(race)
 
     # ------------------------------------------------- periodic work
     async def _every(self, seconds: float, job: Any) -> None:
