@@ -17,6 +17,8 @@ from shared.variants import UnknownVariant, get_variant
 
 
 MIN_ORGANISER_TOKEN = 16
+MAX_LINGER_MS = 100.0
+"""Most ``--commit-linger-ms``: longer would be a wait a player feels on every move of a busy server."""
 """Shortest ``--organiser-token`` the server starts with: 16 random characters are far beyond
 guessing at the rate the per-address limit allows."""
 
@@ -39,6 +41,8 @@ class Config:
     progress_hz: float = 10.0
     racer_hz: float = 4.0
     """Most progress frames a second to a race's racers (its spectators: ``progress_hz``)."""
+    commit_linger_ms: float = 5.0
+    """Milliseconds a busy process gathers moves before it sends them to Redis together (server/store/batcher.py)."""
     send_queue: int = 256
     send_bytes: int = 262_144
     """Bytes written to a client and not yet acknowledged by its TCP before it is cut as a slow reader."""
@@ -155,6 +159,8 @@ _HELP = {
     "countdown": "seconds between the start signal and starts_at",
     "progress_hz": "most progress frames per second per race",
     "racer_hz": "most progress frames per second to a race's racers (its spectators get progress_hz)",
+    "commit_linger_ms": "milliseconds a busy process waits for more moves to send to Redis together (only when "
+    "moves arrive faster than one per linger; 0: never wait)",
     "send_queue": "frames queued per connection before a slow reader is cut loose",
     "send_bytes": "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut loose",
     "rate": "frames per second a connection may send (token bucket refill)",
@@ -258,6 +264,8 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
     for name in ("progress_hz", "racer_hz"):
         if not getattr(config, name) > 0:  # also refuses nan
             raise ValueError(f"--{name.replace('_', '-')} is frames a second: more than 0, not {getattr(config, name)}")
+    if not 0 <= config.commit_linger_ms <= MAX_LINGER_MS:  # also refuses nan
+        raise ValueError(f"--commit-linger-ms is milliseconds from 0 to {MAX_LINGER_MS:g}, not {config.commit_linger_ms}")
     if config.seek_deals not in ("pool", "random"):
         raise ValueError(f"--seek-deals is pool or random, not {config.seek_deals!r}")
     return config

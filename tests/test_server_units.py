@@ -39,6 +39,14 @@ def test_frame_rates_are_more_than_zero(flag: str, value: str) -> None:
     assert parse_args([flag, "0.5"], {}) != Config()
 
 
+@pytest.mark.parametrize("value", ["-1", "101", "nan"])
+def test_the_commit_linger_is_milliseconds_from_0_to_100(value: str) -> None:
+    with pytest.raises(ValueError, match="--commit-linger-ms is milliseconds from 0 to 100"):
+        parse_args(["--commit-linger-ms", value], {})
+    assert parse_args(["--commit-linger-ms", "0"], {}).commit_linger_ms == 0
+    assert Config().commit_linger_ms == 5
+
+
 def test_tokens_prove_race_seat_kind_and_time() -> None:
     signer = Signer(b"k" * 32)
     token = signer.sign(PLAYER, "race1", 3, 2_000)

@@ -115,7 +115,8 @@ class Service:
         """Names this process in presence leases and in the races' listening sets (a restarted process is a
         new instance)."""
         self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
-                           timer=self.metrics.redis_seconds.observe, probe=probe, instance=self.instance)
+                           timer=self.metrics.redis_seconds.observe, probe=probe, instance=self.instance,
+                           linger=config.commit_linger_ms / 1000)
         self.signer: Signer | None = None
         self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
                                    config.checked_wait)

@@ -32,7 +32,7 @@ class Store:
     """Async access to races in one Redis, or a Redis Cluster (one slot per race)."""
 
     def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None, probe: Any = None,
-                 instance: str = "") -> None:
+                 instance: str = "", linger: float = 0.0) -> None:
         self.redis = redis
         self.instance = instance
         """This process (its subscription's entries in the races' listening sets: server/store/pubsub.py)."""
@@ -61,7 +61,7 @@ class Store:
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
-        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance)
+        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger)
 
     # ------------------------------------------------------------ setup
     def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
