@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import os
 import socket
 import struct
@@ -236,6 +237,32 @@ async def test_refused_moves_are_rejected_with_their_reason(race: Race, who: str
     rej = await _unchanged_after(race, act)
     assert (rej.seq, rej.reason) == (move.seq, reason)
     assert rej.message
+
+
+async def test_refusals_are_logged_summed_up_per_code_not_one_line_each(
+        race: Race, server_log: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client repeating an illegal move as fast as the rate limit lets it must not fill the log: each
+    code's first refusal of a window is logged at once (a kind not seen before still shows at once), the
+    rest in one line with their count at the window's end."""
+    from server.race import service
+
+    monkeypatch.setattr(service, "REFUSED_LOG_SECONDS", 3.0)  # the moves come well within it
+    server_log.set_level(logging.INFO, logger="thieves")
+
+    def lines() -> list[str]:
+        records = {id(r): r for r in server_log.records}  # a record can reach the capture twice (root and own)
+        return [r.getMessage() for r in records.values() if r.getMessage().startswith("event=refused ")]
+
+    for seq in range(1, 6):
+        await race.ann.send(p.Move(seq=seq, move="aa"))
+        assert (await race.ann.expect(p.Reject)).reason == "same_column"
+    await race.ann.send(p.Move(seq=6, move="U"))
+    assert (await race.ann.expect(p.Reject)).reason == "nothing_to_undo"
+    assert [line.split(" peer=")[0] for line in lines()] == [
+        "event=refused count=1 code=same_column", "event=refused count=1 code=nothing_to_undo"]
+    await eventually(lambda: len(lines()) == 3, what="the window's line")
+    assert lines()[2].startswith("event=refused count=4 code=same_column peer=")
+    assert "ref=move" in lines()[2] and "next_in_s=3" in lines()[2]
 
 
 async def test_the_engine_reason_matches_the_rules(race: Race) -> None:

@@ -89,6 +89,24 @@ class SummedLog:
         self._count = 0
 
 
+class SummedLogs:
+    """A :class:`SummedLog` of one event for each value of a key (a refusal's code): each value is logged
+    at once the first time in its window, so a kind not seen before still shows when it happens, and
+    no kind can be repeated into a line each."""
+
+    def __init__(self, event: str, key: str, level: int = logging.INFO,
+                 window: Callable[[], float] = lambda: 60.0) -> None:
+        self.event, self.key, self.level, self._window = event, key, level, window
+        self._by: dict[Any, SummedLog] = {}
+
+    def __call__(self, value: Any, **fields: Any) -> None:
+        """One occurrence of ``value`` (call from the running loop); its line reads ``key=value`` first."""
+        summed = self._by.get(value)
+        if summed is None:
+            summed = self._by[value] = SummedLog(self.event, self.level, self._window)
+        summed(**{self.key: value}, **fields)
+
+
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))

@@ -415,7 +415,7 @@ class Connection:
         """Answer a refused frame with ``reject`` (moves) or ``error``, log it, and close on abuse."""
         value = code.value if isinstance(code, p.ErrorCode) else code
         message = message or p.explain(value)
-        log("refused", peer=self.peer, race=self.race, seat=self.seat, ref=ref, code=value, detail=message)
+        self.service.log_refused(value, peer=self.peer, race=self.race, seat=self.seat, ref=ref, detail=message)
         if ref == "move" and seq is not None:
             self.service.metrics.rejected(value)
             self.send_msg(p.Reject(seq=seq, reason=value, message=message, version=self.version))

@@ -17,7 +17,7 @@ from shared import protocol as p
 from . import rules as races
 from ..config import Config
 from ..deals.hinting import HintRunner
-from ..ops.log import SummedLog, log
+from ..ops.log import SummedLog, SummedLogs, log
 from ..ops.metrics import Metrics
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.limits import client_address, trusted_networks
@@ -50,6 +50,9 @@ once they took every Redis connection of the process, ahead of the moves and rea
 running (on a cluster the client then failed them: see store/client.py). Measured on a local
 cluster, 300 races ending at one instant in one process: sixteen at a time ended them all in 0.7-0.9 s
 (all at once: 0.7-0.8 s), and a read meanwhile took 4-8 ms on average instead of 60-90 ms."""
+REFUSED_LOG_SECONDS = 60.0
+"""A refused frame of each code is logged at most once this often, then summed up (:class:`SummedLogs`):
+a client repeating an illegal move or a bad frame as fast as the rate limit lets it must not fill the log."""
 RESULTS_SWEEP_SECONDS = 2.0
 """How often each process looks for finished races whose results no process applied to the accounts
 (the one that ended it died first): the longest a crash delays a history entry or a rating."""
@@ -123,6 +126,8 @@ class Service:
         self.hints = HintRunner(config.hint_workers)
         self.creations = CreationLimits(redis, creation_settings(config))
         self._log_create_refused = SummedLog("create_refused")
+        self.log_refused = SummedLogs("refused", "code", window=lambda: REFUSED_LOG_SECONDS)
+        """Log a frame refused on a connection (its code, then the fields of the last one of its window)."""
         """A client refused in a loop writes a line a minute, not a line each."""
         self.accounts = AccountStore(redis)
         self.challenges = ChallengeStore(redis)
