@@ -9,6 +9,8 @@ give up part way), enters them all, starts it, and plays the round while spectat
 event's stream (``GET /events/{id}/stream``). Prints:
 
 - validated moves a second over the round (the server's own ``thieves_moves_accepted_total``);
+- how long a move waited for its answer, as the bots saw it (sent to ack read: p50, p99; the bots' own
+  loop delays on a loaded machine included): what the group commit's linger costs a player;
 - standings-frame latency: from the acknowledgement of a move that brought an entrant's cards home
   to a new count, to the first stream frame whose live line shows that count (p50, p99, max);
 - Redis memory per entrant (``used_memory`` after the round, less before the accounts, over the
@@ -209,6 +211,8 @@ async def run(args: argparse.Namespace) -> None:
                 acks[account].append((ack_home(ack), time.monotonic()))
             return on_ack
 
+        answered: list[float] = []
+        """Seconds from each move's sending to its answer, as the bots saw them."""
         retries, dropped = [0], [0]
 
         async def bot(i: int, code: str, account: str) -> None:
@@ -216,7 +220,8 @@ async def run(args: argparse.Namespace) -> None:
             for attempt in range(JOIN_ATTEMPTS):
                 try:
                     await play_heat(ws_urls[i % len(ws_urls)], code, keys[account], Skill(pace=args.pace, slips=0.02),
-                                    rng.choice([1.0, 0.3, 0.5, 0.8]), random.Random(rng.random()), on_ack_of(account))
+                                    rng.choice([1.0, 0.3, 0.5, 0.8]), random.Random(rng.random()), on_ack_of(account),
+                                    answered.append)
                     return
                 except BotError as exc:
                     if "race_over" in str(exc):  # the time limit ended the heat before the line: a slow racer
@@ -290,6 +295,9 @@ async def run(args: argparse.Namespace) -> None:
                   f"{per_move * 1000:.3f} of a core per 1,000 racers moving once a second")
         print(f"per move: {counted['acks'] / max(1.0, moves):.2f} acks and {counted['progress'] / max(1.0, moves):.2f} "
               f"progress frames sent, {counted['batches'] / max(1.0, moves):.2f} round trips to Redis for moves")
+        waits = [seconds * 1000 for seconds in answered]
+        print(f"move answered (a bot's move sent -> its ack read, the bots' own delays included): "
+              f"p50 {percentile(waits, 0.5):.1f} ms, p99 {percentile(waits, 0.99):.1f} ms")
         print(f"standings-frame latency (move acknowledged -> stream frame showing its cards home): "
               f"n={len(latencies)} p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms, "
               f"max {max(latencies, default=float('nan')):.0f} ms")

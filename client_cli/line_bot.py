@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -107,9 +108,11 @@ class HumanLine:
 
 
 async def play_heat(ws_url: str, code: str, key: str, skill: Skill, quits_at: float = 1.0,
-                    rng: random.Random | None = None, on_ack: Callable[[p.Ack], None] | None = None) -> None:
+                    rng: random.Random | None = None, on_ack: Callable[[p.Ack], None] | None = None,
+                    on_answer: Callable[[float], None] | None = None) -> None:
     """One entrant's race: join the heat with the account's key, follow the deal's line like a
-    person (``quits_at``: the share of the line after which it gives up), then leave."""
+    person (``quits_at``: the share of the line after which it gives up), then leave. ``on_answer``
+    hears the seconds from sending each move to reading its answer (``ack`` or ``reject``)."""
     async with websockets.connect(ws_url) as ws:
         await ws.send(p.encode(p.Hello(protocol=p.PROTOCOL_VERSION, race=code, key=key)))
         view = None
@@ -136,6 +139,7 @@ async def play_heat(ws_url: str, code: str, key: str, skill: Skill, quits_at: fl
             think, move = player.next()
             await asyncio.sleep(think)
             seq += 1
+            sent = time.monotonic()
             await ws.send(p.encode(p.Move(seq=seq, move=move)))
             while True:
                 msg = p.decode_server(await ws.recv())
@@ -143,6 +147,8 @@ async def play_heat(ws_url: str, code: str, key: str, skill: Skill, quits_at: fl
                     break
                 if isinstance(msg, p.Finished):
                     return  # the clock ran out
+            if on_answer is not None:
+                on_answer(time.monotonic() - sent)
             if isinstance(msg, p.Ack) and on_ack is not None:
                 on_ack(msg)
             if isinstance(msg, p.Reject):

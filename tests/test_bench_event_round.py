@@ -16,7 +16,7 @@ def test_a_small_round_over_two_servers_prints_its_figures() -> None:
                           "--join-spread", "0.5", "--watchers", "3"], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     for figure in ("moves/s", "us a move", "of a core per 1,000 racers", "p50", "p99", "KiB an entrant",
-                   "acks and", "progress frames sent", "round trips to Redis for moves",
+                   "acks and", "progress frames sent", "round trips to Redis for moves", "move answered",
                    "2 server process(es) on one Redis", "3 watcher(s)", "the event finished",
                    "the middle half of the round", "of a core per 1,000 racers moving once a second"):
         assert figure in out.stdout, out.stdout
