@@ -17,10 +17,10 @@ from shared.variants import UnknownVariant, get_variant
 
 
 MIN_ORGANISER_TOKEN = 16
-MAX_LINGER_MS = 100.0
-"""Most ``--commit-linger-ms``: longer would be a wait a player feels on every move of a busy server."""
 """Shortest ``--organiser-token`` the server starts with: 16 random characters are far beyond
 guessing at the rate the per-address limit allows."""
+MAX_LINGER_MS = 100.0
+"""Most ``--commit-linger-ms``: longer would be a wait a player feels on every move of a busy server."""
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,9 @@ class Service:
         self.hints = HintRunner(config.hint_workers)
         self.creations = CreationLimits(redis, creation_settings(config))
         self._log_create_refused = SummedLog("create_refused")
+        """A client refused in a loop writes a line a minute, not a line each."""
         self.log_refused = SummedLogs("refused", "code", window=lambda: REFUSED_LOG_SECONDS)
         """Log a frame refused on a connection (its code, then the fields of the last one of its window)."""
-        """A client refused in a loop writes a line a minute, not a line each."""
         self.accounts = AccountStore(redis)
         self.challenges = ChallengeStore(redis)
         self.registrations = Bucket(redis, config.register_burst, int(config.register_interval * 1000))
