@@ -89,6 +89,17 @@ async def test_a_whole_race_on_a_redis_cluster(servers: tuple[LiveServer, LiveSe
         await c.close()
 
 
+async def test_a_busy_batcher_lingers_on_the_cluster_too(empty_cluster: LocalCluster) -> None:
+    """The moves' linger (tests/test_batcher_linger.py) with the cluster's concurrent per-race calls."""
+    from test_batcher_linger import lingering_batch
+
+    rc = aioredis.RedisCluster.from_url(empty_cluster.url)
+    try:
+        await lingering_batch(rc, cluster=True)
+    finally:
+        await rc.aclose()
+
+
 async def test_presence_leases_and_heartbeats_work_on_the_cluster(servers: tuple[LiveServer, LiveServer]) -> None:
     a, _ = servers
     created = await create_race(a, seats=1)
