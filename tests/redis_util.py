@@ -319,6 +319,14 @@ async def read_until_version(client: "Client", version: int, timeout: float = DE
             pass
 
 
+async def listen_as_another_process(redis: Any, race: str, lease_ms: int = 60_000) -> None:
+    """An entry of another process in the race's listening set (as its Subscriber makes): the moves script
+    announces the race's moves to it. A negative ``lease_ms``: an entry that ran out (a dead process's)."""
+    from server.store.keys import Keys
+
+    await redis.zadd(Keys(race).listening, {"another-process": int(time.time() * 1000) + lease_ms})
+
+
 async def caught_up(client: "Client", server: "LiveServer", race: str) -> None:
     """Read frames until the client has every change the race has stored so far."""
     meta = await server.service.store.meta(race)

@@ -42,12 +42,12 @@ async def lingering_batch(client: Any, cluster: bool = False) -> None:
 
 
 async def _move_then_more(batcher: MoveBatcher, more: int) -> list[Any]:
-    """A move, then ``more`` moves once the first one's round trip has had the loop to start in: every
-    result (each a refusal)."""
+    """A move, then ``more`` moves, each once the round trip of the move before it has begun (a lane waits
+    out its linger, or has taken what was pending): every result (each a refusal)."""
     calls = [batcher.call("lingerrace0", 0, FIELDS)]
     for i in range(1, more + 1):
-        for _ in range(3):  # a lane that starts runs within a loop pass or two
-            await asyncio.sleep(0)
+        await eventually(lambda: batcher._lingering or not batcher._pending, "the last move's round trip to begin",
+                         timeout=10)
         calls.append(batcher.call(f"lingerrace{i}", 0, FIELDS))
     return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 30)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, caught_up, create_race, eventually, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, start_race
 
 from server.race import hub as hub_module
 from server.store import Note
@@ -38,12 +38,6 @@ async def _race_of_two(server: LiveServer) -> tuple[str, Client, Client, int]:
 async def _until(client: Client, seat: int, **figures: object) -> None:
     while (line := client.table.lines.get(seat)) is None or any(getattr(line, k) != v for k, v in figures.items()):
         await client.recv(timeout=10)
-
-
-async def _listen_as_another_process(redis: aioredis.Redis, race: str, lease_ms: int = 60_000) -> None:
-    """An entry of another process in the race's listening set (as its Subscriber makes): the moves are
-    announced to it. A negative ``lease_ms``: an entry that ran out (a dead process's)."""
-    await redis.zadd(Keys(race).listening, {"another-process": int(time.time() * 1000) + lease_ms})
 
 
 async def test_racers_see_each_others_moves_with_no_table_read_back(server: LiveServer,
@@ -76,7 +70,7 @@ async def test_a_move_whose_note_the_tick_held_back_is_announced_by_its_committe
     race, ann, bob, _ = await _race_of_two(server)
     redis = aioredis.Redis.from_url(redis_url)
     pubsub = redis.pubsub()
-    await _listen_as_another_process(redis, race)
+    await listen_as_another_process(redis, race)
     await pubsub.subscribe(Keys(race).chan)
     try:
         # Another move announced the race a moment ago: the tick key holds both these moves' notes back.
@@ -159,7 +153,7 @@ async def test_moves_are_announced_only_while_another_process_listens(server: Li
         await ann.give_up()
         assert [n.kind for n in await notes_until_give_up() if n.kind == "move"] == []
 
-        await _listen_as_another_process(redis, race)
+        await listen_as_another_process(redis, race)
         ack = await bob.move(WIN["moves"][0])
         assert isinstance(ack, p.Ack)
         heard = 0
@@ -168,7 +162,7 @@ async def test_moves_are_announced_only_while_another_process_listens(server: Li
             if msg is not None and (note := Note.decode(msg["data"])).kind == "move":
                 heard = note.version
 
-        await _listen_as_another_process(redis, race, lease_ms=-1000)  # that process died a second ago
+        await listen_as_another_process(redis, race, lease_ms=-1000)  # that process died a second ago
         assert isinstance(await bob.move(WIN["moves"][1]), p.Ack)
         await bob.give_up()
         assert [n.version for n in await notes_until_give_up() if n.kind == "move" and n.version > ack.version] == []

@@ -16,10 +16,8 @@ import termios
 from typing import Any
 
 import pytest
-from redis_util import Client, LiveServer, create_race, eventually, start_race
+from redis_util import Client, LiveServer, create_race, eventually, listen_as_another_process, start_race
 
-from server.race.clock import now_ms
-from server.store.keys import Keys
 from shared import protocol as p
 
 
@@ -111,7 +109,7 @@ async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_g
     assert seat is not None and bob_welcome.seat is not None
     # Another process watches the race too, so ann's stored move is announced (as the scripts announce a
     # move only to other processes) and this process's hub hears of it before her move's answer comes.
-    await server.service.redis.zadd(Keys(created.race.id).listening, {"another-process": now_ms() + 60_000})
+    await listen_as_another_process(server.service.redis, created.race.id)
     held = _HeldAnswers(server, seat, lose)
     transport: Any = ann.ws.transport
     sock = transport.get_extra_info("socket")
