@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from server.events.feed import Row, _heat_rows
+from server.events.feed import EventFeed, Feeds, Row, _heat_rows
 from server.store import Line
 from server.store.records import RaceMeta
 from shared import scoring
@@ -45,3 +45,43 @@ def test_rows_of_a_heat_not_started_are_not_kept() -> None:
     assert made == {} and rows[0][1] == "waiting"
     started = _heat_rows(1, "R1", ["ann"], STARTED, [ann], made)
     assert started[0] is not rows[0] and made["ann"] == (ann, started[0])
+
+
+def _feed_with(rows: dict[str, list[Row]]) -> EventFeed:
+    feed = EventFeed(Feeds(None, None), "E1")  # type: ignore[arg-type]  # _live reads no store
+    feed._heat_rows = {race: (1, heat) for race, heat in rows.items()}
+    return feed
+
+
+def test_live_lines_are_scored_best_first_next_time_and_kept_while_their_row_and_points_stand() -> None:
+    """The live lines of a frame: every entrant with the matchpoints the round would give now. The next
+    frame scores the field in the order the last one found (best first) and keeps the line of an
+    entrant whose row and points did not change; the lines are the same as made from scratch."""
+    made: dict[str, tuple[Line, Row]] = {}
+    ann, bob, cy = line(0, "ann", 4, 70_000), line(1, "bob", 2, 50_000), line(0, "cy", 3, 20_000)
+    rows = {"R1": _heat_rows(1, "R1", ["ann", "bob"], STARTED, [ann, bob], made),
+            "R2": _heat_rows(2, "R2", ["cy", "dee"], STARTED, [cy], made)}
+    heats = [(1, "R1", ["ann", "bob"]), (2, "R2", ["cy", "dee"])]
+    feed = _feed_with(rows)
+    scored: list[list[str]] = []
+
+    def score(field: list[scoring.RoundResult]) -> dict[str, int]:
+        scored.append([r.account for r in field])
+        return scoring.matchpoints(field)
+
+    first = feed._live(heats, score)
+    assert [(x.account, x.heat, x.home, x.matchpoints, x.status) for x in first] == [
+        ("ann", 1, 4, 3.0, "racing"), ("bob", 1, 2, 1.0, "racing"), ("cy", 2, 3, 2.0, "racing"),
+        ("dee", 2, 0, 0.0, "not_joined")]
+    assert scored[0] == ["ann", "bob", "cy", "dee"], "the first frame scores the field as the heats list it"
+
+    bob2 = line(1, "bob", 5, 90_000)  # bob passes everyone: ann's and cy's points change, dee's do not
+    feed._heat_rows["R1"] = (2, _heat_rows(1, "R1", ["ann", "bob"], STARTED, [ann, bob2], made))
+    second = feed._live(heats, score)
+    assert scored[1] == ["ann", "cy", "bob", "dee"], "scored best first as the last frame found them"
+    assert [(x.account, x.matchpoints) for x in second] == [("ann", 2.0), ("bob", 3.0), ("cy", 1.0), ("dee", 0.0)]
+    assert second[0] is not first[0] and second[1] is not first[1], "new points, new rows: new lines"
+    third = feed._live(heats, score)
+    assert all(a is b for a, b in zip(third, second)), "nothing changed: the same lines"
+    fresh = _feed_with({race: heat_rows for race, (_, heat_rows) in feed._heat_rows.items()})
+    assert fresh._live(heats, scoring.matchpoints) == third, "the same lines as made from scratch"

@@ -425,6 +425,11 @@ async def test_the_event_stream_sends_live_standings_of_the_round_and_the_end(ev
     await asyncio.wait_for(listener, 30)
     last = frames[-1]
     assert last.event.status == "finished" and last.standings.lines[0].name == "ann"
+    # The frame carries the event and its standings as their own endpoints give them (the feed encodes
+    # them once a change, not once a frame).
+    _, info = await server.http("GET", f"/events/{event.id}")
+    _, table = await server.http("GET", f"/events/{event.id}/standings")
+    assert last.event == msgspec.convert(info, p.EventInfo) and last.standings == msgspec.convert(table, p.EventStandings)
     for c in clients.values():
         await c.close()
 

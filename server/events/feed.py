@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable, Protocol, cast
 
 import msgspec
 
@@ -100,9 +100,13 @@ class EventFeed:
         """The latest frame and its Server-Sent Event (:meth:`as_event`)."""
         self._seen: tuple[int, ...] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._standings: tuple[int, p.EventInfo, p.EventStandings] | None = None
-        """The event's description and standings at an event version: they change only when the event
-        does (an entry, a step, a scored round), not with every move of a heat."""
+        self._standings: tuple[int, msgspec.Raw, msgspec.Raw] | None = None
+        """The event's description and standings at an event version, encoded: they change only when the
+        event does (an entry, a step, a scored round), not with every move of a heat (:meth:`frame`)."""
+        self._best_first: list[str] = []
+        """The accounts of the last frame's field, best first: the next frame scores them in this order."""
+        self._lines: dict[str, tuple[Row, int, p.EventLiveLine]] = {}
+        """Each entrant's live line of the last frame, with the row and points it was made of."""
         self._heat_rows: dict[str, tuple[int, list[Row]]] = {}
         """Each heat's entrants as its table showed them at a race version (a heat that did not move
         since the last frame is not read again)."""
@@ -216,8 +220,9 @@ class EventFeed:
         versions = await self._versions([race for _, race, _ in heats], known)
         look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
         if self._standings is None or self._standings[0] != meta.version:
-            self._standings = (meta.version, await fmt.info(events, meta), await fmt.standings(events, meta))
-        _, info, table = self._standings
+            info, table = await fmt.info(events, meta), await fmt.standings(events, meta)
+            self._standings = (meta.version, msgspec.Raw(_json.encode(info)), msgspec.Raw(_json.encode(table)))
+        _, info_json, table_json = self._standings
         await self._read([h for h in heats if h[1] in look], known)
         gone = set(self._heat_rows) - {race for _, race, _ in heats}
         for race in gone:
@@ -229,7 +234,11 @@ class EventFeed:
             return None
         self._seen = seen
         live = self._live(heats, fmt.live_points) if heats else []
-        return _json.encode(p.EventLive(event=info, standings=table, live=live, server_time=now_ms()))
+        # The event and its standings go in as the JSON they were encoded to when they last changed: the
+        # encoder copies a Raw as it is, so the frame is the same bytes, without encoding a table of every
+        # entrant five times a second (tests/test_event_feed_frames.py).
+        return _json.encode(p.EventLive(event=cast(p.EventInfo, info_json), standings=cast(p.EventStandings, table_json),
+                                        live=live, server_time=now_ms()))
 
     def _known(self, races: list[str]) -> dict[str, tuple[int, list[Line]]]:
         """The heats this process's hubs know without a read (their racers play here, their tables complete
@@ -272,11 +281,35 @@ class EventFeed:
     def _live(self, heats: list[tuple[int, str, list[str]]],
               score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
         """Every entrant of the live heats as its heat's table shows it, scored (by the format's ``score``)
-        as if the heats ended now."""
+        as if the heats ended now.
+
+        Two things carry over from the last frame, whose field differs in a fifth of its rows at most
+        (1,000 racers, a move each a second: 200 moves between two frames): the order the field is scored
+        in, best first as the last score found it (a score that sorts then meets long runs in order:
+        ``scoring.matchpoints``), and each entrant's line where its row and points are the ones it was made
+        of (a thousand lines made anew five times a second were a fifth of a frame's work)."""
         field = [row for _, race, _ in heats for row in self._heat_rows[race][1]]
-        points = score([r for r, _ in field])
-        return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,
-                                home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
+        results = {r.account: r for r, _ in field}
+        if len(results) == len(field):  # one row an account (else score the field as it stands)
+            ordered = [results.pop(account) for account in self._best_first if account in results]
+            points = score(ordered + list(results.values()))
+        else:
+            points = score([r for r, _ in field])
+        self._best_first = list(points)
+        made, lines = self._lines, {}
+        live = []
+        for row in field:
+            r = row[0]
+            before = made.get(r.account)
+            if before is not None and before[0] is row and before[1] == points[r.account]:
+                line = before[2]
+            else:
+                line = p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=row[1],
+                                       home=r.home, matchpoints=points[r.account] / 2)
+            lines[r.account] = (row, points[r.account], line)
+            live.append(line)
+        self._lines = lines
+        return live
 
 
 Row = tuple[scoring.RoundResult, p.LiveStatus]
