@@ -15,8 +15,10 @@ from server.events import feed as feed_module
 from shared import protocol as p
 
 
-async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client, asyncio.Queue[bytes | None]]:
-    """A one-round event of ann and bob in one heat, started, both in it, and a watcher's queue of its feed."""
+async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client, asyncio.Queue[bytes | None],
+                                                       dict[str, str]]:
+    """A one-round event of ann and bob in one heat, started, both in it, a watcher's queue of its feed, and
+    their keys."""
     keys = {n: await register(server, n) for n in ("ann", "bob")}
     status, created = await server.http("POST", "/events", {"name": "Cup", "rounds": 1, "heat_size": 2,
                                                             "deals": [WIN["deal"]], "join_seconds": 1,
@@ -42,7 +44,7 @@ async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client,
     for c in (ann, bob):
         await c.expect(p.Countdown, timeout=30)
     _, queue = server.tournaments.feeds.watch(event)  # its first frame is a full look: the heat is followed
-    return event, heats[0]["race"], ann, bob, queue
+    return event, heats[0]["race"], ann, bob, queue, keys
 
 
 async def _shows(queue: asyncio.Queue[bytes | None], account: str, home: int) -> None:
@@ -60,7 +62,7 @@ async def test_a_move_shows_in_the_feed_by_its_heats_note_or_within_a_poll_if_th
         events_server: LiveServer, monkeypatch: pytest.MonkeyPatch, lost: bool) -> None:  # noqa: F811
     # Heard: no poll after the first frame, so only the note can wake the feed. Lost: a poll every 0.5 s.
     monkeypatch.setattr(feed_module, "FEED_POLL_SECONDS", 0.5 if lost else 3600.0)
-    event, race, ann, bob, queue = await _heat_under_way(events_server)
+    event, race, ann, bob, queue, _ = await _heat_under_way(events_server)
     try:
         await _shows(queue, "ann", 0)  # the heat is under way ...
         assert race in events_server.service.listeners  # ... and the feed listens to its notes
@@ -69,6 +71,43 @@ async def test_a_move_shows_in_the_feed_by_its_heats_note_or_within_a_poll_if_th
         for text in WIN["moves"][:2]:
             assert isinstance(await ann.move(text), p.Ack)
         await _shows(queue, "ann", 1)
+    finally:
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_frame_reads_the_whole_event_only_when_its_version_moved(
+        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The event's hash holds the schedule (every heat and entrant): a frame reads its version alone, and the
+    rest only when that moved, so a move in a heat costs no read of it; a withdrawal (a new version) is read and shown."""
+    event, race, ann, bob, queue, keys = await _heat_under_way(events_server)
+    reads: list[str] = []
+    events = events_server.tournaments.feeds.events
+    whole = events.meta
+
+    async def counted(event_id: str) -> Any:
+        reads.append(event_id)
+        return await whole(event_id)
+
+    monkeypatch.setattr(events, "meta", counted)
+    try:
+        await _shows(queue, "ann", 0)
+        reads.clear()
+        for text in WIN["moves"][:2]:
+            assert isinstance(await ann.move(text), p.Ack)
+        await _shows(queue, "ann", 1)
+        assert event not in reads, "moves in a heat: the event's version did not move, nothing more is read"
+        _, info = await events_server.http("GET", f"/events/{event}")
+        before = info["version"]
+        status, answer = await events_server.http("DELETE", f"/events/{event}/entrants/bob",  # bumps its version
+                                                  headers={"authorization": f"Bearer {keys['bob']}"})
+        assert status == 200, answer
+        while True:
+            frame = await asyncio.wait_for(queue.get(), 20)
+            assert frame is not None, "the feed ended"
+            if msgspec.json.decode(frame, type=p.EventLive).event.version > before:
+                break
+        assert event in reads
     finally:
         for c in (ann, bob):
             await c.close()

@@ -35,7 +35,7 @@ from shared.standings import shown_status
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
-from ..store.events import EventStore
+from ..store.events import EventMeta, EventStore
 from ..web.sse import encoded_event
 from .format import format_of
 
@@ -103,6 +103,9 @@ class EventFeed:
         self._standings: tuple[int, msgspec.Raw, msgspec.Raw] | None = None
         """The event's description and standings at an event version, encoded: they change only when the
         event does (an entry, a step, a scored round), not with every move of a heat (:meth:`frame`)."""
+        self._meta: EventMeta | None = None
+        """The event as last read: read again only when its version moved (a frame reads the version alone:
+        the whole event holds the schedule, every heat and entrant, decoded five times a second before)."""
         self._best_first: list[str] = []
         """The accounts of the last frame's field, best first: the next frame scores them in this order."""
         self._lines: dict[str, tuple[Row, int, p.EventLiveLine]] = {}
@@ -211,7 +214,9 @@ class EventFeed:
         """The next frame's JSON, or None when nothing moved since the last: the event and every heat's
         version in one read, then the tables of the heats that moved."""
         events = self.feeds.events
-        meta = await events.meta(self.event)
+        meta = self._meta
+        if meta is None or meta.version != await events.version(self.event):
+            meta = self._meta = await events.meta(self.event)
         if meta is None:
             return None
         fmt = format_of(meta.format)
@@ -236,7 +241,7 @@ class EventFeed:
         live = self._live(heats, fmt.live_points) if heats else []
         # The event and its standings go in as the JSON they were encoded to when they last changed: the
         # encoder copies a Raw as it is, so the frame is the same bytes, without encoding a table of every
-        # entrant five times a second (tests/test_event_feed_frames.py).
+        # entrant five times a second (tests/test_events.py, the stream's frames).
         return _json.encode(p.EventLive(event=cast(p.EventInfo, info_json), standings=cast(p.EventStandings, table_json),
                                         live=live, server_time=now_ms()))
 

@@ -243,6 +243,14 @@ class EventStore:
         raw = await self.redis.hgetall(EventKeys(event).meta)
         return EventMeta.from_hash(raw) if raw else None
 
+    async def version(self, event: str) -> int | None:
+        """The event's version alone (None: no such event): every change a reader keeps up with bumps it,
+        and it is read without the rest (the schedule's JSON of every heat and entrant)."""
+        if "{" in event or "}" in event:
+            return None
+        raw = await self.redis.hget(EventKeys(event).meta, "version")
+        return int(raw) if raw is not None else None
+
     async def active_ids(self) -> list[str]:
         return [text(e) for e in await self.redis.zrange(EVENTS_ACTIVE, 0, -1)]
 
