@@ -34,6 +34,15 @@ from server.config import Config, env_name
 from server.ops.embedded import EmbeddedRedis, free_port
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python bench/<script> <args>`` as its documentation has it, from the checkout; its output as text."""
+    return subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 class ProcessError(RuntimeError):
     """A process would not start, answer or stop; the message carries its log tail."""
 

@@ -327,6 +327,20 @@ async def listen_as_another_process(redis: Any, race: str, lease_ms: int = 60_00
     await redis.zadd(Keys(race).listening, {"another-process": int(time.time() * 1000) + lease_ms})
 
 
+def record_calls(monkeypatch: Any, owner: Any, method: str) -> list[Any]:
+    """The first argument of every call of ``owner``'s async ``method`` from now on (it still runs): what a
+    test counts reads by."""
+    real = getattr(owner, method)
+    calls: list[Any] = []
+
+    async def recorded(first: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(first)
+        return await real(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, method, recorded)
+    return calls
+
+
 async def caught_up(client: "Client", server: "LiveServer", race: str) -> None:
     """Read frames until the client has every change the race has stored so far."""
     meta = await server.service.store.meta(race)

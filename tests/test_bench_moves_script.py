@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from process_util import run_bench
 
 
 def test_the_script_benchmark_commits_every_move_and_prints_redis_time_a_move() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "moves_script.py"), "--rounds", "3", "--seats", "2",
-                           "--per-seat", "2"], capture_output=True, text=True, timeout=120)
+    done = run_bench("moves_script.py", "--rounds", "3", "--seats", "2", "--per-seat", "2")
     assert done.returncode == 0, done.stderr
     assert "3 calls of 4 moves" in done.stdout
     figure = [line for line in done.stdout.splitlines() if "redis_us_per_move" in line]

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from redis_util import Client, LiveServer, eventually, register
+from redis_util import Client, LiveServer, eventually, record_calls, register
 from test_events import AUTH, WIN, events_server  # noqa: F401  (a fixture)
 
 from server.events import feed as feed_module
@@ -81,15 +81,7 @@ async def test_a_frame_reads_the_whole_event_only_when_its_version_moved(
     """The event's hash holds the schedule (every heat and entrant): a frame reads its version alone, and the
     rest only when that moved, so a move in a heat costs no read of it; a withdrawal (a new version) is read and shown."""
     event, race, ann, bob, queue, keys = await _heat_under_way(events_server)
-    reads: list[str] = []
-    events = events_server.tournaments.feeds.events
-    whole = events.meta
-
-    async def counted(event_id: str) -> Any:
-        reads.append(event_id)
-        return await whole(event_id)
-
-    monkeypatch.setattr(events, "meta", counted)
+    reads = record_calls(monkeypatch, events_server.tournaments.feeds.events, "meta")
     try:
         await _shows(queue, "ann", 0)
         reads.clear()

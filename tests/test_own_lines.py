@@ -8,11 +8,11 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis_util import Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, start_race
+from redis_util import (Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, record_calls,
+                        start_race)
 
 from server.race import hub as hub_module
 from server.store import Note
@@ -45,14 +45,7 @@ async def test_racers_see_each_others_moves_with_no_table_read_back(server: Live
     monkeypatch.setattr(hub_module, "RACER_LAG", 0.3)
     race, ann, bob, seat = await _race_of_two(server)
     store = server.service.store
-    reads: list[str] = []
-    real_lines = store.lines
-
-    async def counted(race_id: str) -> Any:
-        reads.append(race_id)
-        return await real_lines(race_id)
-
-    monkeypatch.setattr(store, "lines", counted)
+    reads = record_calls(monkeypatch, store, "lines")
     try:
         assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
         await _until(bob, seat, moves=1, home=0)  # a move count alone: bob's table catches up within the lag
