@@ -40,6 +40,7 @@ async def test_a_finished_race_is_read_once_and_a_running_one_not_kept(server: L
     await c.hello(running.code, key=key)
     await c.send(p.Ready(ready=True))
     await c.expect(p.Countdown)
+    assert isinstance(await c.move("S"), p.Ack)  # a game the kept outcome leaves out
     assert await ctx.outcome(running.id) is None, "still racing: no outcome yet"
     assert running.id not in ctx._over
     await c.give_up()
@@ -49,12 +50,13 @@ async def test_a_finished_race_is_read_once_and_a_running_one_not_kept(server: L
     over = await ctx.outcome(running.id)
     assert over is not None and over.results is not None
     assert over.result("ann", 1, "forty-thieves").status == "gave_up"
+    assert over.results.records == [] and over.results.standings[0].account == "ann", "kept without its games"
     # Kept: the next look reads nothing (with its stored results gone, it still knows them).
     await server.service.store.redis.delete(Keys(running.id).results, Keys(running.id).meta)
     assert await ctx.outcome(running.id) is over
 
     monkeypatch.setattr(formats, "OUTCOMES_KEPT", 2)
-    second = await _finished_race(server, key, ["S"])
+    second = await _finished_race(server, key, ["S"])  # (a move: a race with a game to leave out)
     third = await _finished_race(server, key, ["S", "S"])
     assert (await ctx.outcome(second)) is not None and (await ctx.outcome(third)) is not None
     assert list(ctx._over) == [second, third], "the oldest kept outcome made room"

@@ -55,8 +55,9 @@ class DealSource(Protocol):
 
 @dataclass(frozen=True)
 class RaceOutcome:
-    """A race an event made, once over: its results (None: it never started, nobody raced) and the
-    accounts that came to it (joined a race that never started: they did not race, but came)."""
+    """A race an event made, once over: its results (None: it never started, nobody raced; a finished
+    race's without its games, ``records``, which no outcome reads) and the accounts that came to it
+    (joined a race that never started: they did not race, but came)."""
 
     race: str
     results: p.Results | None
@@ -108,12 +109,16 @@ class EventContext:
         if meta is not None and meta.status == "lobby":
             players = [await store.player(race, s) for s in range(meta.players)]
             came = {pl.account for pl in players if pl and pl.account and not pl.left}
-        outcome = RaceOutcome(race, msgspec.msgpack.decode(blob, type=p.Results) if blob else None, frozenset(came))
-        if meta is not None and meta.status == "finished" and blob:  # final: its results are written once
+        results = msgspec.msgpack.decode(blob, type=p.Results) if blob else None
+        if results is not None and meta is not None and meta.status == "finished":  # final: written once
+            # Kept without its games (every move of every racer): an outcome is read for its standings.
+            outcome = RaceOutcome(race, msgspec.structs.replace(results, records=[], winning_line=None),
+                                  frozenset(came))
             if len(self._over) >= OUTCOMES_KEPT:
                 del self._over[next(iter(self._over))]  # the oldest
             self._over[race] = outcome
-        return outcome
+            return outcome
+        return RaceOutcome(race, results, frozenset(came))
 
     async def deal(self, meta: EventMeta, number: int) -> CheckedDeal:
         """The secret deal of round or pairing ``number``: the organiser's (in turn), or one from the
