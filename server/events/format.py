@@ -95,7 +95,7 @@ class EventContext:
         A finished race's outcome is kept (up to :data:`OUTCOMES_KEPT`): a round is scored once its last
         heat is over, and until then every tick of every process looked at the heats in turn up to the
         first still running, reading each finished one again (1,000 entrants in heats of 8: about 10,000
-        reads of a meta and a results blob over a round, 3% of the server's CPU)."""
+        reads of a meta and a results blob over a round, counted in bench/event_round.py)."""
         kept = self._over.get(race)
         if kept is not None:
             return kept
