@@ -100,12 +100,10 @@ class EventFeed:
         """The latest frame and its Server-Sent Event (:meth:`as_event`)."""
         self._seen: tuple[int, ...] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._standings: tuple[int, msgspec.Raw, msgspec.Raw] | None = None
-        """The event's description and standings at an event version, encoded: they change only when the
-        event does (an entry, a step, a scored round), not with every move of a heat (:meth:`frame`)."""
-        self._meta: EventMeta | None = None
-        """The event as last read: read again only when its version moved (a frame reads the version alone:
-        the whole event holds the schedule, every heat and entrant, decoded five times a second before)."""
+        self._read_event: tuple[EventMeta, msgspec.Raw, msgspec.Raw] | None = None
+        """The event as last read, with its description and standings encoded: read and made again only
+        when its version moved (an entry, a step, a scored round), not with every move of a heat. A frame
+        reads the version alone: the whole event holds the schedule, every heat and entrant."""
         self._best_first: list[str] = []
         """The accounts of the last frame's field, best first: the next frame scores them in this order."""
         self._heat_rows: dict[str, tuple[int, list[Row]]] = {}
@@ -212,20 +210,20 @@ class EventFeed:
         """The next frame's JSON, or None when nothing moved since the last: the event and every heat's
         version in one read, then the tables of the heats that moved."""
         events = self.feeds.events
-        meta = self._meta
-        if meta is None or meta.version != await events.version(self.event):
-            meta = self._meta = await events.meta(self.event)
-        if meta is None:
-            return None
+        read = self._read_event
+        if read is None or read[0].version != await events.version(self.event):
+            meta = await events.meta(self.event)
+            if meta is None:
+                return None
+            fmt = format_of(meta.format)
+            info, table = await fmt.info(events, meta), await fmt.standings(events, meta)
+            read = self._read_event = (meta, msgspec.Raw(_json.encode(info)), msgspec.Raw(_json.encode(table)))
+        meta, info_json, table_json = read
         fmt = format_of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
         known = self._known([race for _, race, _ in heats])
         versions = await self._versions([race for _, race, _ in heats], known)
         look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
-        if self._standings is None or self._standings[0] != meta.version:
-            info, table = await fmt.info(events, meta), await fmt.standings(events, meta)
-            self._standings = (meta.version, msgspec.Raw(_json.encode(info)), msgspec.Raw(_json.encode(table)))
-        _, info_json, table_json = self._standings
         await self._read([h for h in heats if h[1] in look], known)
         gone = set(self._heat_rows) - {race for _, race, _ in heats}
         for race in gone:

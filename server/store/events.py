@@ -107,6 +107,11 @@ def _pairs(changes: dict[str, Any]) -> list[Any]:
     return [x for name, value in changes.items() for x in (name, encode_field(value))]
 
 
+def _plain(event: str) -> bool:
+    """Whether ``event`` can name an event: braces would make another key's hash tag."""
+    return "{" not in event and "}" not in event
+
+
 def encode_field(value: Any) -> Any:
     """A hash field's value: booleans as 1/0, the schedule as JSON, the rest as they are."""
     if isinstance(value, bool):
@@ -238,7 +243,7 @@ class EventStore:
             # "moved": the series made an occurrence between our read and the script: read it again.
 
     async def meta(self, event: str) -> EventMeta | None:
-        if "{" in event or "}" in event:
+        if not _plain(event):
             return None
         raw = await self.redis.hgetall(EventKeys(event).meta)
         return EventMeta.from_hash(raw) if raw else None
@@ -246,7 +251,7 @@ class EventStore:
     async def version(self, event: str) -> int | None:
         """The event's version alone (None: no such event): every change a reader keeps up with bumps it,
         and it is read without the rest (the schedule's JSON of every heat and entrant)."""
-        if "{" in event or "}" in event:
+        if not _plain(event):
             return None
         raw = await self.redis.hget(EventKeys(event).meta, "version")
         return int(raw) if raw is not None else None
