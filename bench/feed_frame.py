@@ -6,7 +6,8 @@ give now, the live lines, the JSON. This builds ``--frames`` frames of a round o
 of ``--heat``, with ``--moves`` moves between two frames (a third of them bringing a card home, as the
 bots' lines do), through the feed's own functions, and prints the milliseconds a frame of each part:
 
-- ``rows``: the heats' rows from their lines (a line the feed saw before gives its row again);
+- ``rows``: the heats' rows from their lines (only a line that changed in more than its move count is
+  made into a row again);
 - ``live``: the field scored (duplicate matchpoints) and its live lines;
 - ``encode``: the lines' JSON (the event and its standings go in encoded once a change).
 
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec  # noqa: E402
 
-from server.events.feed import EventFeed, Feeds, Row, _heat_rows  # noqa: E402
+from server.events.feed import EventFeed, Feeds, heat_rows  # noqa: E402
 from server.events.formats.duplicate import DUPLICATE  # noqa: E402
 from server.store import Line  # noqa: E402
 from server.store.records import RaceMeta  # noqa: E402
@@ -70,7 +71,6 @@ def main() -> None:
         tables[race] = [Line(seat, name, "racing", 8, 0, 0, 0, 1) for seat, name in enumerate(accounts)]
     metas = {race: heat_meta(race) for _, race, _ in heats}
     feed = EventFeed(Feeds(None, None), "E")  # type: ignore[arg-type]  # the parts timed here read no store
-    made: dict[str, tuple[Line, Row]] = {}
     encoder = msgspec.json.Encoder()
     spent = {"rows": 0.0, "live": 0.0, "encode": 0.0}
     size = 0
@@ -86,7 +86,8 @@ def main() -> None:
             tables[race] = lines
         began = time.perf_counter()
         for heat, race, accounts in heats:
-            feed._heat_rows[race] = (frame, _heat_rows(heat, race, accounts, metas[race], tables[race], made))
+            feed._heat_rows[race] = heat_rows(heat, race, accounts, metas[race], frame, tables[race],
+                                              feed._heat_rows.get(race))
         rows_done = time.perf_counter()
         live = feed._live(heats, DUPLICATE.live_points)
         live_done = time.perf_counter()

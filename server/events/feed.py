@@ -34,6 +34,7 @@ from shared.standings import shown_status
 
 from ..ops.log import log
 from ..race.clock import now_ms
+from ..race.table import moves_only
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
 from ..store.events import EventMeta, EventStore
 from ..web.sse import encoded_event
@@ -104,14 +105,15 @@ class EventFeed:
         """The event as last read, with its description and standings encoded: read and made again only
         when its version moved (an entry, a step, a scored round), not with every move of a heat. A frame
         reads the version alone: the whole event holds the schedule, every heat and entrant."""
-        self._best_first: list[str] = []
-        """The accounts of the last frame's field, best first: the next frame scores them in this order."""
-        self._heat_rows: dict[str, tuple[int, list[Row]]] = {}
-        """Each heat's entrants as its table showed them at a race version (a heat that did not move
-        since the last frame is not read again)."""
-        self._rows: dict[str, tuple[Line, Row]] = {}
-        """Each entrant's row of a started heat with the line it was made from: a line this process's hub
-        did not replace since (the same object) gives the same row (:func:`_heat_rows`)."""
+        self._heat_rows: dict[str, HeatRows] = {}
+        """Each heat's entrants as its table showed them at a race version (a heat that did not move since
+        the last frame is not read again; one that moved makes again only the rows of the lines that changed)."""
+        self._field: list[str] = []
+        """The accounts of the last frame's field, in the heats' order."""
+        self._index: dict[str, int] | None = None
+        """Where each account of :attr:`_field` is in it (None: an account has two rows there)."""
+        self._best_first: list[int] = []
+        """The last frame's field, best first, as places in it: the next frame scores it in this order."""
         self._started: dict[str, RaceMeta] = {}
         """The settings of heats that have started (what a heat's rows need of them no longer changes)."""
         self._woken = asyncio.Event()
@@ -223,14 +225,12 @@ class EventFeed:
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
         known = self._known([race for _, race, _ in heats])
         versions = await self._versions([race for _, race, _ in heats], known)
-        look = {race for _, race, _ in heats if self._heat_rows.get(race, (None,))[0] != versions[race]}
+        look = {race for _, race, _ in heats if race not in self._heat_rows or self._heat_rows[race].version != versions[race]}
         await self._read([h for h in heats if h[1] in look], known)
         gone = set(self._heat_rows) - {race for _, race, _ in heats}
         for race in gone:
             del self._heat_rows[race]  # a heat of an earlier round
-        if gone:
-            self._rows = {account: row for account, row in self._rows.items() if row[1][0].race not in gone}
-        seen = (meta.version, *(self._heat_rows[race][0] for _, race, _ in heats))
+        seen = (meta.version, *(self._heat_rows[race].version for _, race, _ in heats))
         if seen == self._seen:
             return None
         self._seen = seen
@@ -276,8 +276,9 @@ class EventFeed:
             tables.update(zip(batch, await asyncio.gather(*(store.lines(race) for race in batch))))
         for heat, race, accounts in heats:
             version, lines = tables[race]
-            if self._heat_rows.get(race, (None,))[0] != version:
-                self._heat_rows[race] = (version, _heat_rows(heat, race, accounts, metas[race], lines, self._rows))
+            before = self._heat_rows.get(race)
+            if before is None or before.version != version:
+                self._heat_rows[race] = heat_rows(heat, race, accounts, metas[race], version, lines, before)
 
     def _live(self, heats: list[tuple[int, str, list[str]]],
               score: Callable[[list[scoring.RoundResult]], dict[str, int]]) -> list[p.EventLiveLine]:
@@ -288,14 +289,19 @@ class EventFeed:
         a fifth of the rows change at most (1,000 racers, a move each a second), so a score that sorts
         (``scoring.matchpoints``) meets long runs already in order (1,000 entrants: the field scored and its
         lines in 1.1 ms instead of 1.4 ms, ``bench/feed_frame.py``)."""
-        field = [row for _, race, _ in heats for row in self._heat_rows[race][1]]
-        results = {r.account: r for r, _ in field}
-        if len(results) == len(field):  # one row an account (else score the field as it stands)
-            ordered = [results.pop(account) for account in self._best_first if account in results]
-            points = score([*ordered, *results.values()])
-        else:
+        field = [row for _, race, _ in heats for row in self._heat_rows[race].rows]
+        accounts = [r.account for r, _ in field]
+        if accounts != self._field:  # another field than the last frame's (a new round, a withdrawal)
+            self._field, self._best_first = accounts, []
+            index = {account: i for i, account in enumerate(accounts)}
+            self._index = index if len(index) == len(accounts) else None
+        index = self._index
+        if index is None:  # an account in two rows: the field scored as it stands
             points = score([r for r, _ in field])
-        self._best_first = list(points)
+        else:
+            points = score([field[i][0] for i in self._best_first or range(len(field))])
+            best = [index[account] for account in points if account in index]
+            self._best_first = best if len(best) == len(field) else []
         return [p.EventLiveLine(account=r.account, heat=r.heat or 0, race=r.race or "", status=shown_status,
                                 home=r.home, matchpoints=points[r.account] / 2) for r, shown_status in field]
 
@@ -304,32 +310,62 @@ Row = tuple[scoring.RoundResult, p.LiveStatus]
 """An entrant's result so far in its heat, and the status its heat's table shows."""
 
 
-def _heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None,
-               lines: list[Line], made: dict[str, tuple[Line, Row]]) -> list[Row]:
-    """A heat's entrants as its table shows them: each one's result so far, and its shown status.
+class HeatRows:
+    """A heat's entrants as its table showed them at a race version (:func:`heat_rows`)."""
 
-    ``made``: the rows made before from the lines they were made of, by account (updated here). Once
-    the heat has started a row depends on its line alone, so a line that is the very object a row was
-    made of gives that row again: a heat played here keeps the lines its moves did not replace, and
-    most of an entrant's rows are of a line that did not change since the feed's last look."""
+    __slots__ = ("version", "rows", "lines", "at")
+
+    def __init__(self, version: int | None, rows: list[Row], lines: list[Line], at: list[int]) -> None:
+        self.version = version
+        self.rows = rows
+        """Each entrant of the heat, in the schedule's order."""
+        self.lines = lines
+        """The table the rows were made of, once the heat has started (empty before)."""
+        self.at = at
+        """For each of those lines, the place of its entrant's row in :attr:`rows` (-1: no entrant's)."""
+
+
+def heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | None, version: int | None,
+              lines: list[Line], before: HeatRows | None) -> HeatRows:
+    """A heat's entrants as its table (``lines``, at ``version``) shows them: each one's result so far,
+    and its shown status.
+
+    ``before``: the heat's rows at the feed's last look. Once the heat has started a row depends on its
+    line alone and the table's seats no longer change, so only the lines that changed since (in more than
+    their move count: :func:`~server.race.table.moves_only`) are made into rows again, in place; the rest
+    of the rows are taken as they were. Why: a frame made every row of every heat that moved, each
+    found by its account's folded name, five times a second, when between two frames most lines of a heat
+    changed in their move count alone, or not at all."""
     starts = race_meta.starts_at if race_meta else 0
     started = bool(race_meta and race_meta.started)
+    if started and before is not None and len(before.lines) == len(lines) and lines:
+        rows = before.rows[:]
+        for i, (line, old) in enumerate(zip(lines, before.lines)):
+            if line is old:
+                continue
+            if line.seat != old.seat or line.name != old.name:
+                break  # not the table the rows were made of: make them all
+            k = before.at[i]
+            if k >= 0 and not moves_only(old, line):
+                rows[k] = _row(rows[k][0].account, race, heat, line, started, starts)
+        else:
+            return HeatRows(version, rows, lines, before.at)
     # A heat takes only its entrants, who join under their account's name: the name is the account.
-    by_account = {line.name.casefold(): line for line in lines}
-    rows: list[Row] = []
-    for account in accounts:
-        line = by_account.get(account)
-        if line is None:
+    by_account = {line.name.casefold(): (i, line) for i, line in enumerate(lines)}
+    at = [-1] * len(lines)
+    rows = []
+    for k, account in enumerate(accounts):
+        found = by_account.get(account)
+        if found is None:
             rows.append((scoring.RoundResult(account, race, heat, scoring.NO_SHOW, 0, None, None), "not_joined"))
             continue
-        before = made.get(account)
-        if started and before is not None and before[0] is line:
-            rows.append(before[1])
-            continue
-        r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
-        # The status the heat's progress table shows (its rank is not needed: the matchpoints order the field).
-        row = (r, shown_status(line.status, started, line.online))
-        if started:
-            made[account] = (line, row)
-        rows.append(row)
-    return rows
+        at[found[0]] = k
+        rows.append(_row(account, race, heat, found[1], started, starts))
+    return HeatRows(version, rows, lines if started else [], at)
+
+
+def _row(account: str, race: str, heat: int, line: Line, started: bool, starts: int) -> Row:
+    """An entrant's row: its result so far, and the status the heat's progress table shows (its rank is
+    not needed: the matchpoints order the field)."""
+    r = scoring.result_at(account, race, heat, line.status, line.home, line.finished_at, line.home_at, starts)
+    return r, shown_status(line.status, started, line.online)
