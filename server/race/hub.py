@@ -110,6 +110,9 @@ class RaceHub:
         """This hub's flush under way (the ticker starts no second one before it is over)."""
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._racers_current: bool | None = None
+        """:meth:`_racers_only`'s answer while no connection came, went or had its cursor changed (None:
+        to be looked at again)."""
         self._announced: set[EventKind] = set()
         """The phase changes (start, end) this hub's connections were told of, or learnt of from their
         welcome (a hub born in a running race: see :meth:`set_meta`)."""
@@ -129,6 +132,12 @@ class RaceHub:
     # ------------------------------------------------------- connections
     def add(self, conn: Listener) -> None:
         self.conns[conn] = Cursor()
+        self._racers_current = None
+
+    def remove(self, conn: Listener) -> None:
+        """``conn`` left (it is sent nothing more)."""
+        self.conns.pop(conn, None)
+        self._racers_current = None
 
     def welcome(self, conn: Listener, version: int, seen: list[p.PlayerProgress] | None, lobby: bool) -> None:
         """``conn`` was sent its welcome at ``version``: a snapshot (``seen`` None: the next flush sends it the
@@ -146,6 +155,7 @@ class RaceHub:
         cursor.seen = None if seen is None else {e.seat: e for e in seen}
         cursor.needs_full = seen is None
         cursor.welcomed = True
+        self._racers_current = None
         if cursor.needs_full:
             self.mark_dirty()  # the promised progress with full: true, even when nothing else happens
 
@@ -333,11 +343,16 @@ class RaceHub:
         self.mark_dirty()
 
     def _racers_only(self) -> bool:
-        """Only racers with their table up to date are connected here (no spectator, no welcome owed a table)."""
-        for conn, cursor in self.conns.items():  # a loop, not all() over a generator: this runs every move
-            if conn.seat is None or not cursor.welcomed or cursor.needs_full or cursor.seen is not None:
-                return False
-        return True
+        """Only racers with their table up to date are connected here (no spectator, no welcome owed a table).
+
+        Kept until a connection comes, goes, is welcomed or is sent its table (:attr:`_racers_current`):
+        this runs for every move, and a race's connections change a few times in its life."""
+        current = self._racers_current
+        if current is None:
+            current = self._racers_current = all(
+                conn.seat is not None and cursor.welcomed and not cursor.needs_full and cursor.seen is None
+                for conn, cursor in self.conns.items())
+        return current
 
     def _racers_behind(self) -> None:
         """The racers' tables lack a change they do not see: a flush sends it within :data:`RACER_LAG`."""
@@ -401,6 +416,7 @@ class RaceHub:
                 and not any(c.needs_full or c.seen is not None for c in self.conns.values())):
             return  # nothing stored since the last table (a trailing flush after a quiet tick): nothing to send
         self._read_version = version
+        self._racers_current = None  # the cursors change below (each is sent its table, or owed a full one)
         total = get_variant(self.meta.variant).total_cards
         table = races.progress_lines(lines, self.meta.started, total)
         changed = [e for e in table if self._last_sent.get(e.seat) != e]

@@ -250,7 +250,7 @@ class Service:
                     pass
 
     async def leave_hub(self, hub: RaceHub, conn: Listener) -> None:
-        hub.conns.pop(conn, None)
+        hub.remove(conn)
         if not hub.conns and self.hubs.get(hub.race) is hub:
             del self.hubs[hub.race]
             hub.close()
