@@ -103,3 +103,39 @@ async def test_a_frame_reads_the_whole_event_only_when_its_version_moved(
     finally:
         for c in (ann, bob):
             await c.close()
+
+
+async def test_a_runner_tick_reads_the_whole_event_only_when_its_version_moved(
+        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The runner looks at every active event twice a second (server/events/runner.py): it reads the event's
+    version, and the rest (the schedule of every heat and entrant) only when that moved since its last look.
+    Its tick still moves the event on: a withdrawal is read, and the round is scored once its heat is over."""
+    event, race, ann, bob, queue, keys = await _heat_under_way(events_server)
+    events_server.tournaments.feeds.live[event].unwatch(queue)  # the feed reads the event too: let it end
+    await eventually(lambda: event not in events_server.tournaments.feeds.live, "the feed to end")
+    runner = events_server.tournaments.runner
+    try:
+        await runner.tick()  # (the event as it is now: read if it moved since the periodic tick's look)
+        reads = record_calls(monkeypatch, runner.events, "meta")
+        for text in WIN["moves"][:2]:
+            assert isinstance(await ann.move(text), p.Ack)
+        for _ in range(3):
+            await runner.tick()
+        assert event not in reads, "moves in a heat: the event's version did not move, nothing more is read"
+        status, answer = await events_server.http("DELETE", f"/events/{event}/entrants/bob",  # bumps its version
+                                                  headers={"authorization": f"Bearer {keys['bob']}"})
+        assert status == 200, answer
+        await runner.tick()
+        assert event in reads, "a new version: the event is read whole"
+        for c in (ann, bob):
+            await c.give_up()
+        await eventually(lambda: runner_scored(events_server, event), "the round scored by the runner")
+    finally:
+        for c in (ann, bob):
+            await c.close()
+
+
+async def runner_scored(server: LiveServer, event: str) -> bool:
+    await server.tournaments.runner.tick()
+    _, info = await server.http("GET", f"/events/{event}")
+    return bool(info["status"] == "finished")

@@ -140,3 +140,32 @@ def test_the_racers_timer_is_armed_again_and_brought_forward_on_uvloop() -> None
         loop.run_until_complete(main())
     finally:
         loop.close()
+
+
+async def test_a_spectator_who_comes_mid_race_is_sent_a_move_count_at_once(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While only racers are connected, a change of a move count alone waits for their next frame; once a
+    spectator has come, every change goes out at once again (the hub looks again at who is connected
+    when a connection comes: it keeps its answer between moves)."""
+    monkeypatch.setattr(hub_module, "RACER_LAG", 60.0)  # no catch-up frame from now on
+    created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+    ann, bob = await Client.connect(server), await Client.connect(server)
+    watcher = None
+    try:
+        seat = (await ann.hello(created.race.id, "ann")).seat
+        await bob.hello(created.race.id, "bob")
+        await start_race(server, created.creator_token, [ann, bob])
+        assert seat is not None
+        await _until_line(bob, seat, status="racing")
+        assert isinstance(await ann.move("S"), p.Ack)  # a draw: ann's move count alone; only racers here
+        watcher = await Client.connect(server)
+        await watcher.hello(created.race.id, role="spectator")
+        while not isinstance(msg := await watcher.recv(timeout=10), p.Progress) or not msg.full:
+            pass  # the watcher's first table (it follows the welcome): what follows comes to it as changes
+        assert watcher.table.lines[seat].moves == 1
+        assert isinstance(await ann.move("S"), p.Ack)
+        await _until_line(watcher, seat, moves=2)  # at once: not held for the racers' lag (a minute here)
+    finally:
+        for c in (ann, bob, watcher):
+            if c is not None:
+                await c.close()
