@@ -160,6 +160,25 @@ def test_the_table_before_a_gap_is_rebuilt_from_the_lines_each_event_overwrote()
     assert [e.status for e in races.progress_lines(now, True, 104)][2] == "racing"
 
 
+def test_progress_lines_made_before_are_given_again_while_their_line_rank_and_phase_stand() -> None:
+    """A hub keeps the progress lines it made (``made``): a stored line that is the same object, at the same
+    rank and phase, gives the same progress line; anything else is made anew, equal to a table made from
+    scratch."""
+    ann, bob = Line(0, "ann", "racing", 4, 10, 5000, 0, 1), Line(1, "bob", "racing", 3, 8, 4000, 0, 1)
+    made: races.MadeLines = {}
+    first = races.progress_lines([ann, bob], True, 104, made)
+    assert first == races.progress_lines([ann, bob], True, 104) and set(made) == {0, 1}
+    bob2 = Line(1, "bob", "racing", 3, 9, 4000, 0, 1)  # bob's move count alone: ann's line stands
+    second = races.progress_lines([ann, bob2], True, 104, made)
+    assert second[0] is first[0] and second[1] is not first[1] and second[1].moves == 9
+    bob3 = Line(1, "bob", "racing", 5, 10, 6000, 0, 1)  # bob passes ann: her rank changes, her line does not
+    third = races.progress_lines([ann, bob3], True, 104, made)
+    assert third[0] is not first[0] and (third[0].rank, third[1].rank) == (2, 1)
+    assert third == races.progress_lines([ann, bob3], True, 104)
+    lobby = races.progress_lines([ann, bob3], False, 104, made)  # the phase is part of what a line shows
+    assert lobby == races.progress_lines([ann, bob3], False, 104) and lobby[0] is not third[0]
+
+
 def test_status_after_a_move_and_as_shown() -> None:
     game = Game.new(get_variant("forty-thieves"), 1)
     assert races.player_status(game) == "racing"

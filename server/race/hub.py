@@ -97,6 +97,9 @@ class RaceHub:
         """When :attr:`_racers_timer` fires (the loop's clock)."""
         self._racers_last = -1e9
         """When the racers were last sent a frame (monotonic): the next waits :attr:`Service.racer_interval`."""
+        self._made: races.MadeLines = {}
+        """The progress lines of the hub's last tables, by seat (a line its table did not replace gives its
+        progress line again: :func:`server.race.rules.progress_lines`)."""
         self._read_version = -1
         """The race version of the table :attr:`_last_sent` was made from (a later read at the same
         version holds nothing new: every change of a progress line is an event, which bumps it)."""
@@ -418,7 +421,7 @@ class RaceHub:
         self._read_version = version
         self._racers_current = None  # the cursors change below (each is sent its table, or owed a full one)
         total = get_variant(self.meta.variant).total_cards
-        table = races.progress_lines(lines, self.meta.started, total)
+        table = races.progress_lines(lines, self.meta.started, total, self._made)
         changed = [e for e in table if self._last_sent.get(e.seat) != e]
         seats = {e.seat for e in table}
         if self._last_sent.keys() - seats or self._racers_sent.keys() - seats:

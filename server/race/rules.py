@@ -154,16 +154,34 @@ def load_game(meta: RaceMeta, moves: list[str]) -> Game:
     return game
 
 
-def progress_lines(lines: list[Line], started: bool, total: int) -> list[p.PlayerProgress]:
-    """The progress table in seat order, each line with its current rank."""
+MadeLines = dict[int, tuple[Line, int, bool, p.PlayerProgress]]
+"""Progress lines made before, by seat, each with the stored line, rank and phase (started) it was made of."""
+
+
+def progress_lines(lines: list[Line], started: bool, total: int,
+                   made: MadeLines | None = None) -> list[p.PlayerProgress]:
+    """The progress table in seat order, each line with its current rank.
+
+    ``made`` (a race's, kept by its caller; ``total`` is the race's): a stored line that is the very object a
+    progress line was made of, at the same rank and phase, gives that progress line again (the dict is
+    updated). Why: a race's hub makes its table up to ``progress_hz`` times a second, and between two tables
+    a move has replaced one line or two, the others being the same objects (server/race/table.py)."""
     out = []
     for rank, line in ranked(lines):
-        out.append(p.PlayerProgress(
+        if made is not None:
+            before = made.get(line.seat)
+            if before is not None and before[0] is line and before[1] == rank and before[2] == started:
+                out.append(before[3])
+                continue
+        entry = p.PlayerProgress(
             seat=line.seat, name=line.name, home=line.home, total=total, moves=line.moves,
             status=shown_status(line.status, started, line.online),
             rank=rank, finished_at=line.finished_at or None, home_at=line.home_at or None,
             helped=bool(line.helped),
-        ))
+        )
+        if made is not None:
+            made[line.seat] = (line, rank, started, entry)
+        out.append(entry)
     out.sort(key=lambda e: e.seat)
     return out
 
