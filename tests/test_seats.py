@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from redis_util import Client, LiveServer, create_race, eventually, live_server, read_until_version, start_race
 
 from server.race.clock import now_ms
 from server.store import StoreError
+from server.store.keys import Keys
 from shared import protocol as p
 
 
@@ -212,3 +216,33 @@ async def test_a_lobby_nobody_watches_has_its_stale_seats_freed_by_the_janitor(r
             return await _players(server, created.race.id) == 0
 
         await eventually(freed, "bob's seat freed with nobody connected")
+
+
+async def test_a_heartbeat_renews_the_leases_on_every_race_served_in_one_round_trip(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeat (every lease/3) renews this process's presence lease on each race it serves; the races'
+    calls go to Redis together, in one round trip of the store's batcher, not a round trip each."""
+    races = [(await create_race(server, seats=2)).race.id for _ in range(3)]
+    players = [await Client.connect(server) for _ in races]
+    try:
+        for c, race in zip(players, races):
+            await c.hello(race, "ann")
+        store = server.service.store
+        trips: list[list[Any]] = []
+        real = store._moves._round_trip
+
+        async def counted(calls: list[Any], lane: Any) -> list[Any]:
+            trips.append([call.script for call in calls])
+            return await real(calls, lane)
+
+        monkeypatch.setattr(store._moves, "_round_trip", counted)
+        renewed = server.service.lease_expiry()
+        await server.service._heartbeat()
+        beats = [trip.count(store._heartbeat) for trip in trips if store._heartbeat in trip]
+        assert beats and all(n == len(races) for n in beats), f"heartbeat calls per round trip: {beats}"
+        for race in races:
+            leases = await store.redis.zrange(Keys(race).presence, 0, -1, withscores=True)
+            assert len(leases) == 1 and leases[0][1] >= renewed, (race, leases)
+    finally:
+        for c in players:
+            await c.close()

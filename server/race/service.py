@@ -323,9 +323,14 @@ class Service:
         whose account key was replaced (should the pub/sub news have been lost)."""
         expiry, now = self.lease_expiry(), now_ms()
         await self.subscriber.renew(now)
-        for race, hub in list(self.hubs.items()):
-            members = [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None and c.member]
-            await self.store.heartbeat(race, members, expiry, now, self.lease_ms)
+        # Every race at once: their calls go to Redis in one round trip (the store's batcher), not one each.
+        beats = await asyncio.gather(*(
+            self.store.heartbeat(race, [(c.seat, c.gen, c.member) for c in hub.conns if c.seat is not None
+                                        and c.member], expiry, now, self.lease_ms)
+            for race, hub in list(self.hubs.items())), return_exceptions=True)
+        failed = next((beat for beat in beats if isinstance(beat, BaseException)), None)
+        if failed is not None:
+            raise failed
         await self._check_keys()
 
     def free_after_lease(self, race: str) -> None:

@@ -104,13 +104,15 @@ class MoveBatcher:
             self._start_lane(loop)
         return fut
 
-    def read(self, script: Any, keys: list[str]) -> "asyncio.Future[Any]":
-        """Run ``script`` (a registered read-only script, no args) on ``keys`` in the next round trip: a
-        future of its raw reply. Why not a call of its own: a read a race ten times a second is as many
-        round trips as moves on a quiet server, each paying redis-py's per-command cost."""
+    def read(self, script: Any, keys: list[str], args: list[Any] | None = None) -> "asyncio.Future[Any]":
+        """Run ``script`` (a registered script) on ``keys`` and ``args`` (bytes, text or whole numbers) in the
+        next round trip: a future of its raw reply. Why not a call of its own: a read a race ten times a
+        second is as many round trips as moves on a quiet server, each paying redis-py's per-command cost;
+        and the heartbeat's call for every race served here (server/race/service.py) goes in one round
+        trip, not in as many as the races."""
         loop = self._running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        self._reads.append(_Call(script, keys, b"".join(_bulk(key) for key in keys), [], [], fut))
+        self._reads.append(_Call(script, keys, b"".join(_bulk(key) for key in keys), list(args or ()), [], fut))
         if self._idle and not self._lingering:
             self._start_lane(loop)
         return fut

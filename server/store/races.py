@@ -315,8 +315,8 @@ class Store:
         """Renew this process's leases (seat, generation, connection) on a race, expire those nobody
         renews, and free the lobby seats whose connections have been gone for ``lease_ms``."""
         k = Keys(race)
-        await self._heartbeat(keys=k.seats(),
-                              args=[expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
+        await self._moves.read(self._heartbeat, k.seats(),
+                               [expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
 
     async def end(self, meta: RaceMeta, now: int, results: bytes, retention: int) -> tuple[bool, int]:
         """Close the race and store its results once; ``(ended_now, version)``."""
