@@ -225,7 +225,8 @@ class EventFeed:
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
         known = self._known([race for _, race, _ in heats])
         versions = await self._versions([race for _, race, _ in heats], known)
-        look = {race for _, race, _ in heats if race not in self._heat_rows or self._heat_rows[race].version != versions[race]}
+        look = {race for _, race, _ in heats
+                if race not in self._heat_rows or self._heat_rows[race].version != versions[race]}
         await self._read([h for h in heats if h[1] in look], known)
         gone = set(self._heat_rows) - {race for _, race, _ in heats}
         for race in gone:
