@@ -7,6 +7,7 @@ The rest of the server never names redis-py: it gets a client from
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, AsyncIterator, Union
@@ -16,8 +17,11 @@ from redis.asyncio.cluster import ClusterPipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .scripts import source
 
 RedisClient = Union[aioredis.Redis, aioredis.RedisCluster]
 
@@ -154,12 +158,26 @@ def redis_client(redis_url: str, cluster: bool = False, retry: bool = True,
     return aioredis.Redis(connection_pool=pool)
 
 
+_HGET_EACH = source("hget_each")
+_HGET_EACH_SHA = hashlib.sha1(_HGET_EACH.encode()).hexdigest()
+
+
 async def hget_each(redis: RedisClient, keys: list[str], name: str) -> list[bytes | None]:
-    """Field ``name`` of each hash in ``keys`` (None where absent), in one round trip: a pipeline
-    rather than a script, since on a cluster the keys live in many slots."""
+    """Field ``name`` of each hash in ``keys`` (None where absent), in one round trip.
+
+    On a single Redis one script call reads them all (scripts/hget_each.lua); on a cluster, where the keys
+    live in many slots, a pipeline. Why not a pipeline everywhere: redis-py packs, queues and parses each
+    command of a pipeline in Python, about 9 µs of CPU a key here against 0.7 µs for the script's one
+    command (measured with 125 and 1,000 keys), and the server reads every race's version each second
+    (its catch-up) and every connected account's key hash every heartbeat."""
     if not keys:
         return []
-    async with redis.pipeline(transaction=False) as pipe:
-        for key in keys:
-            pipe.hget(key, name)
-        return list(await pipe.execute())
+    if isinstance(redis, aioredis.RedisCluster):
+        async with redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hget(key, name)
+            return list(await pipe.execute())
+    try:
+        return list(await redis.evalsha(_HGET_EACH_SHA, len(keys), *keys, name))
+    except NoScriptError:  # not loaded yet, or Redis forgot it (SCRIPT FLUSH, a restart): EVAL loads it
+        return list(await redis.eval(_HGET_EACH, len(keys), *keys, name))
