@@ -179,6 +179,21 @@ def test_progress_lines_made_before_are_given_again_while_their_line_rank_and_ph
     assert lobby == races.progress_lines([ann, bob3], False, 104) and lobby[0] is not third[0]
 
 
+def test_a_race_is_due_to_end_once_its_time_is_up_or_every_player_is_done() -> None:
+    import dataclasses
+
+    from server.store.records import RaceMeta
+
+    meta = RaceMeta(id="R1", code="ABCDEF", variant="forty-thieves", deal_source="random", deal=1, salt="s",
+                    commitment="c", seats=3, players=3, time_limit=600, undo=False, start_mode="creator",
+                    status="started", created_at=0, starts_at=10_000, ends_at=610_000, ended_at=0, version=9, done=2)
+    assert not meta.due_to_end(609_999)
+    assert meta.due_to_end(610_000), "its time is up"
+    assert dataclasses.replace(meta, done=3).due_to_end(20_000), "every player is done"
+    for status in ("lobby", "finished"):
+        assert not dataclasses.replace(meta, status=status, done=3).due_to_end(700_000), status
+
+
 def test_status_after_a_move_and_as_shown() -> None:
     game = Game.new(get_variant("forty-thieves"), 1)
     assert races.player_status(game) == "racing"

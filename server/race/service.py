@@ -518,10 +518,8 @@ class Service:
 
     async def _end_race(self, race: str) -> bool:
         meta = await self.store.meta(race)
-        if meta is None or meta.status != "started":
-            return False
         now = now_ms()
-        if now < meta.ends_at and meta.done < meta.players:
+        if meta is None or not meta.due_to_end(now):
             return False
         players = [await self.store.player(race, s) for s in range(meta.players)]
         res = races.results(meta, [pl for pl in players if pl is not None], now)

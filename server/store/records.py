@@ -212,6 +212,10 @@ class RaceMeta:
     def started(self) -> bool:
         return self.status != "lobby"
 
+    def due_to_end(self, now_ms: int) -> bool:
+        """A started race whose end is due: its time is up, or every player is done (finished or gave up)."""
+        return self.status == "started" and (now_ms >= self.ends_at or self.done >= self.players)
+
     def hash_fields(self) -> list[Any]:
         """``field, value, ...`` for HSET (booleans as 1/0)."""
         return hash_fields(self)
