@@ -49,7 +49,7 @@ def test_an_unchanged_line_gives_its_row_again_and_a_changed_line_a_new_row() ->
 
 def test_a_table_of_other_seats_is_made_into_rows_afresh() -> None:
     """A table whose seats or names are not those the rows were made of (a read that does not match the
-    last) is not patched line by line: every row is made from it."""
+    last), or a heat whose entrants are not, is not patched line by line: every row is made again."""
     ann, bob = line(0, "ann", 4, 70_000), line(1, "bob", 2, 50_000)
     first = heat_rows(1, "R1", ["ann", "bob"], STARTED, 1, [ann, bob], None)
     swapped = heat_rows(1, "R1", ["ann", "bob"], STARTED, 2, [line(0, "bob", 3, 60_000), line(1, "ann", 6, 90_000)],
@@ -57,6 +57,9 @@ def test_a_table_of_other_seats_is_made_into_rows_afresh() -> None:
     assert [(r.account, r.home) for r, _ in swapped.rows] == [("ann", 6), ("bob", 3)]
     fewer = heat_rows(1, "R1", ["ann", "bob"], STARTED, 3, [ann], swapped)
     assert [(r.account, r.home, shown) for r, shown in fewer.rows] == [("ann", 4, "racing"), ("bob", 0, "not_joined")]
+    # Other entrants than the rows were made for (the heat's list in the schedule changed): made afresh too.
+    other = heat_rows(1, "R1", ["bob", "ann"], STARTED, 4, [ann], fewer)
+    assert [(r.account, shown) for r, shown in other.rows] == [("bob", "not_joined"), ("ann", "racing")]
 
 
 def test_rows_of_a_heat_not_started_are_not_kept() -> None:

@@ -314,12 +314,15 @@ Row = tuple[scoring.RoundResult, p.LiveStatus]
 class HeatRows:
     """A heat's entrants as its table showed them at a race version (:func:`heat_rows`)."""
 
-    __slots__ = ("version", "rows", "lines", "at")
+    __slots__ = ("version", "accounts", "rows", "lines", "at")
 
-    def __init__(self, version: int | None, rows: list[Row], lines: list[Line], at: list[int]) -> None:
+    def __init__(self, version: int | None, accounts: list[str], rows: list[Row], lines: list[Line],
+                 at: list[int]) -> None:
         self.version = version
+        self.accounts = accounts
+        """The heat's entrants, in the schedule's order."""
         self.rows = rows
-        """Each entrant of the heat, in the schedule's order."""
+        """Each entrant's row, in that order."""
         self.lines = lines
         """The table the rows were made of, once the heat has started (empty before)."""
         self.at = at
@@ -339,7 +342,7 @@ def heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | N
     changed in their move count alone, or not at all."""
     starts = race_meta.starts_at if race_meta else 0
     started = bool(race_meta and race_meta.started)
-    if started and before is not None and len(before.lines) == len(lines) and lines:
+    if started and before is not None and len(before.lines) == len(lines) and lines and before.accounts == accounts:
         rows = before.rows[:]
         for i, (line, old) in enumerate(zip(lines, before.lines)):
             if line is old:
@@ -350,7 +353,7 @@ def heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | N
             if k >= 0 and not moves_only(old, line):
                 rows[k] = _row(rows[k][0].account, race, heat, line, started, starts)
         else:
-            return HeatRows(version, rows, lines, before.at)
+            return HeatRows(version, accounts, rows, lines, before.at)
     # A heat takes only its entrants, who join under their account's name: the name is the account.
     by_account = {line.name.casefold(): (i, line) for i, line in enumerate(lines)}
     at = [-1] * len(lines)
@@ -362,7 +365,7 @@ def heat_rows(heat: int, race: str, accounts: list[str], race_meta: RaceMeta | N
             continue
         at[found[0]] = k
         rows.append(_row(account, race, heat, found[1], started, starts))
-    return HeatRows(version, rows, lines if started else [], at)
+    return HeatRows(version, accounts, rows, lines if started else [], at)
 
 
 def _row(account: str, race: str, heat: int, line: Line, started: bool, starts: int) -> Row:
