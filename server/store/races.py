@@ -6,7 +6,7 @@ import asyncio
 
 import secrets
 import time
-from typing import Any, Awaitable
+from typing import Any
 
 import redis.asyncio as aioredis
 
