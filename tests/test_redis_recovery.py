@@ -192,9 +192,9 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
             if flushed:
                 await client.script_flush()
             got = await asyncio.gather(batcher.call("nosuchrace9", 0, fields),
-                                       batcher.read(read_lines, [k.meta, k.progress]),
-                                       batcher.read(read_lines, [wrong.meta, wrong.progress]),
-                                       batcher.read(read_lines, [k.meta, k.progress]), return_exceptions=True)
+                                       batcher.script_call(read_lines, [k.meta, k.progress]),
+                                       batcher.script_call(read_lines, [wrong.meta, wrong.progress]),
+                                       batcher.script_call(read_lines, [k.meta, k.progress]), return_exceptions=True)
             assert isinstance(got[0], StoreError), got  # the move still answered by moves.lua
             for table in (got[1], got[3]):
                 assert isinstance(table, list), table
@@ -202,7 +202,7 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
                     b"0": b"line0", b"1": b"line1"}, table
             assert isinstance(got[2], ResponseError) and "WRONGTYPE" in str(got[2]), got[2]
             # a read alone, no move waiting
-            alone = await batcher.read(read_lines, [k.meta, k.progress])
+            alone = await batcher.script_call(read_lines, [k.meta, k.progress])
             assert int(alone[0]) == 7
     finally:
         await client.delete(k.meta, k.progress, wrong.progress)
@@ -255,7 +255,7 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
         fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
         told: list[asyncio.Future[Any]] = []
         moves = [batcher.call(f"race{i}", 0, fields, told.append) for i in range(LANES + 1)]
-        moves.append(batcher.read(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))
+        moves.append(batcher.script_call(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))
         lanes = [lane.task for lane in batcher._lanes if lane.task is not None]
         assert len(lanes) == LANES, "every lane started for the moves waiting"
         for task in lanes:

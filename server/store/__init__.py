@@ -91,7 +91,7 @@ while one round trip is under way go together in the next one, all in one
 ``moves.lua`` call on one Redis (on a Redis Cluster, where a script's keys
 share a slot, one call per race, sent concurrently). Each move is still
 checked and applied atomically, in arrival order. The hubs' progress-table
-reads ride in the same round trips (``MoveBatcher.read``).
+reads ride in the same round trips (``MoveBatcher.script_call``).
 
 Why an append-only move log and no state blob: a move appends a few
 bytes instead of rewriting a whole game, which keeps the append-only file

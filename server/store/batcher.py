@@ -40,8 +40,9 @@ _Item = tuple[int, bytes, "asyncio.Future[CommitResult]", "Settled | None"]
 
 class MoveBatcher:
     """Moves that arrive while a round trip is under way go together in the next one, and so do the
-    frequent reads of a single script call that :meth:`read` is given (each hub's progress table, ten
-    times a second a race): they share the moves' write and read instead of a redis-py call each.
+    frequent single script calls it is given (:meth:`script_call`: each hub's progress table, ten times
+    a second a race; the heartbeat's every race): they share the moves' write and read instead of a
+    redis-py call each.
 
     Why: redis-py spends most of a call's cost in Python, per command and per
     argument (design.md: about 8,000 sequential EVALSHA a second on one
@@ -104,7 +105,7 @@ class MoveBatcher:
             self._start_lane(loop)
         return fut
 
-    def read(self, script: Any, keys: list[str], args: list[Any] | None = None) -> "asyncio.Future[Any]":
+    def script_call(self, script: Any, keys: list[str], args: list[Any] | None = None) -> "asyncio.Future[Any]":
         """Run ``script`` (a registered script) on ``keys`` and ``args`` (bytes, text or whole numbers) in the
         next round trip: a future of its raw reply. Why not a call of its own: a read a race ten times a
         second is as many round trips as moves on a quiet server, each paying redis-py's per-command cost;

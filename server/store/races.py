@@ -122,7 +122,7 @@ class Store:
     async def announce(self, race: str) -> None:
         """Publish the race's note of its version now (for moves whose note the moves script held back:
         server/race/hub.py), in the moves' next round trip rather than a call of its own."""
-        await self._moves.read(self._announce, [Keys(race).meta])
+        await self._moves.script_call(self._announce, [Keys(race).meta])
 
     async def meta(self, race: str) -> RaceMeta | None:
         raw = await self.redis.hgetall(Keys(race).meta)
@@ -163,7 +163,7 @@ class Store:
         """The race version and every player's progress line, read together."""
         k = Keys(race)
         started = time.perf_counter()
-        version, flat = await self._moves.read(self._read_lines, [k.meta, k.progress])
+        version, flat = await self._moves.script_call(self._read_lines, [k.meta, k.progress])
         if self.timer is not None:
             self.timer("lines", time.perf_counter() - started)
         raw = _pairs(flat)
@@ -315,8 +315,8 @@ class Store:
         """Renew this process's leases (seat, generation, connection) on a race, expire those nobody
         renews, and free the lobby seats whose connections have been gone for ``lease_ms``."""
         k = Keys(race)
-        await self._moves.read(self._heartbeat, k.seats(),
-                               [expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
+        await self._moves.script_call(self._heartbeat, k.seats(),
+                                      [expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
 
     async def end(self, meta: RaceMeta, now: int, results: bytes, retention: int) -> tuple[bool, int]:
         """Close the race and store its results once; ``(ended_now, version)``."""
