@@ -169,3 +169,32 @@ async def test_a_spectator_who_comes_mid_race_is_sent_a_move_count_at_once(
         for c in (ann, bob, watcher):
             if c is not None:
                 await c.close()
+
+
+async def test_the_start_shows_as_racing_though_a_flush_read_the_table_before_the_hub_read_the_start(
+        server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub hears of the start, reads the race's meta (to announce it) and flushes its table, in either
+    order. A flush that read the table first made it with the lobby's statuses; the racers must still be
+    shown racing at once, not after the next move (here: none)."""
+    created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+    ann, bob = await Client.connect(server), await Client.connect(server)
+    try:
+        seat = (await ann.hello(created.race.id, "ann")).seat
+        await bob.hello(created.race.id, "bob")
+        assert seat is not None
+        await _until_line(bob, seat, status="waiting")
+        store = server.service.store
+        real_meta = store.meta
+
+        async def late_meta(race: str) -> object:
+            meta = await real_meta(race)
+            if race == created.race.id and meta is not None and meta.started:
+                await asyncio.sleep(0.5)  # the start's announcement reads the meta after the table's flush
+            return meta
+
+        monkeypatch.setattr(store, "meta", late_meta)
+        await start_race(server, created.creator_token, [ann, bob])
+        await _until_line(bob, seat, status="racing")
+    finally:
+        for c in (ann, bob):
+            await c.close()
