@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from redis_util import Client, LiveServer, caught_up, create_race, live_server, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
 from server.race import hub as hub_module
 from shared import protocol as p
@@ -189,7 +189,9 @@ async def test_the_start_shows_as_racing_though_a_flush_read_the_table_before_th
         async def late_meta(race: str) -> object:
             meta = await real_meta(race)
             if race == created.race.id and meta is not None and meta.started:
-                await asyncio.sleep(0.5)  # the start's announcement reads the meta after the table's flush
+                # The start's announcement gets the meta only once a flush has made the table at the start.
+                hub = server.service.hubs[race]
+                await eventually(lambda: hub._read_version >= meta.version, "a flush of the started table")
             return meta
 
         monkeypatch.setattr(store, "meta", late_meta)
