@@ -126,6 +126,12 @@ class RaceHub:
         if self.meta is None:  # the first meta: what it shows, the welcomes built from it showed too
             self._announced |= {EventKind.START} if meta.started else set()
             self._announced |= {EventKind.END} if meta.status == "finished" else set()
+        elif meta.started and not self.meta.started:
+            # A flush that read the table after the start was stored but before this hub had the started
+            # meta made it with the lobby's statuses ("ready", not "racing"), and a flush at the same version
+            # sends nothing again: the next flush makes the table anew (it sends only what differs).
+            self._read_version = -1
+            self.mark_dirty()
         self.meta = meta
         self.version = max(self.version, meta.version)
         if meta.status == "started" and self._end_timer is None:
@@ -271,11 +277,6 @@ class RaceHub:
             return
         self.set_meta(meta)
         self._send_countdown(meta, [conn for conn, cursor in self.conns.items() if cursor.welcomed])
-        # A flush that read the table after the start was stored but before this read of the meta made it
-        # with the lobby's statuses ("ready", not "racing"), and a flush at the same version sends nothing
-        # again: the next flush makes the table anew (it sends only what differs).
-        self._read_version = -1
-        self.mark_dirty()
 
     def _send_countdown(self, meta: RaceMeta, conns: list[Listener]) -> None:
         """The start, with the first board for players (spectators never see one)."""
