@@ -15,7 +15,7 @@ import uvicorn
 from shared import protocol as p
 
 
-from .ops import collector, limits
+from .ops import collector, dependencies, limits
 from .app import create_app
 from .store import UNAVAILABLE, redis_client
 from .config import Config, parse_args
@@ -168,6 +168,11 @@ def _on_sighup(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    mismatched = dependencies.installed_problems()
+    if mismatched:  # before anything starts: a transport on an untested uvicorn misbehaves only under load
+        for problem in mismatched:
+            print(f"thieves-server: {problem}", file=sys.stderr)
+        return 2
     try:
         config = parse_args(argv)
         config.checked_targets()
