@@ -26,7 +26,7 @@ from .ops.websocket import Protocol as WebSocketProtocol
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop where it exists: it doubles a WebSocket server's throughput (design.md)."""
+    """uvloop where it exists: it doubles a WebSocket server's throughput (docs/design.md)."""
     try:
         import uvloop
     except ImportError:  # pragma: no cover - Windows
@@ -35,7 +35,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
-    """The uvicorn settings that matter for this protocol (see design.md), with a new :class:`Edge`
+    """The uvicorn settings that matter for this protocol (see docs/design.md), with a new :class:`Edge`
     counting this server's connections (``--max-connections`` read now: after ``raise_open_files``)."""
     return uvicorn.Config(
         app,

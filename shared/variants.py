@@ -2,7 +2,7 @@
 
 Every game of the family is the same engine with its dials set; a new
 relative is a new :class:`Variant` value, never a new class. The table in
-``../shared/rules.md`` is the source of the values below.
+``docs/rules.md`` is the source of the values below.
 """
 
 from __future__ import annotations

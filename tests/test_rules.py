@@ -1,5 +1,5 @@
 """Strict Forty Thieves, rule by rule and edge case by edge case, as
-``/work/shared/rules.md`` states them. Each test builds the few cards that
+``docs/rules.md`` states them. Each test builds the few cards that
 matter with ``enginekit.build`` (every other card waits in the stock, so the
 position is complete and consistent) and asserts both ``reason()`` and
 what ``push()`` does.

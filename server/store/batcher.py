@@ -45,7 +45,7 @@ class MoveBatcher:
     redis-py call each.
 
     Why: redis-py spends most of a call's cost in Python, per command and per
-    argument (design.md: about 8,000 sequential EVALSHA a second on one
+    argument (docs/design.md: about 8,000 sequential EVALSHA a second on one
     connection). On one Redis every pending move goes in one script call
     (moves.lua takes the moves of many races): one write and one read for
     everything waiting, and Redis runs one script, not one a race. On a Redis
