@@ -80,11 +80,12 @@ def _empty_table(rule: EmptyColumn) -> tuple[bool, ...]:
 
 def _moves_table() -> list[list[Move]]:
     places = list(range(MAX_COLUMNS)) + [WASTE, STOCK, FOUNDATION]
-    table = [[None] * (FOUNDATION + 1) for _ in range(FOUNDATION + 1)]
+    unused = Move(FOUNDATION, FOUNDATION)  # a placeholder for the pairs that are no place
+    table = [[unused] * (FOUNDATION + 1) for _ in range(FOUNDATION + 1)]
     for s in places:
         for d in places:
             table[s][d] = Move(s, d)
-    return table  # type: ignore[return-value]
+    return table
 
 
 _MOVE = _moves_table()

@@ -126,7 +126,7 @@ class Move(NamedTuple):
 
     src: int
     dst: int
-    count: int = 1
+    count: int = 1  # type: ignore[assignment]  # the field shadows tuple.count, which no caller uses
 
     def text(self) -> str:
         """The move in the notation: ``"ab"``, ``"3ab"``, ``"WF"``, ``"S"``, ``"R"``."""

@@ -90,7 +90,8 @@ def parse_position(text: str) -> Game:
             if suit_of(c) != i % 4:
                 raise PositionError(f"foundation {i} holds suit {'cdhs'[i % 4]}, not {t!r}")
             foundations.append(rank_of(c))
-        tableau, hidden = [], []
+        tableau: list[list[int]] = []
+        hidden: list[int] = []
         for col in tab_s.split("/"):
             if col == "-":
                 tableau.append([])

@@ -1379,8 +1379,9 @@ class ProtocolError(CodedError, ValueError):
 
 
 _encoder = msgspec.msgpack.Encoder()
-_client_decoder = msgspec.msgpack.Decoder(ClientMessage)
-_server_decoder = msgspec.msgpack.Decoder(ServerMessage)
+_Decoded = TypeVar("_Decoded")
+_client_decoder: msgspec.msgpack.Decoder[ClientMessage] = msgspec.msgpack.Decoder(ClientMessage)
+_server_decoder: msgspec.msgpack.Decoder[ServerMessage] = msgspec.msgpack.Decoder(ServerMessage)
 _any_decoder = msgspec.msgpack.Decoder()
 
 
@@ -1399,7 +1400,7 @@ def decode_server(data: bytes) -> ServerMessage:
     return _decode(_server_decoder, data, SERVER_TYPES)
 
 
-def _decode(decoder: msgspec.msgpack.Decoder, data: bytes, types: tuple[str, ...]) -> Any:
+def _decode(decoder: msgspec.msgpack.Decoder[_Decoded], data: bytes, types: tuple[str, ...]) -> _Decoded:
     if _too_deep(data, MAX_NESTING):
         raise ProtocolError(ErrorCode.BAD_FRAME, f"msgpack nested deeper than {MAX_NESTING} levels")
     try:

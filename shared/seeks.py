@@ -133,7 +133,7 @@ def _pairs(part: list[Seeker], now: int) -> list[list[Seeker]]:
     """A maximum-weight matching among ``part`` (sorted by rating) over the allowed edges."""
     import networkx as nx  # here, not at the top: 0.12 s of every `thieves` command's start otherwise
 
-    graph = nx.Graph()
+    graph: nx.Graph[int] = nx.Graph()
     reach = max(1, NEIGHBOURS // 2)
     for i, a in enumerate(part):
         for j in range(i + 1, min(len(part), i + 1 + reach)):

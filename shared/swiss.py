@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import protocol as p
 from .scoring import BYE, NO_SHOW, Entered, RoundResult, Scores, place_key, Total, round_score, totals
@@ -183,7 +183,7 @@ def _match(field: list[str], scale: _Scale) -> tuple[list[tuple[str, str]], str 
     nodes = [*field, *([BYE_NODE] if len(field) % 2 else [])]
     costs = {(a, b): scale.edge(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]}
     top = max(costs.values()) + 1  # weights positive; every perfect matching has the same edge count
-    graph = nx.Graph()
+    graph: nx.Graph[Any] = nx.Graph()
     graph.add_nodes_from(nodes)
     graph.add_weighted_edges_from((a, b, top - c) for (a, b), c in costs.items())
     place = scale.place

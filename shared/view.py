@@ -93,7 +93,7 @@ class PlayerView:
 def player_view(game: Game) -> PlayerView:
     """The view of ``game`` that its player may see."""
     tableau = tuple(
-        tuple([None] * h + col[h:]) for col, h in zip(game.tableau, game.hidden)
+        tuple([*([None] * h), *col[h:]]) for col, h in zip(game.tableau, game.hidden)
     )
     return PlayerView(
         variant=game.variant.key,

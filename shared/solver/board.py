@@ -33,7 +33,7 @@ packing rule, group-move rule and empty-column rule of the family.
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from ..cards import KING, rank_of
 from ..engine import Game, _packing_table
@@ -71,7 +71,7 @@ def rules_for(variant: Variant) -> Rules:
     ok = _packing_table(variant.packing)
     parents = tuple(tuple(sorted(ok[c])) for c in range(52))
     children = [[d for d in range(52) if c in ok[d]] for c in range(52)]
-    needs = []
+    needs: list[tuple[int, ...]] = []
     for c in range(52):
         if rank_of(c) == 1:
             needs.append(())
@@ -139,11 +139,11 @@ class Board:
         self.nhome = sum(home)
         self.total = v.total_cards
 
-    def snapshot(self) -> tuple:
+    def snapshot(self) -> tuple[Any, ...]:
         """The mutable part of the position, for :meth:`restore` (columns are shared, not copied)."""
         return (tuple(self.cols), self.waste, self.stock, self.si, self.pass_no, bytes(self.home), self.nhome)
 
-    def restore(self, snap: tuple) -> None:
+    def restore(self, snap: tuple[Any, ...]) -> None:
         cols, self.waste, self.stock, self.si, self.pass_no, home, self.nhome = snap
         self.cols = list(cols)
         self.home = list(home)
@@ -227,7 +227,7 @@ class Board:
         scored.sort(key=_first, reverse=True)
         return [m for _, m in scored]
 
-    def _column_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
+    def _column_moves(self, where: dict[int, list[int]], empty: int, add: Callable[[tuple[int, Move]], None]) -> None:
         rules = self.rules
         home = self.home
         packs = rules.packs
@@ -266,7 +266,7 @@ class Board:
             if empty >= 0 and (empty_any or (empty_kings and r0 == _KING0)):
                 add((40 if settled else 200 - (under % 13), row[empty]))
 
-    def _waste_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
+    def _waste_moves(self, where: dict[int, list[int]], empty: int, add: Callable[[tuple[int, Move]], None]) -> None:
         rules = self.rules
         home = self.home
         row = _M[WASTE]
@@ -282,7 +282,7 @@ class Board:
         if empty >= 0 and (rules.empty_any or (rules.empty_kings and r0 == _KING0)):
             add((100, row[empty]))
 
-    def _group_moves(self, where: dict[int, list[int]], empty: int, add) -> None:
+    def _group_moves(self, where: dict[int, list[int]], empty: int, add: Callable[[tuple[int, Move]], None]) -> None:
         rules = self.rules
         same_suit = rules.group is GroupMoves.SAME_SUIT_RUN
         parents = rules.parents
@@ -306,7 +306,7 @@ class Board:
                 k += 1
 
     # -------------------------------------------------------- play / undo
-    def play(self, move: Move) -> tuple:
+    def play(self, move: Move) -> tuple[Any, ...]:
         """Play a move known to be legal; return what :meth:`undo` needs."""
         src, dst, count = move
         if src == STOCK:
@@ -346,7 +346,7 @@ class Board:
         cols[dst] = oldd + olds[-count:]
         return (_COL_COL, src, olds, dst, oldd)
 
-    def undo(self, rec: tuple) -> None:
+    def undo(self, rec: tuple[Any, ...]) -> None:
         kind = rec[0]
         if kind == _COL_COL:
             _, src, olds, dst, oldd = rec
@@ -377,7 +377,7 @@ class Board:
             self.si = si
             self.pass_no -= 1
 
-    def play_safe(self, where: int = -2) -> list[tuple[Move, tuple]]:
+    def play_safe(self, where: int = -2) -> list[tuple[Move, tuple[Any, ...]]]:
         """Send home every card that is provably safe, until none is left.
 
         ``where`` says what the last move exposed: a column index, ``-1``
@@ -406,7 +406,7 @@ class Board:
             for d in needs[waste[-1]]:
                 if home[d] != packs:
                     return []
-        done: list[tuple[Move, tuple]] = []
+        done: list[tuple[Move, tuple[Any, ...]]] = []
         cols = self.cols
         again = True
         while again:
@@ -445,7 +445,7 @@ class Board:
         return done
 
 
-def take_back(board: Board, rec: tuple | None, autos: list[tuple[Move, tuple]]) -> None:
+def take_back(board: Board, rec: tuple[Any, ...] | None, autos: list[tuple[Move, tuple[Any, ...]]]) -> None:
     """Undo the safe moves a move set off, then the move (``rec`` None: the root, no move)."""
     for _, r in reversed(autos):
         board.undo(r)

@@ -12,14 +12,16 @@ used when it is missing.
 from __future__ import annotations
 
 from functools import lru_cache
+from types import ModuleType
 from typing import Callable, Literal
 
 from ..moves import Move
 from ..variants import GroupMoves
 from .board import Board, Rules
 
+_fastsearch: ModuleType | None
 try:
-    from . import _fastsearch
+    import shared.solver._fastsearch as _fastsearch
 except ImportError:  # built without a C compiler: the Python search stands in
     _fastsearch = None
 

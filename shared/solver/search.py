@@ -41,7 +41,7 @@ import enum
 import time
 from dataclasses import dataclass, field
 from heapq import heappop, heappush
-from typing import Callable, Literal, NamedTuple
+from typing import Any, Callable, Literal, NamedTuple
 
 from ..engine import Game
 from ..moves import MAX_COLUMNS, STOCK, Move
@@ -135,7 +135,8 @@ class _Budget:
 class _Frame:
     __slots__ = ("move", "rec", "autos", "moves", "i")
 
-    def __init__(self, move: Move | None, rec: tuple | None, autos: list, moves: list[Move]) -> None:
+    def __init__(self, move: Move | None, rec: tuple[Any, ...] | None, autos: list[tuple[Move, tuple[Any, ...]]],
+                 moves: list[Move]) -> None:
         self.move = move
         self.rec = rec
         self.autos = autos
@@ -336,7 +337,7 @@ def _best_first(
         return SolveResult(Verdict.UNWINNABLE, [], 1, clock() - start, None, best, 1)
     seen = {board.key()}
     parents: list[tuple[int, tuple[Move, ...]]] = [(-1, tuple(m for m, _ in root_autos))]
-    heap = [(-board.score(), 0, 0, board.snapshot(), None, False)]
+    heap: list[tuple[Any, ...]] = [(-board.score(), 0, 0, board.snapshot(), None, False)]
     counter = 0
     nodes = 1
     next_check = _CHECK_EVERY
@@ -419,7 +420,7 @@ def _depth_first(
     seen.add(board.key())
     stack = [_Frame(None, None, root_autos, board.moves())]
     # The unit the previous move placed: (column, count) or None (see module docstring).
-    block = [None]
+    block: list[tuple[int, int] | None] = [None]
     next_check = _CHECK_EVERY
     play, play_safe, key, gen = board.play, board.play_safe, board.key, board.moves
     add_seen = seen.add
@@ -447,7 +448,8 @@ def _depth_first(
             if home == total:
                 line = [m for m, _ in root_autos]
                 for f in stack[1:]:
-                    line.append(f.move)
+                    if f.move is not None:  # only the root frame has none
+                        line.append(f.move)
                     line.extend(m for m, _ in f.autos)
                 line.append(move)
                 line.extend(m for m, _ in autos)
