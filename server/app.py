@@ -195,7 +195,7 @@ def _says_json(scope: Scope) -> bool:
     """Whether the request's ``Content-Type`` is ``application/json`` (parameters such as a charset allowed)."""
     for name, value in scope["headers"]:
         if name == b"content-type":
-            return value.split(b";", 1)[0].strip().lower() == b"application/json"
+            return bool(value.split(b";", 1)[0].strip().lower() == b"application/json")
     return False
 
 

@@ -31,7 +31,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
         import uvloop
     except ImportError:  # pragma: no cover - Windows
         return None
-    return uvloop.new_event_loop  # type: ignore[no-any-return]
+    return uvloop.new_event_loop
 
 
 def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
@@ -170,8 +170,8 @@ def _on_sighup(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     mismatched = dependencies.installed_problems()
     if mismatched:  # before anything starts: a transport on an untested uvicorn misbehaves only under load
-        for problem in mismatched:
-            print(f"thieves-server: {problem}", file=sys.stderr)
+        for line in mismatched:
+            print(f"thieves-server: {line}", file=sys.stderr)
         return 2
     try:
         config = parse_args(argv)

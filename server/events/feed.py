@@ -99,7 +99,7 @@ class EventFeed:
         self.last: bytes | None = None
         self._event: tuple[bytes, bytes] | None = None
         """The latest frame and its Server-Sent Event (:meth:`as_event`)."""
-        self._seen: tuple[int, ...] | None = None
+        self._seen: tuple[int | None, ...] | None = None
         self._task: asyncio.Task[None] | None = None
         self._read_event: tuple[EventMeta, msgspec.Raw, msgspec.Raw] | None = None
         """The event as last read, with its description and standings encoded: read and made again only
@@ -294,8 +294,8 @@ class EventFeed:
         accounts = [r.account for r, _ in field]
         if accounts != self._field:  # another field than the last frame's (a new round, a withdrawal)
             self._field, self._best_first = accounts, []
-            index = {account: i for i, account in enumerate(accounts)}
-            self._index = index if len(index) == len(accounts) else None
+            places = {account: i for i, account in enumerate(accounts)}
+            self._index = places if len(places) == len(accounts) else None
         index = self._index
         if index is None:  # an account in two rows: the field scored as it stands
             points = score([r for r, _ in field])

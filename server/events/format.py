@@ -41,7 +41,7 @@ class RaceMaker(Protocol):
     store: Store
 
     async def create_for(self, entrants: list[str], deal: CheckedDeal, time_limit: int, start_mode: p.StartMode,
-                         event: str, rated: bool = False, reveal_at: int = 0, title: str = "",
+                         event: str, *, rated: bool = False, reveal_at: int = 0, title: str = "",
                          scheduled_at: int = 0) -> RaceMeta: ...
 
     async def start_races(self, ids: list[str], now: int) -> None: ...

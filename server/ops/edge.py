@@ -289,7 +289,7 @@ class EdgeProtocol(H11Protocol):
 
     edge: Edge
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._timer: Any = None
         self._phase: str | None = None

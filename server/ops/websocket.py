@@ -322,7 +322,7 @@ class Protocol(WebSocketsSansIOProtocol):
     def handle_connect(self, event: object) -> None:
         super().handle_connect(event)  # type: ignore[arg-type]
         if getattr(self, "scope", None) is not None:  # the app runs from the next loop iteration on
-            self.scope["extensions"][BACKLOG] = Backlog(self)  # type: ignore[index,assignment]
+            self.scope["extensions"][BACKLOG] = Backlog(self)  # type: ignore[assignment]
 
     def handle_parser_exception(self) -> None:
         if self.close_sent:  # already lingering: later data went to the discarding parser
@@ -395,7 +395,7 @@ class Protocol(WebSocketsSansIOProtocol):
                 break
             if (first == 0x82 and masked and conn.state is _OPEN and not self.close_sent
                     and not conn.expect_continuation_frame):
-                payload = apply_mask(view[at + 4:end], buf[at:at + 4])  # type: ignore[arg-type]
+                payload = apply_mask(view[at + 4:end], buf[at:at + 4])
                 if take is None or not queue.empty() or not take(payload):
                     queue.put_nowait(payload)
             else:

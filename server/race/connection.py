@@ -932,4 +932,4 @@ def _log_failure(exc: Exception, **fields: Any) -> None:
 
 
 def _tag(msg: Any) -> str | None:
-    return type(msg).__struct_config__.tag if msg is not None else None  # type: ignore[no-any-return]
+    return type(msg).__struct_config__.tag if msg is not None else None

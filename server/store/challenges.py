@@ -79,7 +79,7 @@ class ChallengeStore:
 
     async def accepting(self, account: str) -> bool:
         """Whether the account takes challenges (the default)."""
-        return await self.redis.hget(AccountKeys(account).main, "challenges") != b"off"
+        return bool(await self.redis.hget(AccountKeys(account).main, "challenges") != b"off")
 
     async def set_accepting(self, account: str, accept: bool) -> None:
         """Take challenges or refuse them all (a field of the account's hash; the account exists)."""

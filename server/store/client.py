@@ -118,7 +118,9 @@ class WaitingCluster(aioredis.RedisCluster):
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
         if shard_hint:
             return super().pipeline(transaction, shard_hint)  # (redis-py refuses it)
-        return _WaitingPipeline(self, transaction)
+        # redis-py declares _event_dispatcher abstract on its client bases and sets it in __init__ (its own
+        # pipeline() builds ClusterPipeline the same way)
+        return _WaitingPipeline(self, transaction)  # type: ignore[abstract]
 
 
 class _WaitingPipeline(ClusterPipeline):
