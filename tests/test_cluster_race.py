@@ -279,6 +279,14 @@ async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: 
                 await c.close()
 
 
+async def test_races_end_when_every_racer_gives_up_and_drops_at_once_on_a_cluster(
+        servers: tuple[LiveServer, LiveServer]) -> None:
+    """As on one Redis (tests/test_race_e2e.py), with each race's racers on both servers."""
+    from test_race_e2e import give_up_and_drop
+
+    await give_up_and_drop(list(servers), 6)
+
+
 async def test_the_event_state_table_is_enforced_on_a_cluster(empty_cluster: LocalCluster) -> None:
     """The step scripts (one event's hash tag each) refuse what the state table does not allow on a
     cluster as on one Redis."""
