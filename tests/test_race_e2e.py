@@ -181,7 +181,7 @@ async def test_a_race_ends_when_every_racer_gives_up_and_drops_at_once(server: L
 async def test_a_race_whose_players_are_all_done_is_ended_by_the_janitor(redis_url: str) -> None:
     """The store says when the last player is done; should the process it told die before ending the race,
     any process's janitor ends it at its next sweep, not at the time limit."""
-    async with live_server(redis_url, lobby_ttl=8) as server:  # a sweep every 2 s
+    async with live_server(redis_url, lobby_ttl=20) as server:  # a sweep every 5 s
         created = await create_race(server, seats=2, time_limit=3600)
         (ann, bob), _ = await _join(server, created.race.id, ["ann", "bob"])
         await start_race(server, created.creator_token, [ann, bob])
@@ -189,7 +189,7 @@ async def test_a_race_whose_players_are_all_done_is_ended_by_the_janitor(redis_u
         # Both give-ups stored as by a process that died before it could end the race: nobody ends it now.
         done = [(await store.give_up(created.race.id, seat, now_ms()))[1] for seat in (0, 1)]
         assert done == [False, True]
-        finished = await ann.expect(p.Finished, timeout=20)
+        finished = await ann.expect(p.Finished, timeout=30)
         assert [s.status for s in finished.results.standings] == ["gave_up", "gave_up"]
         for c in (ann, bob):
             await c.close()
