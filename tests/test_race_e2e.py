@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 import msgpack
+import pytest
 from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
 
 from server.race.clock import now_ms
@@ -193,6 +194,25 @@ async def test_a_race_whose_players_are_all_done_is_ended_by_the_janitor(redis_u
         assert [s.status for s in finished.results.standings] == ["gave_up", "gave_up"]
         for c in (ann, bob):
             await c.close()
+
+
+async def test_a_failed_task_of_a_race_hub_is_logged_with_its_race(
+        server: LiveServer, server_log: pytest.LogCaptureFixture) -> None:
+    created = await create_race(server, seats=2)
+    (ann,), _ = await _join(server, created.race.id, ["ann"])
+    hub = server.service.hubs[created.race.id]
+
+    async def fails() -> None:
+        raise RuntimeError("the hub's task failed")
+
+    hub.spawn(fails())
+
+    def logged() -> bool:
+        return any("event=hub_task_failed" in r.getMessage() and created.race.id in r.getMessage()
+                   and "the hub's task failed" in r.getMessage() for r in server_log.records)
+
+    await eventually(logged, "the failure in the log, with the race")
+    await ann.close()
 
 
 async def test_ten_players_move_concurrently_on_one_deal(server: LiveServer) -> None:

@@ -19,6 +19,7 @@ back with the line they wrote (:meth:`RaceHub.learn`, :mod:`server.race.table`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +29,7 @@ import msgspec
 from shared import protocol as p
 from shared.variants import get_variant
 
-from ..ops.log import log
+from ..ops.log import format_event, log, logger
 from ..store import UNAVAILABLE, EventKind, Line, RaceMeta
 from . import rules as races
 from .clock import now_ms
@@ -190,7 +191,19 @@ class RaceHub:
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: "asyncio.Task[Any]") -> None:
+        """A task of this hub is over: forgotten, and its failure logged with the race. Why: an exception
+        nobody retrieves shows at best as asyncio's complaint when the task is collected, naming no race
+        (a lost announcement or catch-up was invisible)."""
+        self._tasks.discard(task)
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if isinstance(exc, UNAVAILABLE):
+            log("hub_task_failed", logging.WARNING, race=self.race, error=exc)
+        else:
+            logger.error(format_event("hub_task_failed", {"race": self.race, "error": repr(exc)}), exc_info=exc)
 
     async def _time_up(self) -> None:
         await self.service.end_race(self.race)
