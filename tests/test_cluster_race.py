@@ -279,6 +279,14 @@ async def test_a_duplicate_event_and_the_daily_deal_on_a_cluster(empty_cluster: 
                 await c.close()
 
 
+async def test_races_end_when_every_racer_gives_up_and_drops_at_once_on_a_cluster(
+        servers: tuple[LiveServer, LiveServer]) -> None:
+    """As on one Redis (tests/test_race_e2e.py), with each race's racers on both servers."""
+    from test_race_e2e import give_up_and_drop
+
+    await give_up_and_drop(list(servers), 6)
+
+
 async def test_the_event_state_table_is_enforced_on_a_cluster(empty_cluster: LocalCluster) -> None:
     """The step scripts (one event's hash tag each) refuse what the state table does not allow on a
     cluster as on one Redis."""
@@ -361,3 +369,92 @@ async def test_seekers_over_two_processes_on_a_cluster_are_paired_once(empty_clu
         got = await asyncio.gather(*(seeker(i) for i in range(10)))
         assert sorted(m.names[m.seat] for m in got) == sorted(f"s{i}" for i in range(10))
         assert len({m.race for m in got}) == 5
+
+
+async def _recv_checked(c: Client, timeout: float) -> p.ServerMessage:
+    """The next frame; a progress frame that is not a full table must bring only lines that differ from the
+    client's (docs/protocol.md: "changes only")."""
+    msg = p.decode_server(await asyncio.wait_for(c.ws.recv(), timeout))
+    if isinstance(msg, p.Progress) and not msg.full:
+        repeated = [e for e in msg.players if c.table.lines.get(e.seat) == e]
+        assert not repeated, f"progress v{msg.version} repeats lines the client had: {repeated}"
+    c.table.apply(msg)
+    return msg
+
+
+async def _until_status(c: Client, seat: int, status: str, timeout: float) -> None:
+    """Read (checking each frame) until the client's table shows ``seat`` with ``status``, or fail after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (line := c.table.lines.get(seat)) is None or line.status != status:
+        left = deadline - loop.time()
+        assert left > 0, f"seat {seat} stayed {line.status if line else None!r}, not {status!r}, for {timeout:g} s"
+        try:
+            await _recv_checked(c, left)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def test_a_rival_who_is_no_longer_ready_shows_as_waiting_across_processes(
+        empty_cluster: LocalCluster) -> None:
+    """An all-ready lobby over two processes at the default rates: every racer sees each ready change
+    within 3 s, and no progress frame repeats a line it had."""
+    hz = dict(progress_hz=10.0, racer_hz=4.0)
+    async with live_server(empty_cluster.urls[0], redis_cluster=True, **hz) as a:
+        async with live_server(empty_cluster.urls[1], redis_cluster=True, **hz) as b:
+            created = await create_race(a, seats=3, start_mode="all-ready")
+            ann, cy, bob = await Client.connect(a), await Client.connect(a), await Client.connect(b)
+            seats = {}
+            for c, name in ((ann, "ann"), (bob, "bob"), (cy, "cy")):
+                seats[name] = (await c.hello(created.race.id, name)).seat
+            for c in (ann, bob):
+                await c.send(p.Ready(ready=True))
+            for c in (ann, bob, cy):
+                for name in ("ann", "bob"):
+                    await _until_status(c, seats[name], "ready", 10)
+            await bob.send(p.Ready(ready=False))
+            for c in (ann, bob, cy):
+                await _until_status(c, seats["bob"], "waiting", 3)
+            await ann.send(p.Ready(ready=False))
+            for c in (ann, bob, cy):
+                await _until_status(c, seats["ann"], "waiting", 3)
+            for c in (ann, bob, cy):
+                await c.close()
+
+
+async def test_a_racer_given_its_first_table_between_two_racers_frames_gets_every_later_change(
+        empty_cluster: LocalCluster) -> None:
+    """A racer's first table (the full one after its welcome) waits for the racers' next frame: given at
+    once, it was newer than the table the hub makes the racers' frames from, and their next frame repeated
+    lines it had and left out a rival's line changed back meanwhile (ready, then waiting again).
+
+    One frame every 10 s to the racers (``racer_hz`` 0.1) holds the racers' frame back while bob, on the
+    other process, gets ready, cy joins, and bob is waiting again."""
+    hz = dict(progress_hz=10.0, racer_hz=0.1)
+    async with live_server(empty_cluster.urls[0], redis_cluster=True, **hz) as a:
+        async with live_server(empty_cluster.urls[1], redis_cluster=True, **hz) as b:
+            created = await create_race(a, seats=3, start_mode="all-ready")
+            race, store = created.race.id, a.service.store
+            bob = await Client.connect(b)
+            seat = (await bob.hello(race, "bob")).seat
+            ann = await Client.connect(a)
+            await ann.hello(race, "ann")
+            while not (isinstance(msg := await _recv_checked(ann, 10), p.Progress) and msg.full):
+                pass  # the racers' frame on ann's process went out now: the next is 10 s away
+
+            async def bob_is(status: str) -> bool:
+                return next(line for line in (await store.lines(race))[1] if line.seat == seat).status == status
+
+            await bob.send(p.Ready(ready=True))
+            await eventually(lambda: bob_is("ready"), "bob to be ready")
+            cy = await Client.connect(a)
+            welcome = await cy.hello(race, "cy")
+            assert next(e for e in welcome.progress if e.seat == seat).status == "ready"
+            hub = a.service.hubs[race]
+            await eventually(lambda: hub.table.version >= welcome.version, "a flush of the table cy was welcomed with")
+            await bob.send(p.Ready(ready=False))
+            await eventually(lambda: bob_is("waiting"), "bob to be waiting again")
+            await _until_status(cy, seat, "waiting", 30)
+            await _until_status(ann, seat, "waiting", 30)
+            for c in (ann, bob, cy):
+                await c.close()

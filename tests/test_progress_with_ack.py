@@ -16,8 +16,9 @@ import termios
 from typing import Any
 
 import pytest
-from redis_util import Client, LiveServer, create_race, eventually, listen_as_another_process, start_race
+from redis_util import Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, start_race
 
+from server.race import hub as hub_module
 from shared import protocol as p
 
 
@@ -96,9 +97,13 @@ def _draws_of(msg: p.ServerMessage, seat: int) -> int | None:
 
 @pytest.mark.parametrize("lose", [False, True], ids=["acked", "answer_lost"])
 async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_goes_just_before_it(
-        server: LiveServer, lose: bool) -> None:
+        server: LiveServer, lose: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer is the ack, or (Redis's reply lost) a reject saying ``unavailable``: either takes the
-    held frame along."""
+    held frame along.
+
+    A draw changes only a move count, which racers are sent within ``RACER_LAG``: made 0 here, so that
+    ann's progress frame with her draw is made while her draw's answer is held back."""
+    monkeypatch.setattr(hub_module, "RACER_LAG", 0.0)
     created = await create_race(server, seats=2, deal_source="number", deal=2)
     ann, bob, watcher = [await Client.connect(server) for _ in range(3)]
     ann_welcome = await ann.hello(created.race.id, "ann")
@@ -107,6 +112,7 @@ async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_g
     await start_race(server, created.creator_token, [ann, bob, watcher])
     seat = ann_welcome.seat
     assert seat is not None and bob_welcome.seat is not None
+    await caught_up(ann, server, created.race.id)  # the start's frame is not the one held back below
     # Another process watches the race too, so ann's stored move is announced (as the scripts announce a
     # move only to other processes) and this process's hub hears of it before her move's answer comes.
     await listen_as_another_process(server.service.redis, created.race.id)
@@ -129,7 +135,10 @@ async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_g
             return _draws_of(await watcher.recv(), seat) == 1
 
         await eventually(watcher_saw_the_draw, "the spectator's progress frame with ann's draw")
-        # ... and ann, whose move is in flight, not yet: the same flush wrote to both.
+        # ... and ann, whose move is in flight, not yet: her frame with it waits (a flush made it, with the
+        # spectator's or, the racers' frames being at most racer_hz a second, just after it).
+        conn = next(c for c in server.service.hubs[created.race.id].conns if c.seat == seat)
+        await eventually(lambda: conn._held is not None, "ann's progress frame with her draw to be held back")
         assert 1 not in [_draws_of(m, seat) for m in in_kernel()], "ann's progress went before her move's answer"
 
         held.let_go()

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Callable
 
 import msgpack
-from redis_util import Client, LiveServer, create_race, eventually, start_race
+import pytest
+from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
 
 from server.race.clock import now_ms
 from shared import protocol as p
@@ -137,6 +138,81 @@ async def test_the_time_limit_ends_the_race_for_everyone(server: LiveServer) -> 
     assert isinstance(after, p.Reject) and after.reason == "race_over"
     for c in (ann, bob):
         await c.close()
+
+
+async def give_up_and_drop(servers: list[LiveServer], races: int) -> None:
+    """``races`` two-seat races (their racers spread over ``servers``) where both racers send ``give_up`` and
+    close their sockets at once, without waiting for an answer: every race ends at once all the same
+    (docs/protocol.md: "the race ends when every player is done"), with its results readable, and no
+    connection is left to end it. Why: the end was a task of the connection's hub, which the last
+    connection's close cancelled; those races ran to their time limit."""
+    created, pairs = [], []
+    for i in range(races):
+        made = await create_race(servers[i % len(servers)], seats=2, time_limit=3600)
+        pair = []
+        for j, name in enumerate(("ann", "bob")):
+            c = await Client.connect(servers[(i + j) % len(servers)])
+            await c.hello(made.race.id, name)
+            pair.append(c)
+        await start_race(servers[i % len(servers)], made.creator_token, pair)
+        created.append(made.race.id)
+        pairs.append(pair)
+
+    async def give_up_and_close(c: Client) -> None:
+        await c.send(p.GiveUp())
+        await c.close()
+
+    await asyncio.gather(*(give_up_and_close(c) for pair in pairs for c in pair))
+    store = servers[0].service.store
+
+    async def all_finished() -> bool:
+        return all(m is not None and m.status == "finished" for m in await store.metas(created))
+
+    await eventually(all_finished, f"all {races} races to end (their time limit is an hour away)")
+    for i, race in enumerate(created):
+        status, body = await servers[(i + 1) % len(servers)].http("GET", f"/races/{race}/results")
+        assert status == 200, body
+        assert [s["status"] for s in body["standings"]] == ["gave_up", "gave_up"]
+
+
+async def test_a_race_ends_when_every_racer_gives_up_and_drops_at_once(server: LiveServer) -> None:
+    await give_up_and_drop([server], 24)
+
+
+async def test_a_race_whose_players_are_all_done_is_ended_by_the_janitor(redis_url: str) -> None:
+    """The store says when the last player is done; should the process it told die before ending the race,
+    any process's janitor ends it at its next sweep, not at the time limit."""
+    async with live_server(redis_url, lobby_ttl=20) as server:  # a sweep every 5 s
+        created = await create_race(server, seats=2, time_limit=3600)
+        (ann, bob), _ = await _join(server, created.race.id, ["ann", "bob"])
+        await start_race(server, created.creator_token, [ann, bob])
+        store = server.service.store
+        # Both give-ups stored as by a process that died before it could end the race: nobody ends it now.
+        done = [(await store.give_up(created.race.id, seat, now_ms()))[1] for seat in (0, 1)]
+        assert done == [False, True]
+        finished = await ann.expect(p.Finished, timeout=30)
+        assert [s.status for s in finished.results.standings] == ["gave_up", "gave_up"]
+        for c in (ann, bob):
+            await c.close()
+
+
+async def test_a_failed_task_of_a_race_hub_is_logged_with_its_race(
+        server: LiveServer, server_log: pytest.LogCaptureFixture) -> None:
+    created = await create_race(server, seats=2)
+    (ann,), _ = await _join(server, created.race.id, ["ann"])
+    hub = server.service.hubs[created.race.id]
+
+    async def fails() -> None:
+        raise RuntimeError("the hub's task failed")
+
+    hub.spawn(fails())
+
+    def logged() -> bool:
+        return any("event=hub_task_failed" in r.getMessage() and created.race.id in r.getMessage()
+                   and "the hub's task failed" in r.getMessage() for r in server_log.records)
+
+    await eventually(logged, "the failure in the log, with the race")
+    await ann.close()
 
 
 async def test_ten_players_move_concurrently_on_one_deal(server: LiveServer) -> None:

@@ -597,7 +597,7 @@ class Connection:
             if blob is not None:
                 self.send_msg(p.Finished(version=meta.version, results=races.shown_results(meta, blob, now)))
         elif meta.started and now >= meta.ends_at:
-            self.hub.spawn(self.service.end_race(self.race))
+            self.service.end_soon(self.race)
         return None if missed is None else len(missed)
 
     async def _reload(self, meta: RaceMeta | None = None) -> SeatSession:
@@ -793,8 +793,8 @@ class Connection:
         if hub is not None and self.session is not None:
             hub.learn(result.version, self.session.seat, result.line, result.held)
             self.service.moved_here(hub.race)
-            if result.race_done and self.race is not None:
-                hub.spawn(self.service.end_race(self.race))
+            if result.race_done:
+                self.service.end_soon(hub.race)
 
     async def _after_commit(self, msg: p.Move, result: CommitResult, meta: RaceMeta, conflicts: int) -> None:
         """A move the store did not take as sent: another connection of the seat moved first (catch up,
@@ -840,8 +840,8 @@ class Connection:
             self.session.done = True
         self.send_msg(p.GaveUp(version=self.version))
         log("gave_up", race=race, seat=seat)
-        if race_done and self.hub is not None:
-            self.hub.spawn(self.service.end_race(race))
+        if race_done:
+            self.service.end_soon(race)
 
     # ----------------------------------------------------------- hints
     async def on_hint(self, msg: p.HintRequest) -> None:

@@ -19,6 +19,7 @@ back with the line they wrote (:meth:`RaceHub.learn`, :mod:`server.race.table`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +29,7 @@ import msgspec
 from shared import protocol as p
 from shared.variants import get_variant
 
-from ..ops.log import log
+from ..ops.log import format_event, log, logger
 from ..store import UNAVAILABLE, EventKind, Line, RaceMeta
 from . import rules as races
 from .clock import now_ms
@@ -190,7 +191,19 @@ class RaceHub:
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: "asyncio.Task[Any]") -> None:
+        """A task of this hub is over: forgotten, and its failure logged with the race. Why: an exception
+        nobody retrieves shows at best as asyncio's complaint when the task is collected, naming no race
+        (a lost announcement or catch-up was invisible)."""
+        self._tasks.discard(task)
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if isinstance(exc, UNAVAILABLE):
+            log("hub_task_failed", logging.WARNING, race=self.race, error=exc)
+        else:
+            logger.error(format_event("hub_task_failed", {"race": self.race, "error": repr(exc)}), exc_info=exc)
 
     async def _time_up(self) -> None:
         await self.service.end_race(self.race)
@@ -435,7 +448,14 @@ class RaceHub:
             for cursor in self.conns.values():
                 cursor.needs_full, cursor.seen = True, None
         self._last_sent = {e.seat: e for e in table}
-        racers_changed = self._racers_changes(table)
+        racers_changed = self._racers_changes(table, first=any(
+            conn.seat is not None and cursor.welcomed and (cursor.needs_full or cursor.seen is not None)
+            for conn, cursor in self.conns.items()))
+        # Every racer given its table has the racers' table; one given its first (full, or the difference
+        # from its resumed welcome) has this one: only once the racers' table is this one too may it be
+        # given it, or the racers' next frame (made from theirs) would repeat lines it has, and miss a line
+        # changed back to what theirs shows (a rival ready, then waiting again: never sent to it).
+        racers_in_step = self._racers_behind_since is None
         self.version = max(self.version, version)
         status = self.meta.phase(now_ms())
         delta = racers_delta = full = None
@@ -447,6 +467,8 @@ class RaceHub:
                 # Read before this connection's welcome: its first table must not go back in time.
                 self._dirty = True
                 continue
+            if (cursor.needs_full or cursor.seen is not None) and conn.seat is not None and not racers_in_step:
+                continue  # the racers' frame is not due yet: its flush gives this racer its first table
             if cursor.needs_full:
                 cursor.needs_full = False
                 if full is None:
@@ -479,11 +501,11 @@ class RaceHub:
         self.service.metrics.sent("progress", sent)
 
 
-    def _racers_changes(self, table: list[p.PlayerProgress]) -> list[p.PlayerProgress]:
+    def _racers_changes(self, table: list[p.PlayerProgress], first: bool = False) -> list[p.PlayerProgress]:
         """The lines to send the racers now: every line that differs from theirs once one of them differs
         in what a racer's screen shows (:func:`shared.protocol.racer_sees`), or once they have been behind
-        for :data:`RACER_LAG`, and at most one frame every ``racer_interval`` (``--racer-hz``); none before
-        (a timer marks the hub when they are due).
+        for :data:`RACER_LAG`, or (``first``) a racer waits for its first table, and at most one frame every
+        ``racer_interval`` (``--racer-hz``); none before (a timer marks the hub when they are due).
 
         Why: at a human pace most moves change only a racer's move count, which no racer's screen shows,
         and each flush cost a frame to every racer of the race (most of a move's CPU). And a racer watches
@@ -496,12 +518,14 @@ class RaceHub:
         behind = [e for e in table if self._racers_sent.get(e.seat) != e]
         if not behind:
             self._racers_behind_since = None
+            if len(self._racers_sent) != len(table):  # a seat given back: every table is sent whole
+                self._racers_sent = {e.seat: e for e in table}
             return behind
         now = time.monotonic()
         seen = self._racers_sent
         if self._racers_behind_since is None:
             self._racers_behind_since = now
-        if (any(e.seat not in seen or p.racer_sees(seen[e.seat]) != p.racer_sees(e) for e in behind)
+        if (first or any(e.seat not in seen or p.racer_sees(seen[e.seat]) != p.racer_sees(e) for e in behind)
                 or now - self._racers_behind_since >= RACER_LAG):
             wait = self._racers_last + self.service.racer_interval - now
             if wait <= 0:

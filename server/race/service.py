@@ -373,8 +373,9 @@ class Service:
                 hub.spawn(hub.catch_up())
 
     async def _janitor(self) -> None:
-        """Remove lobby races nobody started in time; end races whose time ran out unattended;
-        drop open-lobby entries of races that are no longer lobbies (store/limits.py)."""
+        """Remove lobby races nobody started in time; end races whose end is due unattended (their time
+        ran out, or every player is done and the process that stored the last of them failed to end
+        it: :meth:`end_soon`); drop open-lobby entries of races that are no longer lobbies (store/limits.py)."""
         ids = await self.store.active_ids()
         now = now_ms()
         metas = await self.store.metas(ids)
@@ -387,7 +388,7 @@ class Service:
             elif meta.status == "lobby" and rid not in self.hubs:  # (a hub's heartbeat frees its own)
                 if freed := await self.store.free_stale(rid, now, self.lease_ms):
                     log("seats_freed", race=rid, seats=freed, why="lease")
-            elif meta.status == "started" and now >= meta.ends_at:
+            elif meta.due_to_end(now):  # time up, or every player done and the one who ended it gone first
                 await self.end_race(rid)
         # Lobbies still young enough to stay; the open-lobby set may keep only those (and new ones).
         lobbies = [rid for rid, meta in zip(ids, metas) if meta and meta.status == "lobby"
@@ -502,6 +503,24 @@ class Service:
                 # started already / nobody came / a rated race only one entrant came to
                 if exc.code not in ("race_closed", "forbidden", "not_enough_players"):
                     raise
+
+    def end_soon(self, race: str) -> None:
+        """End ``race`` now in the background, as this process's own work: the store said its last player
+        is done (a give-up or a last card home answered ``race_done``, once, to one caller).
+
+        Why not the connection's or its hub's task: a racer may give up and close its socket at once, and
+        the hub of its last connection here is closed with it, cancelling its tasks; the race then ran
+        to its time limit. A failure is logged here; the janitor ends a due race nobody ended."""
+        self._spawn(self._end_or_log(race))
+
+    async def _end_or_log(self, race: str) -> None:
+        try:
+            await self.end_race(race)
+        except UNAVAILABLE as exc:
+            self.metrics.redis_errors += 1
+            log("end_failed", logging.WARNING, race=race, error=exc)
+        except Exception:
+            logging.getLogger("thieves").exception(f"event=end_failed race={race}")
 
     async def end_race(self, race: str) -> bool:
         """End the race if its time is up or everyone is done; idempotent, safe from any process.

@@ -225,7 +225,7 @@ async def _welcome(service: Service, hub: RaceHub, listener: SseSpectator, race:
         replayed=len(missed) if missed is not None else None)
     if meta.status != "finished":
         if meta.started and now >= meta.ends_at:
-            hub.spawn(service.end_race(race))
+            service.end_soon(race)
         meta = await store.meta(race)  # an end announced while this welcome was read passed it by
     if meta is not None and meta.status == "finished" and not listener.ended:
         blob = await store.results(race)
