@@ -14,11 +14,13 @@ SOURCES := pyproject.toml setup.py shared/solver/_fastsearch.c
 venv: $(DEV_STAMP)
 
 # $(call install,EXTRAS): the venv (made once), then the package in it, editable, with EXTRAS.
+# --no-compile: Python compiles the modules a program imports when it first does (a fraction of
+# them), instead of pip compiling every module of every dependency at install (a third of its CPU).
 define install
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.$(1)'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.$(1)'
 endef
 
 $(STAMP): $(SOURCES)
