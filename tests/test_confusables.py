@@ -8,6 +8,7 @@ version the data was generated from; elsewhere they are skipped, saying why.
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
 import subprocess
 import sys
@@ -103,7 +104,8 @@ both orders, ligatures, case that folds to more than one letter, compatibility f
 def _corpus() -> list[str]:
     """The names above and random ones built from the characters the data maps, their prototypes and
     combining marks (where the order of NFD, mapping and NFD again shows)."""
-    pieces = sorted({ch for k, v in confusables._SKELETONS.items() for ch in k + v})
+    skeletons = json.loads(DATA.read_text(encoding="utf-8"))["skeletons"]
+    pieces = sorted({chr(int(h, 16)) for k, v in skeletons.items() for h in [k, *v.split()]})
     marks = [chr(cp) for cp in range(0x300, 0x370)] + ["\u0323", "\u0335", "\u0338", "\u05b0", "\u0e31"]
     pick = random.Random(35)
     made = ["".join(pick.choice(pieces if pick.random() < 0.7 else marks) for _ in range(pick.randint(1, 8)))
