@@ -20,15 +20,13 @@ COPY shared ./shared
 COPY server ./server
 COPY client_cli ./client_cli
 # gcc only for the install: it builds the solver's compiled search (setup.py), which the
-# checked-deal filler and hints use; g++, pkg-config and ICU's headers build PyICU (the names'
-# confusable skeletons, shared/names.py). The compilers and headers are removed again in the same
-# layer; ICU's run-time library is marked as wanted first, so that it stays.
+# checked-deal filler and hints use; it is removed again in the same layer. The names' confusable
+# skeletons need no ICU: their data ships in the package (shared/confusables.py).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends gcc libc6-dev g++ pkg-config libicu-dev \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install . \
     && (cd / && python -c "from shared.solver import fast; assert fast.available(), 'compiled solver not built'") \
-    && apt-mark manual $(dpkg-query -W -f='${binary:Package}\n' 'libicu[0-9]*') \
-    && apt-get purge -y --auto-remove gcc libc6-dev g++ pkg-config libicu-dev \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
     && (cd / && python -c "from shared.names import name_key; assert name_key('\u0430nn') == 'ann'") \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 thieves \

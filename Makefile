@@ -3,35 +3,51 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Two stamps: `make run` and the demos need the package alone; `make test` and the benches also the
+# dev extra (pytest, playwright...), which a first `make run` need not wait for.
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+SOURCES := pyproject.toml setup.py shared/solver/_fastsearch.c
 
 .PHONY: run test bench bench-solver demo demo-event clean venv
 
-venv: $(STAMP)
+venv: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml setup.py shared/solver/_fastsearch.c
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version' 
+# $(call install,EXTRAS): the venv (made once), then the package in it, editable, with EXTRAS.
+# --no-compile: Python compiles the modules a program imports when it first does (a fraction of
+# them), instead of pip compiling every module of every dependency at install (a third of its CPU).
+define install
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.$(1)'
+endef
+
+$(STAMP): $(SOURCES)
+	$(call install,)
 	@touch $(STAMP)
+
+# The dev install holds the package too: it stamps both.
+$(DEV_STAMP): $(SOURCES)
+	$(call install,[dev])
+	@touch $(STAMP) $(DEV_STAMP)
 
 # make run ARGS="--port 9000": ARGS go to the server. The command line is not echoed: ARGS may hold a
 # secret (--organiser-token); the server prints its configuration itself, secrets masked.
 run: $(STAMP)
 	@$(BIN)/thieves-server $(ARGS)
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/race_load.py
 	$(BIN)/python bench/moves_script.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/hint_latency.py
 
-bench-solver: $(STAMP)
+bench-solver: $(DEV_STAMP)
 	nice -n 10 $(BIN)/python bench/solver.py --variant forty-thieves --first 1 --last 100 $(ARGS)
 	nice -n 10 $(BIN)/python bench/solver.py --variant sixty-thieves --first 1 --last 100 $(ARGS)
 

@@ -189,25 +189,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGHUP, _on_sighup)
     setup_logging(config.log_level)
-    print_config(config)
-    # Before anything opens descriptors (the embedded Redis, the pool): as Redis does for maxclients.
-    limits.log_open_files(config, limits.raise_open_files())
     embedded: EmbeddedRedis | None = None
-    redis_url = config.redis_url
-    if redis_url is None:
-        try:
-            embedded = EmbeddedRedis(config.data_dir, die_with_parent=True).start()
-        except EmbeddedRedisError as exc:
-            print(f"thieves-server: {exc}", file=sys.stderr)
-            return 2
-        redis_url = embedded.url
-        log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
-    collector.tune()
-    try:
+    try:  # Ctrl-C or SIGTERM at any time from here: one line, no traceback
+        print_config(config)
+        # Before anything opens descriptors (the embedded Redis, the pool): as Redis does for maxclients.
+        limits.log_open_files(config, limits.raise_open_files())
+        redis_url = config.redis_url
+        if redis_url is None:
+            try:
+                embedded = EmbeddedRedis(config.data_dir, die_with_parent=True).start()
+            except EmbeddedRedisError as exc:
+                print(f"thieves-server: {exc}", file=sys.stderr)
+                return 2
+            redis_url = embedded.url
+            log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
+        collector.tune()
         with asyncio.Runner(loop_factory=loop_factory()) as runner:
             runner.run(serve(config, redis_url))
-    except (KeyboardInterrupt, _Terminated):
-        pass
+    except (KeyboardInterrupt, _Terminated) as exc:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the embedded Redis's stop short
+        log("stopped", reason="interrupt" if isinstance(exc, KeyboardInterrupt) else "terminated")
     except (RedisUnreachable, CannotListen) as exc:
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 1

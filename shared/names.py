@@ -9,15 +9,16 @@ A name shown to other racers must not pass for another: ``аnn`` (Cyrillic а), 
   NUL or a zero-width space, Unicode's default-ignorable code points, line separators, unassigned or
   private-use code points) or a combining mark with no letter under it is refused (``bad_name``).
 - :func:`name_key` is what two names that look alike share: the confusable *skeleton* of Unicode
-  Technical Standard #39 (computed by ICU's SpoofChecker from Unicode's confusables data: Cyrillic
-  а and Latin a, 0 and O, I, 1 and l, m and rn have one skeleton), taken again after case folding
+  Technical Standard #39 (as ICU's SpoofChecker computes it from Unicode's confusables data, shipped
+  in ``shared/confusables.py``: Cyrillic а and Latin a, 0 and O, I, 1 and l, m and rn have one
+  skeleton), taken again after case folding
   (case is no difference either), with combining marks left out (``anń`` is ``ann``). Names are
   compared, and indexed in Redis, by this key only.
 - :func:`account_name` is the stricter rule of account names (letters, digits, ``_`` and ``-``).
 
 Pure: no I/O. Every process computes the same key for the same text as long as they run the same
-ICU data (a new ICU may move a skeleton: a start under another :data:`LOOK_VERSION` rebuilds the
-account index, see ``server/store/accounts.py``).
+confusables data and Python's Unicode (new data may move a skeleton: a start under another
+:data:`LOOK_VERSION` rebuilds the account index, see ``server/store/accounts.py``).
 """
 
 from __future__ import annotations
@@ -25,20 +26,19 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import icu
-
+from . import confusables
 from .protocol import ACCOUNT_NAME_PATTERN, MAX_NAME_LENGTH, CodedError, ErrorCode
 
-LOOK_VERSION = f"icu {icu.ICU_VERSION}, unicode {icu.UNICODE_VERSION}/{unicodedata.unidata_version}, key 1"
+LOOK_VERSION = (f"icu {confusables.ICU_VERSION}, unicode {confusables.UNICODE_VERSION}/{unicodedata.unidata_version},"
+                " key 1")
 """What :func:`name_key` depends on besides the name: two processes with the same LOOK_VERSION give every
 name the same key (the last number counts changes to :func:`name_key` itself). The account index says
-which version it was built by (server/store/accounts.py)."""
+which version it was built by (server/store/accounts.py). ICU's and Unicode's versions are the data's
+(shared/confusables.py), which gives every name the key that ICU of that version gives it."""
 
-_SPOOF = icu.SpoofChecker()
 _ACCOUNT = re.compile(ACCOUNT_NAME_PATTERN)
 _UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 """Controls, format characters (zero-width, bidi), surrogates, private use, unassigned, line breaks."""
-_IGNORABLE = icu.UProperty.DEFAULT_IGNORABLE_CODE_POINT
 MAX_MARKS = 2
 """Combining marks one letter may carry (a letter under a tower of marks hides the letters beside it)."""
 
@@ -58,7 +58,7 @@ def display_name(text: str) -> str:
     """``text`` as a name to show; raises :class:`NameRefused` for one with an unseen character."""
     normal = unicodedata.normalize("NFKC", text)
     for ch in normal:
-        if unicodedata.category(ch) in _UNSEEN_CATEGORIES or icu.Char.hasBinaryProperty(ch, _IGNORABLE):
+        if unicodedata.category(ch) in _UNSEEN_CATEGORIES or confusables.default_ignorable(ch):
             raise NameRefused(f"the name holds a character that cannot be seen ({_described(ch)}): "
                               "use only letters, digits, spaces and signs that show")
     name = " ".join(normal.split())
@@ -80,10 +80,6 @@ def display_name(text: str) -> str:
     return name
 
 
-def _skeleton(text: str) -> str:
-    return str(_SPOOF.getSkeleton(0, text))
-
-
 def name_key(name: str) -> str:
     """What every name that looks like ``name`` maps to (compare and index names by this alone).
 
@@ -91,7 +87,7 @@ def name_key(name: str) -> str:
     a letter with another skeleton, hence skeleton, fold, skeleton: ``BiII``, ``bill`` and ``ВILL``
     share one key. The skeleton is in NFD, so dropping combining marks leaves the base letters.
     """
-    folded = _skeleton(_skeleton(display_name(name)).casefold())
+    folded = confusables.skeleton(confusables.skeleton(display_name(name)).casefold())
     return "".join(ch for ch in folded if not unicodedata.combining(ch))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from process_util import _clean_env, thieves_server_command
-from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
+from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race, until
 
 from server.ops.embedded import EmbeddedRedis, free_port
 from server.race.clock import now_ms
@@ -56,6 +56,7 @@ def test_thieves_server_runs_with_its_own_redis_and_stops_it(tmp_path: Path) -> 
         proc.send_signal(signal.SIGTERM)
         rest = proc.stderr.read()
         assert proc.wait(10) == 0
+        assert "event=stopped reason=terminated" in rest and "Traceback" not in rest
         assert "event=embedded_redis_stopped" in rest
         assert not (data / "redis.sock").exists() or not _answers(data / "redis.sock")
     finally:
@@ -107,6 +108,85 @@ def test_embedded_redis_never_outlives_its_server(tmp_path: Path, sig: signal.Si
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _metrics(url: str) -> str:
+    with urllib.request.urlopen(url + "/metrics", timeout=5) as resp:
+        return resp.read().decode()
+
+
+@pytest.mark.parametrize("when", ["starting", "working"])
+def test_ctrl_c_stops_the_server_and_its_workers_without_a_traceback(tmp_path: Path, when: str) -> None:
+    """Ctrl-C in the terminal of ``make run`` sends SIGINT to the whole process group: the solver
+    workers printed a ``KeyboardInterrupt`` traceback each. Now the server alone stops its workers,
+    and says so in one line. ``starting``: once the server listens (the workers may still be
+    importing); ``working``: once the checked-deal filler has solved a deal in its worker."""
+    proc = subprocess.Popen([*thieves_server_command(), "--port", "0", "--data-dir", str(tmp_path / "data")],
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_clean_env(None),
+                            start_new_session=True)  # a process group of its own, as a terminal's shell does
+    assert proc.stderr is not None
+    try:
+        url = ""
+        for line in proc.stderr:
+            if "event=listening" in line:
+                url = re.search(r"url=(http://\S+)", line).group(1)  # type: ignore[union-attr]
+                break
+        assert url, "the server listens"
+        workers = until(lambda: [c for c in _children(proc.pid) if b"spawn_main" in _cmdline(c)],
+                        "the solver workers", 30)
+        if when == "working":
+            until(lambda: re.search(r"^thieves_checked_tried_total\{.*\} [1-9]", _metrics(url), re.M),
+                  "a deal solved by the filler's worker", 120)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+        assert proc.returncode == 0, rest
+        assert "Traceback" not in rest and "KeyboardInterrupt" not in rest, rest
+        assert "event=stopped reason=interrupt" in rest, rest
+        assert until(lambda: not [c for c in workers if _alive(c)], "the workers' end", 10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_ctrl_c_while_the_server_loads_is_one_line_too() -> None:
+    """Importing the server's modules takes a second or more on a busy machine: a Ctrl-C then was a
+    ``KeyboardInterrupt`` traceback from the import. Here it comes while ``server.main`` imports
+    ``server.app``, through the ``thieves-server`` entry point as installed."""
+    code = (
+        "import importlib.metadata as m, os, signal, sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'server.app':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        "main = m.entry_points(group='console_scripts')['thieves-server'].load()\n"
+        "sys.exit(main())\n")
+    done = subprocess.run([sys.executable, "-c", code, "--port", "0"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=_clean_env(None))
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
+    assert done.stderr == "thieves-server: stopped (Ctrl-C while starting)\n" and done.returncode == 0
+
+
+def test_ctrl_c_while_the_embedded_redis_starts_is_one_line_too(tmp_path: Path) -> None:
+    """The Ctrl-C comes just as the embedded Redis has started, before the server serves: the same
+    one line and exit 0 (it was a traceback), and that Redis does not outlive the server."""
+    data = tmp_path / "data"
+    code = (
+        "import os, signal, sys\n"
+        "from server import main as m\n"
+        "start = m.EmbeddedRedis.start\n"
+        "def interrupted(self):\n"
+        "    started = start(self)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return started\n"
+        "m.EmbeddedRedis.start = interrupted\n"
+        f"sys.exit(m.main(['--port', '0', '--data-dir', {str(data)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env=_clean_env(None))
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
+    assert "event=stopped reason=interrupt" in done.stderr and done.returncode == 0, done.stderr
+    assert _wait_until_silent(data / "redis.sock"), "the embedded Redis is still serving"
 
 
 def _children(pid: int) -> list[int]:

@@ -9,16 +9,23 @@ is a small pool of ``spawn``-started processes that end with the server
 background work never competes with racers on an equal footing. A count of
 0 means a thread of the server process instead (one process less, for a
 machine with one core).
+
+The workers never see SIGINT: a terminal's Ctrl-C reaches the whole process
+group, and each worker printed a ``KeyboardInterrupt`` traceback (and sent one
+back as the result of its call) while the server was stopping them anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
+import signal
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Awaitable, Callable, TypeVar
+from multiprocessing import resource_tracker
+from typing import Any, Awaitable, Callable, Iterator, TypeVar
 
 from .embedded import term_with_parent
 
@@ -30,12 +37,30 @@ def _warm() -> None:
 
 
 def _worker_start(parent: int, niceness: int) -> None:
-    """A worker ends with the server, even a SIGKILLed one (its pipes would keep it waiting forever)."""
+    """A worker ends with the server, even a SIGKILLed one (its pipes would keep it waiting forever), and
+    only so: it ignores SIGINT, which it was started with blocked (:func:`_sigint_blocked`); setting
+    SIG_IGN drops one that came meanwhile."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     term_with_parent()
     if os.getppid() != parent:  # the server died before the request to the kernel was made
         os._exit(0)
     if niceness:
         os.nice(niceness)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread while it starts processes, which inherit the mask: one that comes
+    while a worker imports, before :func:`_worker_start` ignores it, waits instead of raising there.
+    This process gets its own as soon as the block ends. The standard library starts its resource
+    tracker the same way, but unblocks SIGINT after, whatever the mask was: it is started first."""
+    resource_tracker.ensure_running()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class Workers:
@@ -49,10 +74,11 @@ class Workers:
     def _executor(self) -> Executor:
         if self._pool is None:
             # spawn: a fork of a process with an event loop and Redis sockets would share them.
-            self._pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_start, initargs=(os.getpid(), self.niceness))
-            for _ in range(self.count):
-                self._pool.submit(_warm)
+            with _sigint_blocked():  # each submit starts a process while none is idle, up to count
+                self._pool = ProcessPoolExecutor(self.count, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_worker_start, initargs=(os.getpid(), self.niceness))
+                for _ in range(self.count):
+                    self._pool.submit(_warm)
         return self._pool
 
     def start(self) -> None:
