@@ -4,7 +4,7 @@ made exactly once while two server processes race and one is killed, a cancelled
 cancelled series, bad schedules refused with nothing stored, and a series on a Redis Cluster.
 
 No test waits for a cron minute: a first start is a second or two ahead, and a later occurrence's
-start is moved nearer in Redis (its ``scheduled_at``)."""
+start is moved nearer in Redis (its ``scheduled_at``, with its version: tests/event_util.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import msgspec
 import pytest
 import redis
 from browser_util import open_browser, skip_reason
+from event_util import write_event_fields
 from redis_util import PROCESS_ARGS, LiveServer, eventually, live_server, register
 
 from server.store.events import EventMeta, EventStore
@@ -94,7 +95,7 @@ async def test_a_scheduled_event_starts_itself_and_closes_check_in_then(organise
     status, _ = await server.http("POST", f"/events/{info.id}/check-in", headers={"authorization": f"Bearer {keys['ann']}"})
     assert status == 200
     assert (await _info(server, info.id)).status == "registration", "not before its time"
-    sync.hset(EventKeys(info.id).meta, "scheduled_at", _now() + 300)  # its time brought near
+    write_event_fields(sync, info.id, scheduled_at=_now() + 300)  # its time brought near
 
     async def drawn() -> bool:
         now = await _info(server, info.id)
@@ -178,7 +179,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert first == f"{series}-1" and f"occurrence 1 of series {series}" in out
         code, out = await thieves("event", "list", "--server", two.url)
         assert code == 0 and f"{first}  Minutely Cup" in out and "starts " in out and "repeats '* * * * *'" in out, out
-        sync.hset(EventKeys(first).meta, "scheduled_at", _now() + 500)  # (not ten minutes from now: at once)
+        write_event_fields(sync, first, scheduled_at=_now() + 500)  # (not ten minutes from now: at once)
 
         started = await _occurrence(sync, first, "occurrence 1 to start and make occurrence 2",
                                     lambda m: m.status != "registration" and m.next_event)
@@ -205,7 +206,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
             "the front page shows what is coming"
 
         # Occurrence 2's time brought near: it starts (once) and makes occurrence 3.
-        sync.hset(EventKeys(second).meta, "scheduled_at", _now() + 500)
+        write_event_fields(sync, second, scheduled_at=_now() + 500)
         await _occurrence(sync, second, "occurrence 2 to start and make occurrence 3",
                           lambda m: m.status != "registration" and m.next_event)
         third = f"{series}-3"
@@ -332,7 +333,7 @@ async def test_a_series_killed_after_its_start_the_other_process_makes_the_next_
             assert _listed(sync) == sorted([first, f"{series}-2"])
             async with live_server(redis_url, organiser_token=ORGANISER) as other:
                 assert other is not survivor
-                sync.hset(EventKeys(f"{series}-2").meta, "scheduled_at", _now() + 500)
+                write_event_fields(sync, f"{series}-2", scheduled_at=_now() + 500)
                 await _occurrence(sync, f"{series}-2", "occurrence 2 to start and make occurrence 3",
                                   lambda m: m.status != "registration" and m.next_event)
                 assert _listed(sync) == sorted([first, f"{series}-2", f"{series}-3"])
@@ -406,7 +407,7 @@ async def test_the_documented_schedule_example(organised: LiveServer, sync: redi
     for i, (argv, printed) in enumerate(example):
         argv = [a.replace(DOC_START, tomorrow).replace(DOC_SERIES, series or DOC_SERIES) for a in argv]
         if i == 1:  # the first occurrence's start, brought near: it starts and makes the second
-            sync.hset(EventKeys(f"{series}-1").meta, "scheduled_at", _now() + 300)
+            write_event_fields(sync, f"{series}-1", scheduled_at=_now() + 300)
             await _occurrence(sync, f"{series}-1", "occurrence 1 to start and make 2", lambda m: m.next_event)
         if i == 2:
             await _occurrence(sync, f"{series}-2", "occurrence 3 made", lambda m: m.next_event)
