@@ -28,7 +28,7 @@ from server.store.events import EventMeta, EventStore
 from server.store.keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, series_key
 from server.store.scripts import source
 from shared import protocol as p
-from shared.schedules import next_start, shown
+from shared.schedules import LAST_MS, next_start, shown
 
 ROOT = Path(__file__).parent.parent
 ORGANISER = "organiser-secret-of-the-schedules"
@@ -122,6 +122,11 @@ async def test_bad_schedules_are_refused_and_nothing_is_stored(organised: LiveSe
         ({"starts_at": ahead, "repeat": "0 0 30 2 *"}, "never comes"),
         ({"starts_at": _now() - 1000}, "not in the future"),
         ({"repeat": EVERY_MINUTE}, "needs starts_at"),
+        # Past the year 9999: no date to show (GET / answered 500 while such an event took entries).
+        ({"starts_at": LAST_MS + 1}, "after the year 9999"),
+        ({"starts_at": 2**53 - 1}, "after the year 9999"),
+        ({"starts_at": 2**64}, "after the year 9999"),
+        ({"starts_at": LAST_MS - 59_999, "repeat": "0 0 * * *"}, "next comes after the year 9999"),
     ]
     for fields, why in cases:
         status, answer = await _create(server, **fields)
@@ -148,6 +153,23 @@ async def test_bad_schedules_are_refused_and_nothing_is_stored(organised: LiveSe
     made = _meta(sync, out.split()[1])
     assert made is not None and before + 3_600_000 <= made.scheduled_at <= _now() + 3_600_000
     assert (made.format, made.repeat, made.occurrence) == ("arena", "0 * * * *", 1)
+
+
+async def test_an_event_at_the_last_time_a_schedule_may_name_is_shown_everywhere(organised: LiveServer) -> None:
+    """The latest start taken (9999-12-31 23:59 UTC, :data:`LAST_MS`): every page and endpoint that shows
+    the event answers (none may fail on its date while it takes entries), and it does not repeat past it."""
+    server = organised
+    status, answer = await _create(server, starts_at=LAST_MS)
+    assert status == 201 and answer["starts_at"] == LAST_MS, answer
+    event = answer["id"]
+    page = await asyncio.to_thread(_page, server.url)
+    assert f'data-starts-at="{LAST_MS}"' in page and "starts 9999-12-31 23:59 UTC" in page
+    for path in ("/events", f"/events/{event}", f"/events/{event}/standings"):
+        status, _ = await server.http("GET", path)
+        assert status == 200, path
+    assert 'id="event-status"' in await asyncio.to_thread(_page, server.url, f"/event/{event}")
+    code, out = await thieves("event", "show", event, "--server", server.url)
+    assert code == 0 and "starts by itself at 9999-12-31 23:59 UTC" in out, out
 
 
 async def _occurrence(sync: Any, event: str, what: str, check: Any) -> EventMeta:
@@ -251,10 +273,10 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert (status, answer["code"]) == (403, "organiser_required")
 
 
-def _page(url: str) -> str:
+def _page(url: str, path: str = "/") -> str:
     import urllib.request
 
-    with urllib.request.urlopen(url + "/", timeout=10) as resp:
+    with urllib.request.urlopen(url + path, timeout=10) as resp:
         return str(resp.read().decode())
 
 
