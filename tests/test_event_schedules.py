@@ -257,6 +257,8 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         await eventually(lambda: sync.zscore(EVENTS_ACTIVE, fourth) is None, "occurrence 4 off the runner's list")
         info = await _info(one, fourth)
         assert (info.status, info.repeat, info.next_event) == ("cancelled", None, None)
+        assert [(await _info(two, occurrence)).repeat for occurrence in (first, second, third)] == [None] * 3, \
+            "every occurrence of a cancelled series says it repeats no more"
         assert _meta(sync, f"{series}-5") is None and _listed(sync) == sorted([first, second, third, fourth])
         assert sync.hget(series_key(series), "cancelled") == b"1"
         code, out = await thieves("event", "show", fourth, "--server", one.url)

@@ -14,7 +14,7 @@ import msgspec
 from shared import protocol as p
 from shared.scoring import ArenaTally, ScoredRound
 
-from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, Keys, series_key
+from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, Keys, occurrence_id, series_key
 from .records import StoreError, hash_fields, hash_kwargs, reply, text
 from .scripts import register
 
@@ -229,13 +229,16 @@ class EventStore:
 
     async def cancel(self, meta: EventMeta, now: int, series: bool = False) -> None:
         """The organiser calls the event off (only while it takes entries), or with ``series`` ends its
-        series: no further occurrence, and the next one, if it has not started, is called off too.
+        series: no further occurrence, the next one, if it has not started, is called off too, and no
+        occurrence says it repeats any more (each one's key is passed: one slot, the series' tag).
         Raises :class:`StoreError`: event_closed (started already), bad_field (not one of a series)."""
         k = EventKeys(meta.id)
         skey = series_key(meta.series or meta.id)
         while True:
-            latest = text(await self.redis.hget(skey, "latest") or b"") if series else ""
-            kind, rest = reply(await self._cancel(keys=[k.meta, skey, EventKeys(latest or meta.id).meta],
+            latest, last = (text(v or b"") for v in await self.redis.hmget(skey, "latest", "last")) if series \
+                else ("", "")
+            every = [EventKeys(occurrence_id(meta.series, n)).meta for n in range(1, int(last or 0) + 1)]
+            kind, rest = reply(await self._cancel(keys=[k.meta, skey, EventKeys(latest or meta.id).meta, *every],
                                                   args=[int(series), latest, now]))
             if kind == "err":
                 raise StoreError(rest[0])
