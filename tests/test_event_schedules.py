@@ -263,6 +263,14 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert sync.hget(series_key(series), "cancelled") == b"1"
         code, out = await thieves("event", "show", fourth, "--server", one.url)
         assert code == 0 and "the series is cancelled: no further occurrences" in out, out
+        # docs/events.md, "Endpoints": the event alone is not called off once it started (409); a series is
+        # ended through any occurrence, one that started or is over too, and again changes nothing (200).
+        status, answer = await one.http("POST", f"/events/{first}/cancel", headers=AUTH)
+        assert (status, answer["code"]) == (409, "event_closed"), answer
+        version = (await _info(one, fourth)).version
+        status, answer = await one.http("POST", f"/events/{first}/cancel", {"series": True}, headers=AUTH)
+        assert status == 200 and answer["status"] in ("running", "finished") and answer["repeat"] is None, answer
+        assert (await _info(one, fourth)).version == version and _meta(sync, f"{series}-5") is None
 
         # A one-off event has no series to end.
         status, answer = await _create(one, starts_at=_now() + 60_000)

@@ -196,3 +196,13 @@ def test_the_worked_example_of_the_docs() -> None:
         {p.pairs[0]: swiss.cost(drawn[1], order, past) for p in listed}, "each as cheap as the rule's"
     # Equal on everything: a shared rank (here, were dan and eve's Buchholz equal).
     assert swiss.standing_lines([Entrant("x"), Entrant("y")], {}, LIMIT_MS)[1].rank == 1
+
+
+def test_a_no_show_opponent_counts_in_buchholz_and_a_forfeit_win_in_sonneborn_berger() -> None:
+    """docs/events.md, "Swiss": a pairing is a meeting even when one of the two did not come, so cy, who won
+    round 1 because dan did not come, has dan's final point in its Buchholz and in its Sonneborn-Berger."""
+    scored: dict[tuple[int, str], ScoredRound] = {}
+    for number, results in ((1, _race("r1", "dan", "cy", "no_show")), (2, _race("r2", "dan", "bob", "a"))):
+        scored.update(((number, r.account), r) for r in scoring.with_points(results, swiss.points(results)))
+    breaks = swiss.tiebreaks(swiss.records(scored))
+    assert (breaks["cy"].buchholz2 / 2, breaks["cy"].sonneborn4 / 4) == (1.0, 1.0)
