@@ -1284,8 +1284,9 @@ _EXPLANATIONS = {
     ErrorCode.NOT_A_RACER: "only the racers of a race may offer or answer its rematch",
     ErrorCode.REMATCH_CLOSED: "a racer declined this rematch (or it is being made right now): a new offer can "
     "be made once this one expires",
-    ErrorCode.BAD_SCHEDULE: "an event's starts_at is not in the future, its repeat is not a five-field cron "
-    "expression (or never comes), or it repeats without a starts_at; nothing was stored",
+    ErrorCode.BAD_SCHEDULE: "an event's starts_at is not in the future (or is after the year 9999), its repeat "
+    "is not a five-field cron expression (or never comes before the year 10000), or it repeats without a "
+    "starts_at; nothing was stored",
     # seeks
     ErrorCode.SEEK_OUT_OF_RANGE: "a seek asks for 2 to 8 players and a time limit of 30 to 3600 seconds; "
     "nothing was stored",

@@ -17,6 +17,9 @@ from croniter import CroniterBadDateError, croniter
 
 CRON_FIELDS = 5
 MAX_REPEAT_LENGTH = 100
+LAST_MS = 253_402_300_799_999
+"""The latest time a schedule may name (9999-12-31 23:59:59.999 UTC): a later one has no date to show
+(Python's datetime ends there), so every start an organiser sends or a repeat makes is bounded by it."""
 
 
 class BadSchedule(ValueError):
@@ -29,23 +32,31 @@ def _utc(ms: int) -> datetime:
 
 def next_start(repeat: str, after_ms: int) -> int:
     """The first time (ms) strictly after ``after_ms`` that the cron expression ``repeat`` names (UTC).
-    Raises :class:`BadSchedule` when it is not a five-field cron expression or never fires."""
+    Raises :class:`BadSchedule` when it is not a five-field cron expression, never fires, or next fires
+    after :data:`LAST_MS`."""
     fields = repeat.split()
     if len(repeat) > MAX_REPEAT_LENGTH or len(fields) != CRON_FIELDS or not croniter.is_valid(repeat):
         raise BadSchedule(f"repeat: {repeat!r} is not a five-field cron expression "
                           "(minute hour day month weekday, e.g. '0 * * * *': every hour)")
     try:
-        at = croniter(repeat, _utc(after_ms)).get_next(float)
+        at = int(round(croniter(repeat, _utc(after_ms)).get_next(float) * 1000))
     except CroniterBadDateError:
         raise BadSchedule(f"repeat: {repeat!r} never comes (no such date)") from None
-    return int(round(at * 1000))
+    except (OverflowError, ValueError):  # (croniter's dates, like Python's, end with the year 9999)
+        at = LAST_MS + 1
+    if at > LAST_MS:
+        raise BadSchedule(f"repeat: {repeat!r} next comes after the year 9999")
+    return at
 
 
 def check(starts_at: int | None, repeat: str | None, now_ms: int) -> None:
-    """Refuse a schedule that cannot be kept: a start in the past (or now), a repeat without a start (a
-    series needs its first occurrence's time), a repeat that is not cron or never comes again."""
+    """Refuse a schedule that cannot be kept: a start in the past (or now) or after the year 9999, a
+    repeat without a start (a series needs its first occurrence's time), a repeat that is not cron or
+    never comes again (or next comes after the year 9999)."""
     if starts_at is not None and starts_at <= now_ms:
         raise BadSchedule(f"starts_at: {starts_at} is not in the future (now is {now_ms})")
+    if starts_at is not None and starts_at > LAST_MS:
+        raise BadSchedule(f"starts_at: {starts_at} is after the year 9999 (the latest is {LAST_MS})")
     if repeat is not None:
         if starts_at is None:
             raise BadSchedule("repeat: a repeating event needs starts_at, its first occurrence's start")

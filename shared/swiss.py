@@ -18,7 +18,7 @@ cost is, in strict order of importance (each tier outweighs every possible sum o
 3. the square of the two scores' difference (same score first, then nearest); the bye counts as an
    opponent one win below the field's lowest score, so it goes to the lowest scores;
 4. among those, the bye to the entrant placed lowest in the standings so far (the field's order:
-   points, cards home, time, as ``shared.scoring.ranked`` orders; round 1: the last to enter).
+   points, cards home, time, then name, as ``shared.scoring.ranked`` orders; round 1: the last by name).
 
 A field of more than :data:`BLOCK` entrants is cut down the standings into blocks of about that size,
 each matched on its own (the matching is cubic in the field), the bye in the last.

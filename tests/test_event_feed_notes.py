@@ -139,3 +139,50 @@ async def runner_scored(server: LiveServer, event: str) -> bool:
     await server.tournaments.runner.tick()
     _, info = await server.http("GET", f"/events/{event}")
     return bool(info["status"] == "finished")
+
+
+async def test_a_feed_sends_at_most_five_frames_in_any_one_second(
+        events_server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """docs/events.md: "at most five in any one second", a window and not an average. Every third frame is
+    slow to make here (its event version read takes 0.15 s, as on a busy Redis): a feed that only spaced the
+    starts of its looks 0.2 s apart sent the frame after a slow one sooner, six within 0.85 s."""
+    event, race, ann, bob, queue, _ = await _heat_under_way(events_server)
+    loop = asyncio.get_running_loop()
+    sent: list[float] = []
+    put = queue.put_nowait
+
+    def recorded(frame: bytes | None) -> None:
+        sent.append(loop.time())
+        put(frame)
+    monkeypatch.setattr(queue, "put_nowait", recorded)
+    events = events_server.tournaments.feeds.events
+    version = events.version
+    reads = [0]
+
+    async def slow_every_third(event_id: str) -> int | None:
+        reads[0] += 1
+        if reads[0] % 3 == 0:
+            await asyncio.sleep(0.15)
+        return await version(event_id)
+    monkeypatch.setattr(events, "version", slow_every_third)
+
+    async def play(c: Client) -> None:  # a move every 30 ms: a heat that moves all the time
+        for text in WIN["moves"][:100]:
+            assert isinstance(await c.move(text), p.Ack)
+            await asyncio.sleep(0.03)
+    drain = asyncio.ensure_future(_drain(queue))
+    try:
+        await asyncio.gather(play(ann), play(bob))
+    finally:
+        drain.cancel()
+        for c in (ann, bob):
+            await c.close()
+    assert len(sent) >= 10, sent
+    closest = min(sent[i + 5] - sent[i] for i in range(len(sent) - 5))
+    assert closest >= 1.0, f"six frames within {closest:.3f} s"
+
+
+async def _drain(queue: asyncio.Queue[bytes | None]) -> None:
+    """Read the watcher's frames as they come (a watcher that reads nothing is dropped)."""
+    while await queue.get() is not None:
+        pass

@@ -4,7 +4,7 @@ made exactly once while two server processes race and one is killed, a cancelled
 cancelled series, bad schedules refused with nothing stored, and a series on a Redis Cluster.
 
 No test waits for a cron minute: a first start is a second or two ahead, and a later occurrence's
-start is moved nearer in Redis (its ``scheduled_at``)."""
+start is moved nearer in Redis (its ``scheduled_at``, with its version: tests/event_util.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ import msgspec
 import pytest
 import redis
 from browser_util import open_browser, skip_reason
+from event_util import write_event_fields
 from redis_util import PROCESS_ARGS, LiveServer, eventually, live_server, register
 
 from server.store.events import EventMeta, EventStore
 from server.store.keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, series_key
 from server.store.scripts import source
 from shared import protocol as p
-from shared.schedules import next_start, shown
+from shared.schedules import LAST_MS, next_start, shown
 
 ROOT = Path(__file__).parent.parent
 ORGANISER = "organiser-secret-of-the-schedules"
@@ -94,7 +95,7 @@ async def test_a_scheduled_event_starts_itself_and_closes_check_in_then(organise
     status, _ = await server.http("POST", f"/events/{info.id}/check-in", headers={"authorization": f"Bearer {keys['ann']}"})
     assert status == 200
     assert (await _info(server, info.id)).status == "registration", "not before its time"
-    sync.hset(EventKeys(info.id).meta, "scheduled_at", _now() + 300)  # its time brought near
+    write_event_fields(sync, info.id, scheduled_at=_now() + 300)  # its time brought near
 
     async def drawn() -> bool:
         now = await _info(server, info.id)
@@ -121,6 +122,11 @@ async def test_bad_schedules_are_refused_and_nothing_is_stored(organised: LiveSe
         ({"starts_at": ahead, "repeat": "0 0 30 2 *"}, "never comes"),
         ({"starts_at": _now() - 1000}, "not in the future"),
         ({"repeat": EVERY_MINUTE}, "needs starts_at"),
+        # Past the year 9999: no date to show (GET / answered 500 while such an event took entries).
+        ({"starts_at": LAST_MS + 1}, "after the year 9999"),
+        ({"starts_at": 2**53 - 1}, "after the year 9999"),
+        ({"starts_at": 2**64}, "after the year 9999"),
+        ({"starts_at": LAST_MS - 59_999, "repeat": "0 0 * * *"}, "next comes after the year 9999"),
     ]
     for fields, why in cases:
         status, answer = await _create(server, **fields)
@@ -147,6 +153,23 @@ async def test_bad_schedules_are_refused_and_nothing_is_stored(organised: LiveSe
     made = _meta(sync, out.split()[1])
     assert made is not None and before + 3_600_000 <= made.scheduled_at <= _now() + 3_600_000
     assert (made.format, made.repeat, made.occurrence) == ("arena", "0 * * * *", 1)
+
+
+async def test_an_event_at_the_last_time_a_schedule_may_name_is_shown_everywhere(organised: LiveServer) -> None:
+    """The latest start taken (9999-12-31 23:59 UTC, :data:`LAST_MS`): every page and endpoint that shows
+    the event answers (none may fail on its date while it takes entries), and it does not repeat past it."""
+    server = organised
+    status, answer = await _create(server, starts_at=LAST_MS)
+    assert status == 201 and answer["starts_at"] == LAST_MS, answer
+    event = answer["id"]
+    page = await asyncio.to_thread(_page, server.url)
+    assert f'data-starts-at="{LAST_MS}"' in page and "starts 9999-12-31 23:59 UTC" in page
+    for path in ("/events", f"/events/{event}", f"/events/{event}/standings"):
+        status, _ = await server.http("GET", path)
+        assert status == 200, path
+    assert 'id="event-status"' in await asyncio.to_thread(_page, server.url, f"/event/{event}")
+    code, out = await thieves("event", "show", event, "--server", server.url)
+    assert code == 0 and "starts by itself at 9999-12-31 23:59 UTC" in out, out
 
 
 async def _occurrence(sync: Any, event: str, what: str, check: Any) -> EventMeta:
@@ -178,7 +201,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert first == f"{series}-1" and f"occurrence 1 of series {series}" in out
         code, out = await thieves("event", "list", "--server", two.url)
         assert code == 0 and f"{first}  Minutely Cup" in out and "starts " in out and "repeats '* * * * *'" in out, out
-        sync.hset(EventKeys(first).meta, "scheduled_at", _now() + 500)  # (not ten minutes from now: at once)
+        write_event_fields(sync, first, scheduled_at=_now() + 500)  # (not ten minutes from now: at once)
 
         started = await _occurrence(sync, first, "occurrence 1 to start and make occurrence 2",
                                     lambda m: m.status != "registration" and m.next_event)
@@ -205,7 +228,7 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
             "the front page shows what is coming"
 
         # Occurrence 2's time brought near: it starts (once) and makes occurrence 3.
-        sync.hset(EventKeys(second).meta, "scheduled_at", _now() + 500)
+        write_event_fields(sync, second, scheduled_at=_now() + 500)
         await _occurrence(sync, second, "occurrence 2 to start and make occurrence 3",
                           lambda m: m.status != "registration" and m.next_event)
         third = f"{series}-3"
@@ -234,10 +257,20 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         await eventually(lambda: sync.zscore(EVENTS_ACTIVE, fourth) is None, "occurrence 4 off the runner's list")
         info = await _info(one, fourth)
         assert (info.status, info.repeat, info.next_event) == ("cancelled", None, None)
+        assert [(await _info(two, occurrence)).repeat for occurrence in (first, second, third)] == [None] * 3, \
+            "every occurrence of a cancelled series says it repeats no more"
         assert _meta(sync, f"{series}-5") is None and _listed(sync) == sorted([first, second, third, fourth])
         assert sync.hget(series_key(series), "cancelled") == b"1"
         code, out = await thieves("event", "show", fourth, "--server", one.url)
         assert code == 0 and "the series is cancelled: no further occurrences" in out, out
+        # docs/events.md, "Endpoints": the event alone is not called off once it started (409); a series is
+        # ended through any occurrence, one that started or is over too, and again changes nothing (200).
+        status, answer = await one.http("POST", f"/events/{first}/cancel", headers=AUTH)
+        assert (status, answer["code"]) == (409, "event_closed"), answer
+        version = (await _info(one, fourth)).version
+        status, answer = await one.http("POST", f"/events/{first}/cancel", {"series": True}, headers=AUTH)
+        assert status == 200 and answer["status"] in ("running", "finished") and answer["repeat"] is None, answer
+        assert (await _info(one, fourth)).version == version and _meta(sync, f"{series}-5") is None
 
         # A one-off event has no series to end.
         status, answer = await _create(one, starts_at=_now() + 60_000)
@@ -250,10 +283,10 @@ async def test_a_series_made_once_by_two_processes_cancelled_one_occurrence_and_
         assert (status, answer["code"]) == (403, "organiser_required")
 
 
-def _page(url: str) -> str:
+def _page(url: str, path: str = "/") -> str:
     import urllib.request
 
-    with urllib.request.urlopen(url + "/", timeout=10) as resp:
+    with urllib.request.urlopen(url + path, timeout=10) as resp:
         return str(resp.read().decode())
 
 
@@ -332,7 +365,7 @@ async def test_a_series_killed_after_its_start_the_other_process_makes_the_next_
             assert _listed(sync) == sorted([first, f"{series}-2"])
             async with live_server(redis_url, organiser_token=ORGANISER) as other:
                 assert other is not survivor
-                sync.hset(EventKeys(f"{series}-2").meta, "scheduled_at", _now() + 500)
+                write_event_fields(sync, f"{series}-2", scheduled_at=_now() + 500)
                 await _occurrence(sync, f"{series}-2", "occurrence 2 to start and make occurrence 3",
                                   lambda m: m.status != "registration" and m.next_event)
                 assert _listed(sync) == sorted([first, f"{series}-2", f"{series}-3"])
@@ -406,7 +439,7 @@ async def test_the_documented_schedule_example(organised: LiveServer, sync: redi
     for i, (argv, printed) in enumerate(example):
         argv = [a.replace(DOC_START, tomorrow).replace(DOC_SERIES, series or DOC_SERIES) for a in argv]
         if i == 1:  # the first occurrence's start, brought near: it starts and makes the second
-            sync.hset(EventKeys(f"{series}-1").meta, "scheduled_at", _now() + 300)
+            write_event_fields(sync, f"{series}-1", scheduled_at=_now() + 300)
             await _occurrence(sync, f"{series}-1", "occurrence 1 to start and make 2", lambda m: m.next_event)
         if i == 2:
             await _occurrence(sync, f"{series}-2", "occurrence 3 made", lambda m: m.next_event)

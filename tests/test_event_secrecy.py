@@ -21,6 +21,7 @@ import httpx
 import msgspec
 import pytest
 from browser_util import open_browser, skip_reason
+from event_util import write_event_fields
 from redis_util import Client, LiveServer, eventually, live_server, register, seed_checked
 from web_util import sse
 
@@ -264,7 +265,6 @@ async def test_a_heat_that_is_over_gives_nothing_away_while_another_heat_races_i
 
 async def test_an_arenas_race_stays_sealed_until_the_arena_is_over(events_server: LiveServer, redis_url: str) -> None:
     import redis.asyncio as aioredis
-    from server.store.keys import EventKeys
 
     server = events_server
     event, keys = await _event(server, ("ann", "bob"), format="arena", duration=10, group_size=2)
@@ -289,7 +289,7 @@ async def test_an_arenas_race_stays_sealed_until_the_arena_is_over(events_server
     assert (await _info(server, event)).status == "running"
     redis = aioredis.from_url(redis_url)
     try:  # the arena's clock runs out now rather than in 10 s (ann and bob, if paired again, do not come)
-        await redis.hset(EventKeys(event).meta, "ends_at", 1)
+        await write_event_fields(redis, event, ends_at=1)
     finally:
         await redis.aclose()
     await _over(server, event)

@@ -4,7 +4,9 @@ brute force over every possible pairing of small fields."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from hypothesis import given, settings
@@ -164,10 +166,12 @@ def test_the_worked_example_of_the_docs() -> None:
     entrants = [Entrant(a) for a in field]
     scored: dict[tuple[int, str], ScoredRound] = {}
     drawn = []
+    seen: list[tuple[list[str], dict[str, swiss.Record]]] = []
     for number in (1, 2, 3):
         order = [t.account for _, t in scoring.ranked(scoring.totals(entrants, scored, LIMIT_MS))]
         pairing = swiss.pair(order, swiss.records(scored))
         drawn.append(pairing)
+        seen.append((order, swiss.records(scored)))
         results = []
         for i, (a, b) in enumerate(pairing.pairs):
             outcome = "a" if strength[a] > strength[b] else "b" if strength[b] > strength[a] else "tie"
@@ -182,5 +186,23 @@ def test_the_worked_example_of_the_docs() -> None:
         (1, "ann", 3.0, 4.5, 4.5), (2, "bob", 2.0, 5.5, 2.5), (3, "eve", 1.5, 4.5, 0.75),
         (4, "dan", 1.5, 3.5, 0.75), (5, "cy", 1.0, 5.0, 0.0)]
     assert [(r.status, r.matchpoints) for r in lines[4].rounds] == [("racing", 0.0), ("racing", 0.0), ("bye", 1.0)]
+    # The doc's round-2 pairings that "cost the same" (dan having the bye) each cost what the rule's does.
+    text = (Path(__file__).resolve().parent.parent / "docs" / "events.md").read_text()
+    said = " ".join(text.split("In round 2 the bye goes to", 1)[1].split("cost the same", 1)[0].split())
+    listed = [swiss.Pairing([(a, b), (c, d)], "dan") for a, b, c, d in re.findall(r"(\w+)–(\w+) with (\w+)–(\w+)", said)]
+    assert len(listed) >= 2 and drawn[1] in listed, said
+    order, past = seen[1]
+    assert {p.pairs[0]: swiss.cost(p, order, past) for p in listed} == \
+        {p.pairs[0]: swiss.cost(drawn[1], order, past) for p in listed}, "each as cheap as the rule's"
     # Equal on everything: a shared rank (here, were dan and eve's Buchholz equal).
     assert swiss.standing_lines([Entrant("x"), Entrant("y")], {}, LIMIT_MS)[1].rank == 1
+
+
+def test_a_no_show_opponent_counts_in_buchholz_and_a_forfeit_win_in_sonneborn_berger() -> None:
+    """docs/events.md, "Swiss": a pairing is a meeting even when one of the two did not come, so cy, who won
+    round 1 because dan did not come, has dan's final point in its Buchholz and in its Sonneborn-Berger."""
+    scored: dict[tuple[int, str], ScoredRound] = {}
+    for number, results in ((1, _race("r1", "dan", "cy", "no_show")), (2, _race("r2", "dan", "bob", "a"))):
+        scored.update(((number, r.account), r) for r in scoring.with_points(results, swiss.points(results)))
+    breaks = swiss.tiebreaks(swiss.records(scored))
+    assert (breaks["cy"].buchholz2 / 2, breaks["cy"].sonneborn4 / 4) == (1.0, 1.0)

@@ -194,3 +194,22 @@ async def test_bad_swiss_requests_are_typed_and_change_nothing(events_server: Li
         assert (status, answer["code"]) == (400, code) and words in answer["message"], (body, answer)
     status, answer = await server.http("GET", "/events")
     assert answer["events"] == []
+
+
+async def test_round_ones_bye_goes_to_the_last_by_name_and_counts_the_time_limit(events_server: LiveServer) -> None:
+    """docs/events.md, "Swiss": entrants placed equal (in round 1, everyone) are ordered by name, so the bye
+    goes to the last by name, whoever entered last; the bye counts no cards and the whole time limit, and a
+    Swiss line's ``matchpoints`` is 0 (its points are ``score``; each round's ``matchpoints`` its points)."""
+    server = events_server
+    event = (await _create(server, name="Swiss", format="swiss", rounds=2, time_limit=30, deal_source="random")).id
+    for name in ("zed", "amy", "bob"):  # zed enters first and is the last by name
+        await _enter(server, event, await register(server, name))
+    status, answer = await server.http("POST", f"/events/{event}/start", headers=AUTH)
+    assert status == 200, answer
+    drawn = await _round_open(server, event, 1)
+    assert (drawn.byes, [h.entrants for h in drawn.heats]) == (["zed"], [["amy", "bob"]])
+    await _scored(server, event, 1)  # (nobody joins: amy and bob are no-shows)
+    status, answer = await server.http("GET", f"/events/{event}/standings")
+    line = {ln.account: ln for ln in msgspec.convert(answer, p.EventStandings).lines}["zed"]
+    assert (line.matchpoints, line.score, line.home, line.time_ms) == (0.0, 1.0, 0, 30_000), line
+    assert [(r.status, r.matchpoints, r.home, r.time_ms) for r in line.rounds] == [("bye", 1.0, 0, None)], line

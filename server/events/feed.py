@@ -10,7 +10,7 @@ then one a table). When anything moved it builds one
 :class:`~shared.protocol.EventLive` frame (the event, its standings, each entrant of the round as
 its heat's table shows it, with the matchpoints the round would give if the heats ended now) and
 hands the same encoded frame to every watcher. So frames are coalesced like a race's progress: at
-most five a second, only on change, and a watcher that reads slowly is dropped rather than slowing
+most five in any one second (:data:`FRAMES_A_SECOND`), only on change, and a watcher that reads slowly is dropped rather than slowing
 the others. Spectators learn nothing a race's spectator does not (no board, no deal before the end).
 
 Why notes wake it rather than a poll every 0.2 s: a quiet event costs nothing (a poll a second), and
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from typing import Awaitable, Callable, Protocol, cast
 
 import msgspec
@@ -41,8 +42,11 @@ from ..web.sse import encoded_event
 from .format import format_of
 
 FEED_SECONDS = 0.2
-"""How often a feed looks for changes: a watcher sees a change within this (plus a read) at most,
-and a feed sends at most five frames a second."""
+"""How often a feed looks for changes: a watcher sees a change within this (plus a read) at most."""
+FRAMES_A_SECOND = 5
+"""The most frames a feed sends in any one second (any window, not an average: a frame that took long
+to make is not followed by one sooner to catch up): the frame after the last five waits until a second
+has passed since the first of them."""
 FEED_POLL_SECONDS = 1.0
 """How often a feed looks at every heat and at the event itself, notes or not: the longest a lost note
 or a change of the event's own (an entry, a step) waits."""
@@ -120,6 +124,8 @@ class EventFeed:
         """Set by a note of a followed heat since the last frame began."""
         self._followed: set[str] = set()
         """The heats whose notes this feed listens to."""
+        self._sent: deque[float] = deque(maxlen=FRAMES_A_SECOND)
+        """When (the loop's clock) the latest frames were sent, up to :data:`FRAMES_A_SECOND` of them."""
 
     def watch(self) -> asyncio.Queue[bytes | None]:
         """A new watcher's queue: the latest frame at once, then every new one (None: the feed ended)."""
@@ -163,7 +169,11 @@ class EventFeed:
                     frame = None
                 if frame is not None:
                     self._send(frame)
-                await asyncio.sleep(max(0.0, began + FEED_SECONDS - loop.time()))
+                    self._sent.append(loop.time())
+                due = began + FEED_SECONDS
+                if len(self._sent) == FRAMES_A_SECOND:  # (the next is sent after this, and a frame's making)
+                    due = max(due, self._sent[0] + 1.0)
+                await asyncio.sleep(max(0.0, due - loop.time()))
                 if self.feeds.notes is not None and not self._woken.is_set():
                     try:  # quiet: until a heat speaks, or the poll is due
                         await asyncio.wait_for(self._woken.wait(), max(0.0, began + FEED_POLL_SECONDS - loop.time()))

@@ -108,6 +108,10 @@ class EventContext:
         blob = await store.results(race) if meta is not None else None
         came: set[str] = set()
         if meta is not None and meta.status == "lobby":
+            # It did not start at its time, and is scored now: called off first, so that whoever joins
+            # later is refused rather than counted or left waiting (those in it now came).
+            if not meta.called_off_at and await self.events.call_off_race(race, now_ms()):
+                meta = await store.meta(race) or meta  # (as it was called off: with whoever joined till then)
             players = [await store.player(race, s) for s in range(meta.players)]
             came = {pl.account for pl in players if pl and pl.account and not pl.left}
         results = msgspec.msgpack.decode(blob, type=p.Results) if blob else None

@@ -101,7 +101,7 @@ async def get_standings(request: Request) -> Response:
 
 async def stream_event(request: Request) -> Response:
     """``GET /events/{id}/stream``: Server-Sent Events, one ``event`` frame (EventLive JSON) whenever
-    the event or a heat of its round moved, at most five a second; the latest at once on connecting."""
+    the event or a heat of its round moved, at most five in any one second; the latest at once on connecting."""
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta

@@ -14,7 +14,7 @@ import msgspec
 from shared import protocol as p
 from shared.scoring import ArenaTally, ScoredRound
 
-from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, series_key
+from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, Keys, occurrence_id, series_key
 from .records import StoreError, hash_fields, hash_kwargs, reply, text
 from .scripts import register
 
@@ -186,6 +186,7 @@ class EventStore:
         self._drop_unchecked = register(redis, "event_drop_unchecked")
         self._series_next = register(redis, "series_next")
         self._cancel = register(redis, "event_cancel")
+        self._call_off = register(redis, "event_race_call_off")
 
     async def create(self, meta: EventMeta, settings: p.EventCreate | None = None) -> None:
         """Store a new event; the first occurrence of a series (``meta.series``) with its series, whose
@@ -228,19 +229,28 @@ class EventStore:
 
     async def cancel(self, meta: EventMeta, now: int, series: bool = False) -> None:
         """The organiser calls the event off (only while it takes entries), or with ``series`` ends its
-        series: no further occurrence, and the next one, if it has not started, is called off too.
+        series: no further occurrence, the next one, if it has not started, is called off too, and no
+        occurrence says it repeats any more (each one's key is passed: one slot, the series' tag).
         Raises :class:`StoreError`: event_closed (started already), bad_field (not one of a series)."""
         k = EventKeys(meta.id)
         skey = series_key(meta.series or meta.id)
         while True:
-            latest = text(await self.redis.hget(skey, "latest") or b"") if series else ""
-            kind, rest = reply(await self._cancel(keys=[k.meta, skey, EventKeys(latest or meta.id).meta],
+            latest, last = (text(v or b"") for v in await self.redis.hmget(skey, "latest", "last")) if series \
+                else ("", "")
+            every = [EventKeys(occurrence_id(meta.series, n)).meta for n in range(1, int(last or 0) + 1)]
+            kind, rest = reply(await self._cancel(keys=[k.meta, skey, EventKeys(latest or meta.id).meta, *every],
                                                   args=[int(series), latest, now]))
             if kind == "err":
                 raise StoreError(rest[0])
             if kind == "ok":
                 return
             # "moved": the series made an occurrence between our read and the script: read it again.
+
+    async def call_off_race(self, race: str, now: int) -> bool:
+        """Give up a race of an event that did not start at its time, as the event scores it: it takes no
+        player from then on (a late entrant would wait in its lobby for a start that never comes). One
+        script on the race's own slot; False when the race is not in the lobby (it started, or is gone)."""
+        return bool(await self._call_off(keys=[Keys(race).meta], args=[now]))
 
     async def meta(self, event: str) -> EventMeta | None:
         if not _plain(event):

@@ -183,6 +183,9 @@ class RaceMeta:
     its lobby (``RaceInfo.title``)."""
     scheduled_at: int = 0
     """When whoever made the race means to start it (ms; 0: a player starts it)."""
+    called_off_at: int = 0
+    """When its maker gave it up unstarted (ms; 0: not): an event's race that did not start at its time
+    (too few came), scored as missed; it stays a lobby to read but takes no player (``race_closed``)."""
 
     @property
     def sealed(self) -> bool:

@@ -46,7 +46,7 @@ async def index(request: Request) -> Response:
     now = now_ms()
     rows = [races.race_info(m, now) for m in metas]
     live = [r for r in rows if r.status in ("countdown", "running")]
-    lobby = [r for r in rows if r.status == "lobby"]
+    lobby = [r for r, m in zip(rows, metas) if r.status == "lobby" and not m.called_off_at]  # (nobody may join)
     recent = [races.race_info(m, now) for m in await service.store.recent_races(RECENT_SHOWN)]
     seeking = [line for line in (await service.seeks.pools()).pools if line.waiting]
     return render("index.html", title="Races", live=live, lobby=lobby, recent=recent, seeking=seeking,

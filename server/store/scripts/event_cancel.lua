@@ -1,10 +1,11 @@
 -- uses: event_state
 -- KEYS: event, its series (or a key of its slot, for a one-off), the series' latest occurrence (the event
--- itself for a one-off). ARGV: '1' to end the series (else the event alone), the latest as the caller
--- read it, now.
+-- itself for a one-off), then (ending a series) every other occurrence. ARGV: '1' to end the series
+-- (else the event alone), the latest as the caller read it, now.
 -- An event is called off by the state table's 'cancel' (only while it takes entries: 'event_closed'
 -- once it started). Ending a series marks it cancelled (no occurrence is made after this), takes the
--- repeat off the event and the latest, and calls the latest off if it has not started (the only one
+-- repeat off every occurrence (each then reads as a one-off's: no cron to come), and calls the latest
+-- off if it has not started (the only one
 -- that may still take entries). Answers 'moved' when the series made an occurrence since the caller
 -- read its latest (read again). Nothing is written unless it is done.
 local function cancel(key)
@@ -24,10 +25,11 @@ local latest = redis.call('HGET', KEYS[2], 'latest')
 if not latest then return {'err', 'bad_field'} end
 if latest ~= ARGV[2] then return {'moved'} end
 redis.call('HSET', KEYS[2], 'cancelled', 1)
-for _, key in ipairs({KEYS[1], KEYS[3]}) do
-  if redis.call('HGET', key, 'repeat') ~= '' then
-    redis.call('HSET', key, 'repeat', '')
-    redis.call('HINCRBY', key, 'version', 1)
+for i = 1, #KEYS do
+  local was = i ~= 2 and redis.call('HGET', KEYS[i], 'repeat')
+  if was and was ~= '' then
+    redis.call('HSET', KEYS[i], 'repeat', '')
+    redis.call('HINCRBY', KEYS[i], 'version', 1)
   end
 end
 cancel(KEYS[3])

@@ -3,7 +3,7 @@
 -- ARGV: name, name_key, home0, chan, connection id, lease expiry, account ('' for none), now
 -- Replies {'ok', seat, version, gen, 'new'|'again'}: a new seat (the lowest given back, else the next),
 -- or the seat this account (or this very call, retried) holds already.
-local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats', 'free', 'version')
+local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats', 'free', 'version', 'called_off_at')
 if not m[1] then return {'err', 'race_not_found'} end
 local now = tonumber(ARGV[8])
 local held = redis.call('HGET', KEYS[2], ARGV[2])
@@ -23,7 +23,7 @@ if held then
   if m[1] ~= 'lobby' then return {'err', 'race_closed'} end
   return {'err', 'name_taken'}
 end
-if m[1] ~= 'lobby' then return {'err', 'race_closed'} end
+if m[1] ~= 'lobby' or (tonumber(m[6]) or 0) > 0 then return {'err', 'race_closed'} end  -- (called off)
 local players, seats, free = tonumber(m[2]), tonumber(m[3]), tonumber(m[4] or 0)
 if players - free >= seats then return {'err', 'race_full'} end
 local seat, gen = players, 0
