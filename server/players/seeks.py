@@ -3,10 +3,11 @@
 A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the connection stays with it
 and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
 every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that
-wave: it forms groups by the pure rule (``shared.seeks.form``), makes each group's race (a checked
-deal when one is ready), seats every member in it with a presence lease lasting until the join
-deadline, signs each seat's token, and places the group in one script that a cancel cannot
-interleave with. Each waiting connection's process polls its seeks' state (:data:`POLL_SECONDS`) and
+wave, holding the pool's pairing lease so that no other process pairs it meanwhile: it forms groups
+by the pure rule (``shared.seeks.form``), makes each group's race (a checked deal when one is
+ready), seats every member in it with a presence lease lasting until the join deadline, signs each
+seat's token, and places the group in one script that a cancel cannot interleave with. Each waiting
+connection's process polls its seeks' state (:data:`POLL_SECONDS`) and
 sends ``matched``; the client then joins with the token and says ``ready``, and the race starts once
 every player is ready (start mode ``all-ready``).
 
@@ -49,6 +50,9 @@ POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
 ALIVE_MS = 5_000
 """A seek nobody vouched for this long (its process died) is dropped from its pool."""
+LEASE_MS = 2_000
+"""Shortest pairing lease (ten waves when longer): a pairing slowed by a busy machine keeps its pool, and a
+process that died pairing holds it no longer."""
 STATUS_SECONDS = 1.0
 """How often a waiting seek hears ``seeking``."""
 
@@ -209,19 +213,23 @@ class Seeks:
 
     # ------------------------------------------------------------- waves
     async def wave(self) -> None:
-        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave)."""
+        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave, and
+        no two pairings of a pool overlap: the claim is a lease, renewed by each placement)."""
         wave_ms = max(1, int(self.config.seek_wave * 1000))
         number = now_ms() // wave_ms
+        lease_ms = max(10 * wave_ms, LEASE_MS)
         for pool in await self.store.pools():
-            if not await self.store.claim_wave(pool, number, 10 * wave_ms):
+            lease = secrets.token_hex(8)
+            if not await self.store.claim_wave(pool, number, lease_ms, lease):
                 continue
             started = time.process_time()
             try:
-                await self._pair(rule.Pool.parse(pool))
+                await self._pair(rule.Pool.parse(pool), lease, lease_ms)
             finally:
                 self.metrics.seek_cpu_seconds += time.process_time() - started
+                await self.store.wave_done(pool, lease)
 
-    async def _pair(self, pool: rule.Pool) -> None:
+    async def _pair(self, pool: rule.Pool, lease: str, lease_ms: int) -> None:
         now = now_ms()
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
@@ -235,10 +243,14 @@ class Seeks:
         now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
-            await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
+            if not await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now,
+                                     lease, lease_ms):
+                return
 
-    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int) -> None:
-        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it)."""
+    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int, lease: str,
+                     lease_ms: int) -> bool:
+        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it);
+        False when this pairing lost the pool's lease (it ran out: another process may pair the pool now)."""
         svc = self.service
         deal = await self._deal(pool.variant)
         # The seats are all taken here, so nobody else can join; the members without an account are
@@ -257,16 +269,19 @@ class Seeks:
         matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
                              join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=max(0, now - m.since))
                    for m, (seat, token) in zip(members, seats)]
-        if not await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches):
+        placed = await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches,
+                                        lease, lease_ms)
+        if placed != 1:
             fresh = await svc.store.meta(meta.id)
             if fresh is not None:
                 await svc.store.abandon(fresh, now_ms(), 0)
-            log("seek_group_lost", pool=pool.key, race=meta.id)
-            return
+            log("seek_group_lost" if placed == 0 else "seek_wave_overrun", pool=pool.key, race=meta.id)
+            return placed == 0
         self.metrics.seek_events["races"] += 1
         self.metrics.seek_events["placed"] += len(members)
         log("seek_race", pool=pool.key, race=meta.id, code=meta.code, players=len(members), gap=gap,
             spread=max(ratings) - min(ratings), checked=meta.checked)
+        return True
 
     async def _deal(self, variant: str) -> CheckedDeal:
         """A checked deal when one is ready in the private pool (never a wait for the solver: players are

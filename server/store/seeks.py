@@ -42,6 +42,7 @@ class SeekStore:
         self._match = register(redis, "seek_match")
         self._settle = register(redis, "seek_settle")
         self._drop_dead = register(redis, "seek_drop_dead")
+        self._wave_done = register(redis, "seek_wave_done")
 
     # ------------------------------------------------------------ a player
     async def lock(self, who: str, pool: str, seek: str) -> bool:
@@ -123,22 +124,31 @@ class SeekStore:
             waits, gots = await pipe.execute()
         return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
-    async def claim_wave(self, pool: str, wave: int, ttl_ms: int) -> bool:
-        """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does)."""
-        return bool(await self._claim(keys=[SeekKeys(pool).wave], args=[wave, ttl_ms]))
+    async def claim_wave(self, pool: str, wave: int, ttl_ms: int, token: str) -> bool:
+        """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does, and none
+        while another's pairing still holds the pool: a lease of ``ttl_ms`` named ``token``, renewed by each
+        placement and given back by :meth:`wave_done`)."""
+        k = SeekKeys(pool)
+        return bool(await self._claim(keys=[k.wave, k.pairing], args=[wave, ttl_ms, token]))
+
+    async def wave_done(self, pool: str, token: str) -> None:
+        """Give back the pool's pairing lease (if it is still this caller's)."""
+        await self._wave_done(keys=[SeekKeys(pool).pairing], args=[token])
 
     async def drop_dead(self, pool: str, now: int) -> list[SeekEntry]:
         """The seeks nobody vouched for lately, out of the pool."""
         k = SeekKeys(pool)
         return [_entry.decode(e) for e in await self._drop_dead(keys=[k.q, k.alive], args=[now])]
 
-    async def match(self, pool: str, formed: FormedRace, deadline: int, matches: list[p.Matched]) -> bool:
-        """Place a group in its race if every member still waits (False: one cancelled or was placed)."""
+    async def match(self, pool: str, formed: FormedRace, deadline: int, matches: list[p.Matched], token: str,
+                    ttl_ms: int) -> int:
+        """Place a group in its race if the caller's pairing lease ``token`` still holds the pool (-1 if not)
+        and every member still waits (0: one cancelled); 1 when placed (the lease renewed for ``ttl_ms``)."""
         k = SeekKeys(pool)
-        args: list[Any] = [formed.race, deadline, _enc.encode(formed)]
+        args: list[Any] = [formed.race, deadline, _enc.encode(formed), token, ttl_ms]
         for member, matched in zip(formed.members, matches):
             args += [member.id, _enc.encode(matched)]
-        return bool(await self._match(keys=k.all(), args=args))
+        return int(await self._match(keys=[*k.all(), k.pairing], args=args))
 
     async def formed(self, pool: str, now: int | None = None) -> list[tuple[FormedRace, int]]:
         """The pool's formed races not yet settled, with their join deadlines."""

@@ -1,0 +1,120 @@
+"""Seeks across real ``thieves-server`` processes sharing one Redis, and a Redis Cluster (docs/protocol.md
+"Seeks"): one pairing per wave per pool, a killed process's seeks never paired and soon out of their
+pool, a reconnecting seeker taking its seek over, and ``seeking {requeued: true}`` always before the
+next ``matched``.
+
+The processes are real children (tests/process_util.py), so one can be SIGKILLed with its seek
+connections open, as when a machine dies; the seekers are light WebSocket clients (``seek`` frames).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, AsyncIterator, Iterator
+
+import pytest
+import redis
+
+from process_util import ServerProcess
+from redis_util import DEADLINE, PROCESS_ARGS, Client
+from shared import protocol as p
+
+SEEK_ARGS = ["--seek-wave", "0.1", "--seek-deals", "random", "--connections-per-address", "0"]
+"""Short waves (two processes' ticks interleave often), random deals (no solver), and no cap on the
+many connections of one loopback address."""
+
+
+class Backend:
+    """Where the processes keep their state: the private Redis, or the module's Redis Cluster."""
+
+    def __init__(self, url: str, cluster: bool) -> None:
+        self.url = url
+        self.args = ["--redis-cluster", "yes"] if cluster else []
+        self.redis: Any = redis.RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == "redis":
+        made = Backend(request.getfixturevalue("redis_url"), cluster=False)
+    else:
+        made = Backend(request.getfixturevalue("empty_cluster").urls[0], cluster=True)
+    yield made
+    made.redis.close()
+
+
+@contextlib.asynccontextmanager
+async def two_processes(backend: Backend, join: float, tmp: Any) -> AsyncIterator[tuple[ServerProcess, ...]]:
+    """Two ``thieves-server`` processes on the backend (started side by side), stopped at the end."""
+    made = [ServerProcess(backend.url, args=[*PROCESS_ARGS, *SEEK_ARGS, "--seek-join", str(join), *backend.args],
+                          log_path=tmp / f"server-{i}.log") for i in range(2)]
+    try:
+        await asyncio.gather(*(asyncio.to_thread(s.start) for s in made))
+        yield tuple(made)
+    finally:
+        for s in made:
+            await asyncio.to_thread(s.close)
+
+
+async def seek(server: ServerProcess, **fields: Any) -> tuple[Client, p.Seeking]:
+    client = await Client.connect(server)  # type: ignore[arg-type]  # (a ws_url is all it needs)
+    await client.send(p.Seek(**fields))
+    return client, await client.expect(p.Seeking)
+
+
+async def frames_until(client: Client, kind: type, timeout: float = DEADLINE) -> list[Any]:
+    """The client's frames up to and including the first ``kind`` (within ``timeout`` in all)."""
+    seen: list[Any] = []
+
+    async def read() -> list[Any]:
+        while not isinstance(msg := await client.recv(timeout), kind):
+            seen.append(msg)
+        seen.append(msg)
+        return seen
+    return await asyncio.wait_for(read(), timeout)
+
+
+async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
+    """The client's ``matched``, after any number of ``seeking`` updates."""
+    frames = await frames_until(client, p.Matched, timeout)
+    assert all(isinstance(f, p.Seeking) for f in frames[:-1]), frames
+    return frames[-1]
+
+
+def events(servers: tuple[ServerProcess, ...], name: str) -> list[str]:
+    return [line for s in servers for line in s.events(name)]
+
+
+# ------------------------------------------------------------------ waves
+CROWD = {2: 40, 3: 24, 4: 24}
+"""Seekers per pool (by seats): enough groups in one wave that its pairing outlasts a wave."""
+ROUNDS = 3
+"""Crowds one after another (the first meets cold processes, whose slower seeks spread its arrivals)."""
+
+
+async def test_two_processes_pair_each_pool_once_a_wave(backend: Backend, tmp_path: Any) -> None:
+    """Crowds of 2-, 3- and 4-seat pools' seekers arrive together on two processes: every one is placed once,
+    in a full race, and no group is ever formed twice (``seek_group_lost``: two pairings of one pool at
+    once, each forming a group of the same seekers, the second thrown away)."""
+    async with two_processes(backend, 30.0, tmp_path) as servers:
+        for round_ in range(ROUNDS):
+            clients: list[tuple[Client, str, int]] = []
+            for seats, count in CROWD.items():
+                for i in range(count):
+                    client = await Client.connect(servers[i % 2])  # type: ignore[arg-type]
+                    clients.append((client, f"r{round_}s{seats}n{i}", seats))
+            # Every seek sent at once: each wave has many groups to place.
+            await asyncio.gather(*(c.send(p.Seek(name=n, seats=s, time_limit=60)) for c, n, s in clients))
+            got = await asyncio.gather(*(matched(c, timeout=60) for c, _, _ in clients))
+            races: dict[str, set[str]] = {}
+            for (_, name, seats), m in zip(clients, got):
+                assert m.names[m.seat] == name and len(m.names) == seats
+                races.setdefault(m.race, set()).add(name)
+            assert sorted(n for members in races.values() for n in members) == sorted(n for _, n, _ in clients)
+            assert all(len(members) == len(next(m for m in got if m.race == race).names)
+                       for race, members in races.items())
+            for c, _, _ in clients:
+                await c.close()
+        assert events(servers, "seek_group_lost") == []
+        assert len(events(servers, "seek_race")) == ROUNDS * sum(count // seats for seats, count in CROWD.items())
