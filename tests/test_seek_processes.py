@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
 import redis
 
 from process_util import ServerProcess
-from redis_util import DEADLINE, PROCESS_ARGS, Client
+from redis_util import DEADLINE, PROCESS_ARGS, Client, eventually
+from server.players.seeks import ALIVE_MS, PRESENT_MS
+from server.race.clock import now_ms
+from server.store.keys import SeekKeys
 from shared import protocol as p
 
 SEEK_ARGS = ["--seek-wave", "0.1", "--seek-deals", "random", "--connections-per-address", "0"]
@@ -118,3 +122,44 @@ async def test_two_processes_pair_each_pool_once_a_wave(backend: Backend, tmp_pa
                 await c.close()
         assert events(servers, "seek_group_lost") == []
         assert len(events(servers, "seek_race")) == ROUNDS * sum(count // seats for seats, count in CROWD.items())
+
+
+# ------------------------------------------------------------------ a killed process
+def vouched(backend: Backend, pool: str, seeks: list[str]) -> list[int]:
+    """When each seek's connection last vouched for it (ms; -1: no liveness left)."""
+    alive = SeekKeys(pool).alive
+    scores = [backend.redis.zscore(alive, s) for s in seeks]
+    return [int(s) - ALIVE_MS if s is not None else -1 for s in scores]
+
+
+async def absent(backend: Backend, pool: str, seeks: list[str]) -> None:
+    """Wait until nobody has vouched for these seeks for longer than PRESENT_MS."""
+    await eventually(lambda: all(v < now_ms() - PRESENT_MS for v in vouched(backend, pool, seeks)),
+                     "the killed process's seeks to be absent")
+
+
+async def test_a_killed_process_s_seeks_are_never_paired_and_leave_their_pool(backend: Backend,
+                                                                               tmp_path: Any) -> None:
+    """Three seeks wait on a process that is killed; four seekers then come to the other process. They
+    are put in one race together, never with the dead seeks (whose players would never come), and the
+    dead seeks leave the pool once nobody has vouched for them for ALIVE_MS."""
+    pool = "forty-thieves/4/60/casual"
+    async with two_processes(backend, 30.0, tmp_path) as (doomed, live):
+        dead = [(await seek(doomed, name=f"dead{i}", seats=4, time_limit=60)) for i in range(3)]
+        ids = [s.seek for _, s in dead]
+        await asyncio.to_thread(doomed.kill)
+        killed = time.monotonic()
+        await absent(backend, pool, ids)
+        seekers = [(await seek(live, name=f"live{i}", seats=4, time_limit=60))[0] for i in range(4)]
+        got = [await matched(c) for c in seekers]
+        assert all(sorted(m.names) == ["live0", "live1", "live2", "live3"] for m in got)
+
+        def gone() -> bool:
+            return all(backend.redis.hget(SeekKeys(pool).q, s) is None for s in ids)
+        await eventually(gone, "the dead seeks to leave their pool")
+        assert time.monotonic() - killed < ALIVE_MS / 1000 + 5  # 5 s after the last vouch, a wave or two late
+        await eventually(lambda: len(live.events("seek_dropped")) == 3, "three seek_dropped lines")
+        status, body = await asyncio.to_thread(live.http, "GET", "/seeks")
+        assert status == 200 and [line["waiting"] for line in body["pools"] if line["pool"] == pool] == [0]
+        for c in (*seekers, *(c for c, _ in dead)):
+            await c.close()

@@ -4,12 +4,13 @@ A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the conne
 and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
 every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that
 wave, holding the pool's pairing lease so that no other process pairs it meanwhile: it forms groups
-by the pure rule (``shared.seeks.form``), makes each group's race (a checked deal when one is
-ready), seats every member in it with a presence lease lasting until the join deadline, signs each
-seat's token, and places the group in one script that a cancel cannot interleave with. Each waiting
-connection's process polls its seeks' state (:data:`POLL_SECONDS`) and
-sends ``matched``; the client then joins with the token and says ``ready``, and the race starts once
-every player is ready (start mode ``all-ready``).
+of the seeks whose connections vouched for them lately (:data:`PRESENT_MS`) by the pure rule
+(``shared.seeks.form``), makes each group's race (a checked deal when one is ready), seats every
+member in it with a presence lease lasting until the join deadline, signs each seat's token, and
+places the group in one script that a cancel cannot interleave with. Each waiting connection's
+process polls its seeks' state (:data:`POLL_SECONDS`) and sends ``matched``; the client then joins
+with the token and says ``ready``, and the race starts once every player is ready (start mode
+``all-ready``).
 
 The wave also settles the pool's formed races: a race that started releases its players' seeks; one
 still in the lobby at its join deadline is removed, its players who did not come are counted
@@ -50,6 +51,9 @@ POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
 ALIVE_MS = 5_000
 """A seek nobody vouched for this long (its process died) is dropped from its pool."""
+PRESENT_MS = 1_500
+"""A seek nobody vouched for this long is absent: never paired (its partners would wait for a no-show).
+Several polls long, so a busy process's seeks stay present."""
 LEASE_MS = 2_000
 """Shortest pairing lease (ten waves when longer): a pairing slowed by a busy machine keeps its pool, and a
 process that died pairing holds it no longer."""
@@ -240,6 +244,8 @@ class Seeks:
         if not entries:
             await self.store.drop_if_idle(pool.key)
             return
+        present = await self.store.present(pool.key, now_ms() + ALIVE_MS - PRESENT_MS)
+        entries = {i: e for i, e in entries.items() if i in present}
         now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
@@ -308,7 +314,7 @@ class Seeks:
                 back = [m for m in formed.members if (m.account or m.name) in ready]
             else:
                 back = []
-            if not await self.store.settle(pool.key, formed, back, now + ALIVE_MS):
+            if not await self.store.settle(pool.key, formed, back, now):
                 continue
             for m in formed.members:
                 if m in back:

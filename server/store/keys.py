@@ -240,10 +240,11 @@ class SeekKeys:
     """Key names of one seek pool (every one under the pool's hash tag, its name: one slot).
 
     ``seek:{P}:q`` hash seek id -> msgpack SeekEntry (waiting); ``:alive`` zset seek id -> until when its
-    connection vouches for it (ms); ``:got`` hash seek id -> msgpack Matched (placed, race not settled);
-    ``:formed`` zset race -> join deadline; ``:races`` hash race -> msgpack FormedRace; ``:wave`` the last
-    wave number claimed (one pairing per wave); ``:pairing`` the token of the process pairing the pool now
-    (a lease: no two pairings of one pool overlap).
+    connection vouches for it (ms; a placed seek's too, until its race is settled); ``:got`` hash seek id
+    -> msgpack Matched (placed, race not settled); ``:formed`` zset race -> join deadline; ``:races``
+    hash race -> msgpack FormedRace; ``:wave`` the last wave number claimed (one pairing per wave);
+    ``:pairing`` the token of the process pairing the pool now (a lease: no two pairings of one pool
+    overlap).
     """
 
     __slots__ = ("pool", "q", "alive", "got", "formed", "races", "wave", "pairing")

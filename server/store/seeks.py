@@ -97,9 +97,14 @@ class SeekStore:
         return kind, _matched.decode(reply[1]) if kind == "matched" else None
 
     async def vouch(self, pool: str, seeks: list[str], until: int) -> None:
-        """These seeks' connections are alive until ``until`` (only seeks still waiting are touched)."""
+        """These seeks' connections are alive until ``until`` (only seeks still waiting or placed are
+        touched)."""
         if seeks:
             await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
+
+    async def present(self, pool: str, since: int) -> set[str]:
+        """The seeks whose connection vouched for them lately (liveness at or above ``since``)."""
+        return {text(s) for s in await self.redis.zrangebyscore(SeekKeys(pool).alive, since, "+inf")}
 
     async def pools(self) -> list[str]:
         """The pools in use (a seek waits, or a race forms; see :meth:`drop_if_idle`)."""
@@ -159,10 +164,11 @@ class SeekStore:
         blobs = await self.redis.hmget(k.races, [text(r) for r, _ in pairs])
         return [(_formed.decode(b), int(d)) for (_, d), b in zip(pairs, blobs) if b is not None]
 
-    async def settle(self, pool: str, formed: FormedRace, back: list[SeekEntry], alive_until: int) -> bool:
-        """Settle a formed race once: its matches go, the members in ``back`` wait again."""
+    async def settle(self, pool: str, formed: FormedRace, back: list[SeekEntry], now: int) -> bool:
+        """Settle a formed race once: its matches go, the members in ``back`` wait again (those nobody
+        vouches for any more only until the next wave drops them)."""
         k = SeekKeys(pool)
-        args: list[Any] = [formed.race, alive_until, *(m.id for m in formed.members), "|"]
+        args: list[Any] = [formed.race, now, *(m.id for m in formed.members), "|"]
         for entry in back:
             args += [entry.id, _enc.encode(entry)]
         return bool(await self._settle(keys=k.all(), args=args))
