@@ -163,3 +163,30 @@ async def test_a_killed_process_s_seeks_are_never_paired_and_leave_their_pool(ba
         assert status == 200 and [line["waiting"] for line in body["pools"] if line["pool"] == pool] == [0]
         for c in (*seekers, *(c for c, _ in dead)):
             await c.close()
+
+
+# ------------------------------------------------------------------ requeued
+async def test_requeued_is_always_told_before_the_next_matched(backend: Backend, tmp_path: Any) -> None:
+    """In two pools, a player comes to its race and its partner does not; a third seeker waits alone, so
+    the wave that puts the player back places it again at once. The player's seek connection hears
+    ``seeking {requeued: true}`` between its two ``matched``, every time."""
+    async with two_processes(backend, 2.0, tmp_path) as servers:
+        async def scenario(limit: int) -> list[Any]:
+            ann, _ = await seek(servers[0], name=f"ann{limit}", time_limit=limit)
+            bob, _ = await seek(servers[1], name=f"bob{limit}", time_limit=limit)
+            first = await matched(ann)
+            await matched(bob)
+            carl, _ = await seek(servers[1], name=f"carl{limit}", time_limit=limit)  # waits alone
+            player = await Client.connect(servers[1])  # type: ignore[arg-type]
+            await player.hello(first.race, token=first.token)
+            await player.send(p.Ready())  # bob never comes
+            frames = await frames_until(ann, p.Matched)
+            second = await matched(carl)
+            assert frames[-1].race == second.race != first.race
+            for c in (ann, bob, carl, player):
+                await c.close()
+            return frames
+
+        for frames in await asyncio.gather(scenario(60), scenario(90)):
+            told = [f for f in frames if isinstance(f, p.Seeking) and f.requeued]
+            assert len(told) == 1, frames

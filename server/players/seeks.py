@@ -158,14 +158,23 @@ class Seeks:
                                   gap=rule.allowed_gap(waited), waited_ms=max(0, waited), server_time=now,
                                   requeued=requeued))
 
+    async def _tell_matched(self, w: Waiting, matched: p.Matched, now: int) -> None:
+        """Send the seek's ``matched`` unless it went out already; a seek told of another race before is
+        told first that it was put back in the pool (``seeking {requeued: true}``: the wave that put it back
+        may have placed it again before this process saw it wait)."""
+        if w.matched == matched.race:
+            return
+        if w.matched:
+            self._say(w, now, (await self.store.waiting_counts([w.pool.key]))[0], requeued=True)
+        w.matched = matched.race
+        w.conn.send_msg(matched)
+
     async def cancel(self, w: Waiting) -> bool:
         """Take the seek out of its pool: True; False when a race was formed for it first (its
         ``matched`` is sent first if it has not gone out yet)."""
         kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
         if kind == "matched" and matched is not None:
-            if not w.matched:
-                w.matched = matched.race
-                w.conn.send_msg(matched)
+            await self._tell_matched(w, matched, now_ms())
             return False
         self._forget(w)
         await self.store.unlock(w.entry.who, w.entry.id)
@@ -201,9 +210,7 @@ class Seeks:
                 if w is None:
                     continue
                 if matched is not None:
-                    if w.matched != matched.race:
-                        w.matched = matched.race
-                        w.conn.send_msg(matched)
+                    await self._tell_matched(w, matched, now)
                 elif waits:
                     requeued = bool(w.matched)
                     if requeued or time.monotonic() - w.said_at >= STATUS_SECONDS:
