@@ -61,6 +61,12 @@ async def two_processes(backend: Backend, join: float, tmp: Any) -> AsyncIterato
             await asyncio.to_thread(s.close)
 
 
+async def register(server: ServerProcess, name: str) -> str:
+    status, body = await asyncio.to_thread(server.http, "POST", "/players", {"name": name})
+    assert status == 201, body
+    return str(body["key"])
+
+
 async def seek(server: ServerProcess, **fields: Any) -> tuple[Client, p.Seeking]:
     client = await Client.connect(server)  # type: ignore[arg-type]  # (a ws_url is all it needs)
     await client.send(p.Seek(**fields))
@@ -162,6 +168,86 @@ async def test_a_killed_process_s_seeks_are_never_paired_and_leave_their_pool(ba
         status, body = await asyncio.to_thread(live.http, "GET", "/seeks")
         assert status == 200 and [line["waiting"] for line in body["pools"] if line["pool"] == pool] == [0]
         for c in (*seekers, *(c for c, _ in dead)):
+            await c.close()
+
+
+# ------------------------------------------------------------------ reconnecting
+async def seek_again(server: ServerProcess, **fields: Any) -> tuple[Client, Any]:
+    """A new connection's ``seek``, tried again on another new connection while the answer is
+    ``already_seeking`` (the old seek's connection vouched for it lately); the first other answer."""
+    client: Client | None = None
+    answer: Any = None
+
+    async def other() -> bool:
+        nonlocal client, answer
+        if client is not None:
+            await client.close()
+        client = await Client.connect(server)  # type: ignore[arg-type]
+        await client.send(p.Seek(**fields))
+        answer = await client.recv()
+        return not (isinstance(answer, p.Error) and answer.code == "already_seeking")
+    await eventually(other, "an answer other than already_seeking")
+    assert client is not None
+    return client, answer
+
+
+async def test_a_seeker_whose_process_died_takes_its_seek_over(backend: Backend, tmp_path: Any) -> None:
+    """After its process is killed, a player's new ``seek`` (same key, or same name) on the other process
+    takes over its seek: a waiting one is told it waits (its waiting time kept) and can be cancelled;
+    a placed one is told its ``matched`` and the race goes on."""
+    async with two_processes(backend, 30.0, tmp_path) as (doomed, live):
+        ann_key, cy_key, dee_key = [await register(live, n) for n in ("Ann", "Cy", "Dee")]
+        ann, ann_seeking = await seek(doomed, key=ann_key, time_limit=60)
+        bob, bob_seeking = await seek(doomed, name="bob", seats=3, time_limit=60)
+        cy, _ = await seek(doomed, key=cy_key, time_limit=90)
+        dee, _ = await seek(doomed, key=dee_key, time_limit=90)
+        placed = {m.seek: m for m in [await matched(cy), await matched(dee)]}
+        await asyncio.to_thread(doomed.kill)
+
+        # A waiting seek: resumed with its id and its waiting time, then cancelled.
+        ann2, answer = await seek_again(live, key=ann_key, time_limit=120)
+        assert isinstance(answer, p.Seeking), answer
+        assert answer.seek == ann_seeking.seek and answer.pool == "forty-thieves/2/60/casual"
+        assert answer.waited_ms >= 1000
+        await ann2.send(p.SeekCancel())
+        assert (await ann2.expect(p.SeekCancelled)).cancelled
+        await ann2.send(p.Seek(key=ann_key, time_limit=120))
+        assert (await ann2.expect(p.Seeking)).pool == "forty-thieves/2/120/casual"
+        bob2, answer = await seek_again(live, name="bob", seats=3, time_limit=60)
+        assert isinstance(answer, p.Seeking) and answer.seek == bob_seeking.seek
+
+        # Placed seeks: each is told its race again, and the race starts once both join.
+        joined = []
+        for key in (cy_key, dee_key):
+            again, answer = await seek_again(live, key=key, time_limit=90)
+            assert isinstance(answer, p.Matched), answer
+            assert answer == placed[answer.seek]
+            await again.send(p.SeekCancel())  # too late: the race is the player's
+            assert not (await again.expect(p.SeekCancelled)).cancelled
+            player = await Client.connect(live)  # type: ignore[arg-type]
+            assert (await player.hello(answer.race, token=answer.token)).seat == answer.seat
+            await player.send(p.Ready())
+            joined.append((again, player))
+        for again, player in joined:
+            await player.expect(p.Countdown, timeout=DEADLINE)
+            assert await asyncio.wait_for(again.closed(), DEADLINE) == 1000  # the seek is over
+        for c in (ann, bob, cy, dee, ann2, bob2, *(c for pair in joined for c in pair)):
+            await c.close()
+
+
+async def test_a_placed_seeker_whose_connection_closed_takes_its_seek_over_at_once(backend: Backend,
+                                                                                    tmp_path: Any) -> None:
+    """The process lives, the seek connection closed after ``matched``: the player's next ``seek`` is
+    answered with that ``matched`` at once (not ``already_seeking`` until the join deadline)."""
+    async with two_processes(backend, 30.0, tmp_path) as (one, two):
+        ann, _ = await seek(one, name="ann", time_limit=60)
+        bob, _ = await seek(two, name="bob", time_limit=60)
+        first = await matched(ann)
+        await matched(bob)
+        await ann.close()
+        again, answer = await seek_again(two, name="ann", time_limit=60)
+        assert answer == first, answer
+        for c in (bob, again):
             await c.close()
 
 

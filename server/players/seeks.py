@@ -17,6 +17,9 @@ still in the lobby at its join deadline is removed, its players who did not come
 (``thieves_seeks_total{what="no_show"}`` and, per player, an expiring count that makes them *shy*:
 paired only with other shy players for an hour), and the others wait in the pool again, their
 waiting time kept.
+
+A player whose seek connection was lost (its process died, or it closed once the seek was placed) takes
+the seek over with its next ``seek``, once no connection has vouched for it for :data:`PRESENT_MS`.
 """
 
 from __future__ import annotations
@@ -52,8 +55,8 @@ POLL_SECONDS = 0.2
 ALIVE_MS = 5_000
 """A seek nobody vouched for this long (its process died) is dropped from its pool."""
 PRESENT_MS = 1_500
-"""A seek nobody vouched for this long is absent: never paired (its partners would wait for a no-show).
-Several polls long, so a busy process's seeks stay present."""
+"""A seek nobody vouched for this long is absent: never paired (its partners would wait for a no-show),
+and its player's next ``seek`` takes it over. Several polls long, so a busy process's seeks stay present."""
 LEASE_MS = 2_000
 """Shortest pairing lease (ten waves when longer): a pairing slowed by a busy machine keeps its pool, and a
 process that died pairing holds it no longer."""
@@ -80,6 +83,9 @@ class Waiting:
     """The race whose ``matched`` went out ("" while none did)."""
     said_at: float = 0.0
     """When the last ``seeking`` went out (monotonic seconds)."""
+    cancelling: bool = False
+    """A cancel is in flight: the poll leaves the seek to it (a poll that saw it gone would close the
+    connection before its ``seek_cancelled``)."""
 
 
 class Seeks:
@@ -129,8 +135,12 @@ class Seeks:
             who, acct, rating = f"n:{name_key(name)}", None, rule.DEFAULT_RATING
         seek_id = secrets.token_hex(8)
         if not await self.store.lock(who, pool.key, seek_id):
+            resumed = await self._resume(conn, who)
+            if resumed is not None:
+                return resumed
             raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
-                          "cancel that seek first; nothing was stored")
+                          "cancel that seek first (if its connection was lost, seek again in a second or two: "
+                          "this connection takes it over); nothing was stored")
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
                           shy=await self.store.shy(who) > 0)
@@ -144,6 +154,27 @@ class Seeks:
         self._counts[pool.key] = count
         log("seek", pool=pool.key, seek=seek_id, who=who, rating=rating, shy=entry.shy)
         self._say(waiting, now, count)
+        return waiting
+
+    async def _resume(self, conn: SeekConnection, who: str) -> Waiting | None:
+        """The player's seek, taken over by this connection if no connection vouches for it any more (its
+        process died, or its connection closed after it was placed), and told its state: ``seeking``, or
+        the ``matched`` it may have missed. None when another connection holds it (or it is not in its pool)."""
+        held = await self.store.held(who)
+        if held is None:
+            return None
+        pool_key, seek_id = held
+        now = now_ms()
+        kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS)
+        if entry is None:
+            return None
+        waiting = Waiting(rule.Pool.parse(pool_key), entry, conn)
+        self.here.setdefault(pool_key, {})[seek_id] = waiting
+        log("seek_resumed", pool=pool_key, seek=seek_id, who=who, placed=kind == "matched")
+        if matched is not None:
+            await self._tell_matched(waiting, matched, now)
+        else:
+            self._say(waiting, now, (await self.store.waiting_counts([pool_key]))[0])
         return waiting
 
     async def _rating(self, account: str, variant: str) -> int:
@@ -172,7 +203,11 @@ class Seeks:
     async def cancel(self, w: Waiting) -> bool:
         """Take the seek out of its pool: True; False when a race was formed for it first (its
         ``matched`` is sent first if it has not gone out yet)."""
-        kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
+        w.cancelling = True
+        try:
+            kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
+        finally:
+            w.cancelling = False
         if kind == "matched" and matched is not None:
             await self._tell_matched(w, matched, now_ms())
             return False
@@ -192,9 +227,10 @@ class Seeks:
 
     async def gone(self, w: Waiting) -> None:
         """The seek's connection closed: a seek still waiting leaves its pool; a matched one's race goes
-        on (the player may still join it by its token)."""
-        if self.here.get(w.pool.key, {}).get(w.entry.id) is w:
-            await self.cancel(w)
+        on (the player may still join it by its token, or take the seek over with a new ``seek``)."""
+        if self.here.get(w.pool.key, {}).get(w.entry.id) is w and not await self.cancel(w):
+            self._forget(w)
+            await self.store.absent(w.pool.key, w.entry.id)
 
     # --------------------------------------------------- this process's seeks
     async def poll(self) -> None:
@@ -207,7 +243,7 @@ class Seeks:
             count = None
             for seek_id, (waits, matched) in zip(ids, states):
                 w = held.get(seek_id)
-                if w is None:
+                if w is None or w.cancelling:
                     continue
                 if matched is not None:
                     await self._tell_matched(w, matched, now)

@@ -43,11 +43,20 @@ class SeekStore:
         self._settle = register(redis, "seek_settle")
         self._drop_dead = register(redis, "seek_drop_dead")
         self._wave_done = register(redis, "seek_wave_done")
+        self._resume = register(redis, "seek_resume")
 
     # ------------------------------------------------------------ a player
     async def lock(self, who: str, pool: str, seek: str) -> bool:
         """Take the player's one seek; False when it has one already (anywhere)."""
         return bool(await self.redis.set(seeker_key(who), f"{pool} {seek}", nx=True, px=LOCK_MS))
+
+    async def held(self, who: str) -> tuple[str, str] | None:
+        """The pool and id of the seek the player's lock names (None: it has none)."""
+        held = await self.redis.get(seeker_key(who))
+        if held is None:
+            return None
+        pool, _, seek = text(held).rpartition(" ")
+        return pool, seek
 
     async def unlock(self, who: str, seek: str) -> None:
         """Give the player's lock back if it is still this seek's."""
@@ -102,9 +111,32 @@ class SeekStore:
         if seeks:
             await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
 
+    async def absent(self, pool: str, seek: str) -> None:
+        """Nobody vouches for the seek any more (its connection closed after it was placed): its player may
+        take it over at once (:meth:`resume`), and if its race's partner does not come it is dropped."""
+        await self.redis.zrem(SeekKeys(pool).alive, seek)
+
     async def present(self, pool: str, since: int) -> set[str]:
         """The seeks whose connection vouched for them lately (liveness at or above ``since``)."""
         return {text(s) for s in await self.redis.zrangebyscore(SeekKeys(pool).alive, since, "+inf")}
+
+    async def resume(self, pool: str, seek: str, alive_until: int,
+                     present_since: int) -> tuple[str, SeekEntry | None, p.Matched | None]:
+        """Take over a seek nobody vouches for any more: ``("waiting", its entry, None)``, ``("matched",
+        its entry, its match)``, ``("held", None, None)`` (a connection vouches for it lately) or
+        ``("gone", None, None)`` (not in the pool: it ended, or it is being added)."""
+        k = SeekKeys(pool)
+        reply = await self._resume(keys=[k.q, k.alive, k.got], args=[seek, alive_until, present_since])
+        kind = text(reply[0])
+        if kind == "waiting":
+            return kind, _entry.decode(reply[1]), None
+        if kind == "matched":
+            matched = _matched.decode(reply[1])
+            blob = await self.redis.hget(k.races, matched.race)
+            members = _formed.decode(blob).members if blob is not None else []
+            entry = next((m for m in members if m.id == seek), None)
+            return (kind, entry, matched) if entry is not None else ("gone", None, None)
+        return kind, None, None
 
     async def pools(self) -> list[str]:
         """The pools in use (a seek waits, or a race forms; see :meth:`drop_if_idle`)."""
