@@ -46,8 +46,9 @@ async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
 
 async def seek_closed(client: Client) -> int:
     """The close code of a seek connection the server ends (its ``seeking`` frames keep coming until
-    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not)."""
-    return await asyncio.wait_for(client.closed(), DEADLINE)
+    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not; a
+    placed seek hears nothing until then, so that quiet time is the whole deadline too)."""
+    return await asyncio.wait_for(client.closed(DEADLINE), DEADLINE)
 
 
 async def join(server: LiveServer, m: p.Matched) -> Client:
