@@ -21,8 +21,10 @@ from process_util import ServerProcess
 from redis_util import DEADLINE, PROCESS_ARGS, Client, eventually
 from server.players.seeks import ALIVE_MS, PRESENT_MS
 from server.race.clock import now_ms
-from server.store.keys import SeekKeys
+from server.store.keys import SeekKeys, seeker_key
+from server.store.seeks import LOCK_MS
 from shared import protocol as p
+from shared.names import name_key
 
 SEEK_ARGS = ["--seek-wave", "0.1", "--seek-deals", "random", "--connections-per-address", "0"]
 """Short waves (two processes' ticks interleave often), random deals (no solver), and no cap on the
@@ -249,6 +251,26 @@ async def test_a_placed_seeker_whose_connection_closed_takes_its_seek_over_at_on
         assert answer == first, answer
         for c in (bob, again):
             await c.close()
+
+
+async def test_a_lock_a_dead_process_left_does_not_keep_its_player_out(backend: Backend, tmp_path: Any) -> None:
+    """A process killed between a seek's end and the release of its player's lock (a wave settling or
+    dropping it, or a cancel) leaves a lock naming a seek that is in no pool. The player's next ``seek``
+    takes the lock back once it is older than a seek takes to enter its pool (a younger one may be
+    another connection's seek on its way in: refused)."""
+    lock = seeker_key(f"n:{name_key('ann')}")
+    async with two_processes(backend, 30.0, tmp_path) as (one, _):
+        backend.redis.set(lock, "forty-thieves/2/60/casual 0123456789abcdef", px=LOCK_MS)  # just taken
+        client = await Client.connect(one)  # type: ignore[arg-type]
+        await client.send(p.Seek(name="ann", time_limit=60))
+        assert (await client.error()).code == "already_seeking"
+        backend.redis.set(lock, "forty-thieves/2/60/casual 0123456789abcdef", px=LOCK_MS - ALIVE_MS - 1000)
+        await client.send(p.Seek(name="ann", time_limit=60))
+        seeking = await client.expect(p.Seeking)
+        assert seeking.seek != "0123456789abcdef" and seeking.waiting == 1
+        await client.send(p.SeekCancel())
+        assert (await client.expect(p.SeekCancelled)).cancelled
+        await client.close()
 
 
 # ------------------------------------------------------------------ requeued

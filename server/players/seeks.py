@@ -138,9 +138,10 @@ class Seeks:
             resumed = await self._resume(conn, who)
             if resumed is not None:
                 return resumed
-            raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
-                          "cancel that seek first (if its connection was lost, seek again in a second or two: "
-                          "this connection takes it over); nothing was stored")
+            if not await self.store.lock(who, pool.key, seek_id):  # (again: the lock may have been a dead one)
+                raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
+                              "cancel that seek first (if its connection was lost, seek again in a second or two: "
+                              "this connection takes it over); nothing was stored")
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
                           shy=await self.store.shy(who) > 0)
@@ -159,7 +160,8 @@ class Seeks:
     async def _resume(self, conn: SeekConnection, who: str) -> Waiting | None:
         """The player's seek, taken over by this connection if no connection vouches for it any more (its
         process died, or its connection closed after it was placed), and told its state: ``seeking``, or
-        the ``matched`` it may have missed. None when another connection holds it (or it is not in its pool)."""
+        the ``matched`` it may have missed. None when another connection holds it, or it is in no pool (a lock
+        that its dead process left is given back then)."""
         held = await self.store.held(who)
         if held is None:
             return None
@@ -167,6 +169,10 @@ class Seeks:
         now = now_ms()
         kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS)
         if entry is None:
+            if kind == "gone" and await self.store.lock_age(who) > ALIVE_MS:
+                # A lock naming a seek in no pool, taken longer ago than a seek takes to enter its pool: its
+                # process died between the seek's end and the lock's release (or before the seek entered).
+                await self.store.unlock(who, seek_id)
             return None
         waiting = Waiting(rule.Pool.parse(pool_key), entry, conn)
         self.here.setdefault(pool_key, {})[seek_id] = waiting

@@ -58,6 +58,11 @@ class SeekStore:
         pool, _, seek = text(held).rpartition(" ")
         return pool, seek
 
+    async def lock_age(self, who: str) -> int:
+        """Milliseconds since the player's lock was taken (0 without one)."""
+        left = int(await self.redis.pttl(seeker_key(who)))
+        return LOCK_MS - left if left > 0 else 0
+
     async def unlock(self, who: str, seek: str) -> None:
         """Give the player's lock back if it is still this seek's."""
         held = await self.redis.get(seeker_key(who))
