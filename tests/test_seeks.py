@@ -46,8 +46,9 @@ async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
 
 async def seek_closed(client: Client) -> int:
     """The close code of a seek connection the server ends (its ``seeking`` frames keep coming until
-    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not)."""
-    return await asyncio.wait_for(client.closed(), DEADLINE)
+    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not; a
+    placed seek hears nothing until then, so that quiet time is the whole deadline too)."""
+    return await asyncio.wait_for(client.closed(DEADLINE), DEADLINE)
 
 
 async def join(server: LiveServer, m: p.Matched) -> Client:
@@ -86,11 +87,14 @@ async def test_two_seekers_are_given_one_race_and_it_starts_when_both_join(fast:
 
 # ------------------------------------------------------------------ bad input
 async def seek_keys(server: LiveServer) -> dict[str, Any]:
-    """Every seek key in Redis with its contents: what a refused seek must leave as it was."""
+    """Every seek key in Redis with its contents: what a refused seek must leave as it was (but the
+    waves' own bookkeeping, a pool's last wave number and pairing lease, which every wave rewrites)."""
     r = server.service.redis
     out: dict[str, Any] = {}
     for pattern in ("seek:*", "seeker:*", "seeks:*"):
         async for key in r.scan_iter(match=pattern):
+            if key.endswith((b":wave", b":pairing")):
+                continue
             kind = (await r.type(key)).decode()
             out[key.decode()] = (await r.hgetall(key) if kind == "hash" else await r.zrange(key, 0, -1)
                                  if kind == "zset" else await r.smembers(key) if kind == "set" else await r.get(key))

@@ -3,18 +3,23 @@
 A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the connection stays with it
 and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
 every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that
-wave: it forms groups by the pure rule (``shared.seeks.form``), makes each group's race (a checked
-deal when one is ready), seats every member in it with a presence lease lasting until the join
-deadline, signs each seat's token, and places the group in one script that a cancel cannot
-interleave with. Each waiting connection's process polls its seeks' state (:data:`POLL_SECONDS`) and
-sends ``matched``; the client then joins with the token and says ``ready``, and the race starts once
-every player is ready (start mode ``all-ready``).
+wave, holding the pool's pairing lease so that no other process pairs it meanwhile: it forms groups
+of the seeks whose connections vouched for them lately (:data:`PRESENT_MS`) by the pure rule
+(``shared.seeks.form``), makes each group's race (a checked deal when one is ready), seats every
+member in it with a presence lease lasting until the join deadline, signs each seat's token, and
+places the group in one script that a cancel cannot interleave with. Each waiting connection's
+process polls its seeks' state (:data:`POLL_SECONDS`) and sends ``matched``; the client then joins
+with the token and says ``ready``, and the race starts once every player is ready (start mode
+``all-ready``).
 
 The wave also settles the pool's formed races: a race that started releases its players' seeks; one
 still in the lobby at its join deadline is removed, its players who did not come are counted
 (``thieves_seeks_total{what="no_show"}`` and, per player, an expiring count that makes them *shy*:
 paired only with other shy players for an hour), and the others wait in the pool again, their
 waiting time kept.
+
+A player whose seek connection was lost (its process died, or it closed once the seek was placed) takes
+the seek over with its next ``seek``, once no connection has vouched for it for :data:`PRESENT_MS`.
 """
 
 from __future__ import annotations
@@ -49,6 +54,12 @@ POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
 ALIVE_MS = 5_000
 """A seek nobody vouched for this long (its process died) is dropped from its pool."""
+PRESENT_MS = 1_500
+"""A seek nobody vouched for this long is absent: never paired (its partners would wait for a no-show),
+and its player's next ``seek`` takes it over. Several polls long, so a busy process's seeks stay present."""
+LEASE_MS = 2_000
+"""Shortest pairing lease (ten waves when longer): a pairing slowed by a busy machine keeps its pool, and a
+process that died pairing holds it no longer."""
 STATUS_SECONDS = 1.0
 """How often a waiting seek hears ``seeking``."""
 
@@ -72,6 +83,9 @@ class Waiting:
     """The race whose ``matched`` went out ("" while none did)."""
     said_at: float = 0.0
     """When the last ``seeking`` went out (monotonic seconds)."""
+    cancelling: bool = False
+    """A cancel is in flight: the poll leaves the seek to it (a poll that saw it gone would close the
+    connection before its ``seek_cancelled``)."""
 
 
 class Seeks:
@@ -121,8 +135,13 @@ class Seeks:
             who, acct, rating = f"n:{name_key(name)}", None, rule.DEFAULT_RATING
         seek_id = secrets.token_hex(8)
         if not await self.store.lock(who, pool.key, seek_id):
-            raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
-                          "cancel that seek first; nothing was stored")
+            resumed = await self._resume(conn, who)
+            if resumed is not None:
+                return resumed
+            if not await self.store.lock(who, pool.key, seek_id):  # (again: the lock may have been a dead one)
+                raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
+                              "cancel that seek first (if its connection was lost, seek again in a second or two: "
+                              "this connection takes it over); nothing was stored")
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
                           shy=await self.store.shy(who) > 0)
@@ -138,6 +157,32 @@ class Seeks:
         self._say(waiting, now, count)
         return waiting
 
+    async def _resume(self, conn: SeekConnection, who: str) -> Waiting | None:
+        """The player's seek, taken over by this connection if no connection vouches for it any more (its
+        process died, or its connection closed after it was placed), and told its state: ``seeking``, or
+        the ``matched`` it may have missed. None when another connection holds it, or it is in no pool (a lock
+        that its dead process left is given back then)."""
+        held = await self.store.held(who)
+        if held is None:
+            return None
+        pool_key, seek_id = held
+        now = now_ms()
+        kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS)
+        if entry is None:
+            if kind == "gone" and await self.store.lock_age(who) > ALIVE_MS:
+                # A lock naming a seek in no pool, taken longer ago than a seek takes to enter its pool: its
+                # process died between the seek's end and the lock's release (or before the seek entered).
+                await self.store.unlock(who, seek_id)
+            return None
+        waiting = Waiting(rule.Pool.parse(pool_key), entry, conn)
+        self.here.setdefault(pool_key, {})[seek_id] = waiting
+        log("seek_resumed", pool=pool_key, seek=seek_id, who=who, placed=kind == "matched")
+        if matched is not None:
+            await self._tell_matched(waiting, matched, now)
+        else:
+            self._say(waiting, now, (await self.store.waiting_counts([pool_key]))[0])
+        return waiting
+
     async def _rating(self, account: str, variant: str) -> int:
         """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
         found = (await self.service.history.ratings([account], variant)).get(account)
@@ -150,14 +195,27 @@ class Seeks:
                                   gap=rule.allowed_gap(waited), waited_ms=max(0, waited), server_time=now,
                                   requeued=requeued))
 
+    async def _tell_matched(self, w: Waiting, matched: p.Matched, now: int) -> None:
+        """Send the seek's ``matched`` unless it went out already; a seek told of another race before is
+        told first that it was put back in the pool (``seeking {requeued: true}``: the wave that put it back
+        may have placed it again before this process saw it wait)."""
+        if w.matched == matched.race:
+            return
+        if w.matched:
+            self._say(w, now, (await self.store.waiting_counts([w.pool.key]))[0], requeued=True)
+        w.matched = matched.race
+        w.conn.send_msg(matched)
+
     async def cancel(self, w: Waiting) -> bool:
         """Take the seek out of its pool: True; False when a race was formed for it first (its
         ``matched`` is sent first if it has not gone out yet)."""
-        kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
+        w.cancelling = True
+        try:
+            kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
+        finally:
+            w.cancelling = False
         if kind == "matched" and matched is not None:
-            if not w.matched:
-                w.matched = matched.race
-                w.conn.send_msg(matched)
+            await self._tell_matched(w, matched, now_ms())
             return False
         self._forget(w)
         await self.store.unlock(w.entry.who, w.entry.id)
@@ -175,9 +233,10 @@ class Seeks:
 
     async def gone(self, w: Waiting) -> None:
         """The seek's connection closed: a seek still waiting leaves its pool; a matched one's race goes
-        on (the player may still join it by its token)."""
-        if self.here.get(w.pool.key, {}).get(w.entry.id) is w:
-            await self.cancel(w)
+        on (the player may still join it by its token, or take the seek over with a new ``seek``)."""
+        if self.here.get(w.pool.key, {}).get(w.entry.id) is w and not await self.cancel(w):
+            self._forget(w)
+            await self.store.absent(w.pool.key, w.entry.id)
 
     # --------------------------------------------------- this process's seeks
     async def poll(self) -> None:
@@ -190,12 +249,10 @@ class Seeks:
             count = None
             for seek_id, (waits, matched) in zip(ids, states):
                 w = held.get(seek_id)
-                if w is None:
+                if w is None or w.cancelling:
                     continue
                 if matched is not None:
-                    if w.matched != matched.race:
-                        w.matched = matched.race
-                        w.conn.send_msg(matched)
+                    await self._tell_matched(w, matched, now)
                 elif waits:
                     requeued = bool(w.matched)
                     if requeued or time.monotonic() - w.said_at >= STATUS_SECONDS:
@@ -209,19 +266,23 @@ class Seeks:
 
     # ------------------------------------------------------------- waves
     async def wave(self) -> None:
-        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave)."""
+        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave, and
+        no two pairings of a pool overlap: the claim is a lease, renewed by each placement)."""
         wave_ms = max(1, int(self.config.seek_wave * 1000))
         number = now_ms() // wave_ms
+        lease_ms = max(10 * wave_ms, LEASE_MS)
         for pool in await self.store.pools():
-            if not await self.store.claim_wave(pool, number, 10 * wave_ms):
+            lease = secrets.token_hex(8)
+            if not await self.store.claim_wave(pool, number, lease_ms, lease):
                 continue
             started = time.process_time()
             try:
-                await self._pair(rule.Pool.parse(pool))
+                await self._pair(rule.Pool.parse(pool), lease, lease_ms)
             finally:
                 self.metrics.seek_cpu_seconds += time.process_time() - started
+                await self.store.wave_done(pool, lease)
 
-    async def _pair(self, pool: rule.Pool) -> None:
+    async def _pair(self, pool: rule.Pool, lease: str, lease_ms: int) -> None:
         now = now_ms()
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
@@ -232,13 +293,19 @@ class Seeks:
         if not entries:
             await self.store.drop_if_idle(pool.key)
             return
+        present = await self.store.present(pool.key, now_ms() + ALIVE_MS - PRESENT_MS)
+        entries = {i: e for i, e in entries.items() if i in present}
         now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
-            await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
+            if not await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now,
+                                     lease, lease_ms):
+                return
 
-    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int) -> None:
-        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it)."""
+    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int, lease: str,
+                     lease_ms: int) -> bool:
+        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it);
+        False when this pairing lost the pool's lease (it ran out: another process may pair the pool now)."""
         svc = self.service
         deal = await self._deal(pool.variant)
         # The seats are all taken here, so nobody else can join; the members without an account are
@@ -257,16 +324,19 @@ class Seeks:
         matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
                              join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=max(0, now - m.since))
                    for m, (seat, token) in zip(members, seats)]
-        if not await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches):
+        placed = await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches,
+                                        lease, lease_ms)
+        if placed != 1:
             fresh = await svc.store.meta(meta.id)
             if fresh is not None:
                 await svc.store.abandon(fresh, now_ms(), 0)
-            log("seek_group_lost", pool=pool.key, race=meta.id)
-            return
+            log("seek_group_lost" if placed == 0 else "seek_wave_overrun", pool=pool.key, race=meta.id)
+            return placed == 0
         self.metrics.seek_events["races"] += 1
         self.metrics.seek_events["placed"] += len(members)
         log("seek_race", pool=pool.key, race=meta.id, code=meta.code, players=len(members), gap=gap,
             spread=max(ratings) - min(ratings), checked=meta.checked)
+        return True
 
     async def _deal(self, variant: str) -> CheckedDeal:
         """A checked deal when one is ready in the private pool (never a wait for the solver: players are
@@ -293,7 +363,7 @@ class Seeks:
                 back = [m for m in formed.members if (m.account or m.name) in ready]
             else:
                 back = []
-            if not await self.store.settle(pool.key, formed, back, now + ALIVE_MS):
+            if not await self.store.settle(pool.key, formed, back, now):
                 continue
             for m in formed.members:
                 if m in back:

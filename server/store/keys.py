@@ -240,12 +240,14 @@ class SeekKeys:
     """Key names of one seek pool (every one under the pool's hash tag, its name: one slot).
 
     ``seek:{P}:q`` hash seek id -> msgpack SeekEntry (waiting); ``:alive`` zset seek id -> until when its
-    connection vouches for it (ms); ``:got`` hash seek id -> msgpack Matched (placed, race not settled);
-    ``:formed`` zset race -> join deadline; ``:races`` hash race -> msgpack FormedRace; ``:wave`` the last
-    wave number claimed (one pairing per wave).
+    connection vouches for it (ms; a placed seek's too, until its race is settled); ``:got`` hash seek id
+    -> msgpack Matched (placed, race not settled); ``:formed`` zset race -> join deadline; ``:races``
+    hash race -> msgpack FormedRace; ``:wave`` the last wave number claimed (one pairing per wave);
+    ``:pairing`` the token of the process pairing the pool now (a lease: no two pairings of one pool
+    overlap).
     """
 
-    __slots__ = ("pool", "q", "alive", "got", "formed", "races", "wave")
+    __slots__ = ("pool", "q", "alive", "got", "formed", "races", "wave", "pairing")
 
     def __init__(self, pool: str) -> None:
         self.pool = pool
@@ -256,6 +258,7 @@ class SeekKeys:
         self.formed = f"{base}:formed"
         self.races = f"{base}:races"
         self.wave = f"{base}:wave"
+        self.pairing = f"{base}:pairing"
 
     def all(self) -> list[str]:
         """The keys a match or settle script takes, in its KEYS order."""

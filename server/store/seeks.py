@@ -42,11 +42,26 @@ class SeekStore:
         self._match = register(redis, "seek_match")
         self._settle = register(redis, "seek_settle")
         self._drop_dead = register(redis, "seek_drop_dead")
+        self._wave_done = register(redis, "seek_wave_done")
+        self._resume = register(redis, "seek_resume")
 
     # ------------------------------------------------------------ a player
     async def lock(self, who: str, pool: str, seek: str) -> bool:
         """Take the player's one seek; False when it has one already (anywhere)."""
         return bool(await self.redis.set(seeker_key(who), f"{pool} {seek}", nx=True, px=LOCK_MS))
+
+    async def held(self, who: str) -> tuple[str, str] | None:
+        """The pool and id of the seek the player's lock names (None: it has none)."""
+        held = await self.redis.get(seeker_key(who))
+        if held is None:
+            return None
+        pool, _, seek = text(held).rpartition(" ")
+        return pool, seek
+
+    async def lock_age(self, who: str) -> int:
+        """Milliseconds since the player's lock was taken (0 without one)."""
+        left = int(await self.redis.pttl(seeker_key(who)))
+        return LOCK_MS - left if left > 0 else 0
 
     async def unlock(self, who: str, seek: str) -> None:
         """Give the player's lock back if it is still this seek's."""
@@ -96,9 +111,37 @@ class SeekStore:
         return kind, _matched.decode(reply[1]) if kind == "matched" else None
 
     async def vouch(self, pool: str, seeks: list[str], until: int) -> None:
-        """These seeks' connections are alive until ``until`` (only seeks still waiting are touched)."""
+        """These seeks' connections are alive until ``until`` (only seeks still waiting or placed are
+        touched)."""
         if seeks:
             await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
+
+    async def absent(self, pool: str, seek: str) -> None:
+        """Nobody vouches for the seek any more (its connection closed after it was placed): its player may
+        take it over at once (:meth:`resume`), and if its race's partner does not come it is dropped."""
+        await self.redis.zrem(SeekKeys(pool).alive, seek)
+
+    async def present(self, pool: str, since: int) -> set[str]:
+        """The seeks whose connection vouched for them lately (liveness at or above ``since``)."""
+        return {text(s) for s in await self.redis.zrangebyscore(SeekKeys(pool).alive, since, "+inf")}
+
+    async def resume(self, pool: str, seek: str, alive_until: int,
+                     present_since: int) -> tuple[str, SeekEntry | None, p.Matched | None]:
+        """Take over a seek nobody vouches for any more: ``("waiting", its entry, None)``, ``("matched",
+        its entry, its match)``, ``("held", None, None)`` (a connection vouches for it lately) or
+        ``("gone", None, None)`` (not in the pool: it ended, or it is being added)."""
+        k = SeekKeys(pool)
+        reply = await self._resume(keys=[k.q, k.alive, k.got], args=[seek, alive_until, present_since])
+        kind = text(reply[0])
+        if kind == "waiting":
+            return kind, _entry.decode(reply[1]), None
+        if kind == "matched":
+            matched = _matched.decode(reply[1])
+            blob = await self.redis.hget(k.races, matched.race)
+            members = _formed.decode(blob).members if blob is not None else []
+            entry = next((m for m in members if m.id == seek), None)
+            return (kind, entry, matched) if entry is not None else ("gone", None, None)
+        return kind, None, None
 
     async def pools(self) -> list[str]:
         """The pools in use (a seek waits, or a race forms; see :meth:`drop_if_idle`)."""
@@ -123,22 +166,31 @@ class SeekStore:
             waits, gots = await pipe.execute()
         return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
-    async def claim_wave(self, pool: str, wave: int, ttl_ms: int) -> bool:
-        """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does)."""
-        return bool(await self._claim(keys=[SeekKeys(pool).wave], args=[wave, ttl_ms]))
+    async def claim_wave(self, pool: str, wave: int, ttl_ms: int, token: str) -> bool:
+        """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does, and none
+        while another's pairing still holds the pool: a lease of ``ttl_ms`` named ``token``, renewed by each
+        placement and given back by :meth:`wave_done`)."""
+        k = SeekKeys(pool)
+        return bool(await self._claim(keys=[k.wave, k.pairing], args=[wave, ttl_ms, token]))
+
+    async def wave_done(self, pool: str, token: str) -> None:
+        """Give back the pool's pairing lease (if it is still this caller's)."""
+        await self._wave_done(keys=[SeekKeys(pool).pairing], args=[token])
 
     async def drop_dead(self, pool: str, now: int) -> list[SeekEntry]:
         """The seeks nobody vouched for lately, out of the pool."""
         k = SeekKeys(pool)
         return [_entry.decode(e) for e in await self._drop_dead(keys=[k.q, k.alive], args=[now])]
 
-    async def match(self, pool: str, formed: FormedRace, deadline: int, matches: list[p.Matched]) -> bool:
-        """Place a group in its race if every member still waits (False: one cancelled or was placed)."""
+    async def match(self, pool: str, formed: FormedRace, deadline: int, matches: list[p.Matched], token: str,
+                    ttl_ms: int) -> int:
+        """Place a group in its race if the caller's pairing lease ``token`` still holds the pool (-1 if not)
+        and every member still waits (0: one cancelled); 1 when placed (the lease renewed for ``ttl_ms``)."""
         k = SeekKeys(pool)
-        args: list[Any] = [formed.race, deadline, _enc.encode(formed)]
+        args: list[Any] = [formed.race, deadline, _enc.encode(formed), token, ttl_ms]
         for member, matched in zip(formed.members, matches):
             args += [member.id, _enc.encode(matched)]
-        return bool(await self._match(keys=k.all(), args=args))
+        return int(await self._match(keys=[*k.all(), k.pairing], args=args))
 
     async def formed(self, pool: str, now: int | None = None) -> list[tuple[FormedRace, int]]:
         """The pool's formed races not yet settled, with their join deadlines."""
@@ -149,10 +201,11 @@ class SeekStore:
         blobs = await self.redis.hmget(k.races, [text(r) for r, _ in pairs])
         return [(_formed.decode(b), int(d)) for (_, d), b in zip(pairs, blobs) if b is not None]
 
-    async def settle(self, pool: str, formed: FormedRace, back: list[SeekEntry], alive_until: int) -> bool:
-        """Settle a formed race once: its matches go, the members in ``back`` wait again."""
+    async def settle(self, pool: str, formed: FormedRace, back: list[SeekEntry], now: int) -> bool:
+        """Settle a formed race once: its matches go, the members in ``back`` wait again (those nobody
+        vouches for any more only until the next wave drops them)."""
         k = SeekKeys(pool)
-        args: list[Any] = [formed.race, alive_until, *(m.id for m in formed.members), "|"]
+        args: list[Any] = [formed.race, now, *(m.id for m in formed.members), "|"]
         for entry in back:
             args += [entry.id, _enc.encode(entry)]
         return bool(await self._settle(keys=k.all(), args=args))
