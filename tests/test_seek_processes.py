@@ -194,9 +194,10 @@ async def seek_again(server: ServerProcess, **fields: Any) -> tuple[Client, Any]
 
 
 async def test_a_seeker_whose_process_died_takes_its_seek_over(backend: Backend, tmp_path: Any) -> None:
-    """After its process is killed, a player's new ``seek`` (same key, or same name) on the other process
-    takes over its seek: a waiting one is told it waits (its waiting time kept) and can be cancelled;
-    a placed one is told its ``matched`` and the race goes on."""
+    """After its process is killed, a player's new ``seek`` with the same key on the other process takes
+    over its seek: a waiting one is told it waits (its waiting time kept) and can be cancelled; a placed
+    one is told its ``matched`` and the race goes on. The same name without a key never takes a seek
+    over: it seeks afresh once the orphan has left its pool."""
     async with two_processes(backend, 30.0, tmp_path) as (doomed, live):
         ann_key, cy_key, dee_key = [await register(live, n) for n in ("Ann", "Cy", "Dee")]
         ann, ann_seeking = await seek(doomed, key=ann_key, time_limit=60)
@@ -216,7 +217,8 @@ async def test_a_seeker_whose_process_died_takes_its_seek_over(backend: Backend,
         await ann2.send(p.Seek(key=ann_key, time_limit=120))
         assert (await ann2.expect(p.Seeking)).pool == "forty-thieves/2/120/casual"
         bob2, answer = await seek_again(live, name="bob", seats=3, time_limit=60)
-        assert isinstance(answer, p.Seeking) and answer.seek == bob_seeking.seek
+        assert isinstance(answer, p.Seeking) and answer.seek != bob_seeking.seek, answer
+        assert answer.waited_ms < 1000 and answer.waiting == 1  # a new seek, alone: the orphan left
 
         # Placed seeks: each is told its race again, and the race starts once both join.
         joined = []
@@ -239,17 +241,25 @@ async def test_a_seeker_whose_process_died_takes_its_seek_over(backend: Backend,
 
 async def test_a_placed_seeker_whose_connection_closed_takes_its_seek_over_at_once(backend: Backend,
                                                                                     tmp_path: Any) -> None:
-    """The process lives, the seek connection closed after ``matched``: the player's next ``seek`` is
-    answered with that ``matched`` at once (not ``already_seeking`` until the join deadline)."""
+    """The process lives, the seek connection closed after ``matched``: the player's next ``seek`` with
+    its key is answered with that ``matched`` at once (not ``already_seeking`` until the join deadline).
+    Someone who sends only the same name is refused meanwhile, and never sees that seat's token."""
     async with two_processes(backend, 30.0, tmp_path) as (one, two):
-        ann, _ = await seek(one, name="ann", time_limit=60)
+        ann_key = await register(two, "Ann")
+        ann, _ = await seek(one, key=ann_key, time_limit=60)
         bob, _ = await seek(two, name="bob", time_limit=60)
         first = await matched(ann)
-        await matched(bob)
+        bob_first = await matched(bob)
         await ann.close()
-        again, answer = await seek_again(two, name="ann", time_limit=60)
+        again, answer = await seek_again(two, key=ann_key, time_limit=60)
         assert answer == first, answer
-        for c in (bob, again):
+        await bob.close()
+        thief = await Client.connect(two)  # type: ignore[arg-type]
+        await thief.send(p.Seek(name="bob", time_limit=60))
+        refused = await thief.recv()
+        assert isinstance(refused, p.Error) and refused.code == "already_seeking", refused
+        assert bob_first.token not in repr(refused)
+        for c in (again, thief):
             await c.close()
 
 

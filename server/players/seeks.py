@@ -161,13 +161,18 @@ class Seeks:
         """The player's seek, taken over by this connection if no connection vouches for it any more (its
         process died, or its connection closed after it was placed), and told its state: ``seeking``, or
         the ``matched`` it may have missed. None when another connection holds it, or it is in no pool (a lock
-        that its dead process left is given back then)."""
+        that its dead process left is given back then).
+
+        Only a seeker with an account key takes a seek over: a name alone proves nothing, and a placed
+        seek's ``matched`` carries its seat's token. A name's orphaned seek leaves its pool as any seek
+        nobody vouches for (docs/protocol.md, "Seeks"), and the name may seek afresh then."""
         held = await self.store.held(who)
         if held is None:
             return None
         pool_key, seek_id = held
         now = now_ms()
-        kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS)
+        kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS,
+                                                       take_over=who.startswith("a:"))
         if entry is None:
             if kind == "gone" and await self.store.lock_age(who) > ALIVE_MS:
                 # A lock naming a seek in no pool, taken longer ago than a seek takes to enter its pool: its

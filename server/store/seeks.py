@@ -125,13 +125,15 @@ class SeekStore:
         """The seeks whose connection vouched for them lately (liveness at or above ``since``)."""
         return {text(s) for s in await self.redis.zrangebyscore(SeekKeys(pool).alive, since, "+inf")}
 
-    async def resume(self, pool: str, seek: str, alive_until: int,
-                     present_since: int) -> tuple[str, SeekEntry | None, p.Matched | None]:
+    async def resume(self, pool: str, seek: str, alive_until: int, present_since: int,
+                     take_over: bool = True) -> tuple[str, SeekEntry | None, p.Matched | None]:
         """Take over a seek nobody vouches for any more: ``("waiting", its entry, None)``, ``("matched",
-        its entry, its match)``, ``("held", None, None)`` (a connection vouches for it lately) or
-        ``("gone", None, None)`` (not in the pool: it ended, or it is being added)."""
+        its entry, its match)``, ``("held", None, None)`` (a connection vouches for it lately, or
+        ``take_over`` is False and it still exists) or ``("gone", None, None)`` (not in the pool: it
+        ended, or it is being added)."""
         k = SeekKeys(pool)
-        reply = await self._resume(keys=[k.q, k.alive, k.got], args=[seek, alive_until, present_since])
+        reply = await self._resume(keys=[k.q, k.alive, k.got],
+                                   args=[seek, alive_until, present_since, 1 if take_over else 0])
         kind = text(reply[0])
         if kind == "waiting":
             return kind, _entry.decode(reply[1]), None
