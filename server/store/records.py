@@ -286,6 +286,10 @@ class RematchRecord:
     claim_until: int = 0
 
     def shown_status(self, now_ms: int) -> str:
+        """As :func:`offer_status`; a declined offer too reads ``expired`` once its time is up, since the
+        next yes then begins a new offer (rematch.lua), which ``declined`` would deny."""
+        if self.status == "declined" and now_ms >= self.expires_at:
+            return "expired"
         return offer_status(self.status, self.expires_at, self.claim_until, now_ms)
 
     @classmethod
