@@ -228,10 +228,29 @@ class PlayApp(RematchMixin, TableApp):
             self._shown_results = True
             self.picker.cancel()
             self.message.clear()
-            if state.key is not None:  # an account may offer a rematch (m)
-                self.show_rematch_standings(state.results, state.seat, self._after_standings)
-            else:
-                self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
+            self._show_standings(state.results)
+
+    def _show_standings(self, results: p.Results) -> None:
+        """The end screen: the standings, a rematch's line and keys for an account in a race that may have
+        one (not while its deal stays secret: a race of an event or of the daily deal offers none), and
+        a rated race's rating change once the server has applied it."""
+        state = self.state
+        if state.key is not None and results.revealed:
+            screen: StandingsScreen = self.show_rematch_standings(results, state.seat, self._after_standings)
+        else:
+            screen = StandingsScreen(results, state.seat)
+            self.push_screen(screen, self._after_standings)
+        me = next((s for s in results.standings if s.seat == state.seat), None)
+        if state.info is not None and state.info.rated and me is not None and me.account:
+            self.run_worker(self._show_rating(screen, me.account, results.race), group="rating",
+                            exit_on_error=False)
+
+    async def _show_rating(self, screen: StandingsScreen, account: str, race: str) -> None:
+        from .rating_change import rating_change
+
+        screen.note("rating", "rating: waiting for the results to be applied…")
+        words = await rating_change(self.link.server, account, race)
+        screen.note("rating", words or "rating: not applied yet (thieves me shows it)")
 
     def _notice_my_status(self) -> None:
         """Say it, and keep saying it, when this player has no move left or has given up: the board and

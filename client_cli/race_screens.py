@@ -183,7 +183,28 @@ class StandingsScreen(ModalScreen[str]):
         body = "\n".join([head, ""] + standings_lines(r.standings, r.starts_at, self.me))
         with Vertical(id="dialog"):
             yield Static(body, id="result")
-            yield Static(f"{self.extra_keys}Esc back to the board · q quit", id="result-keys")
+            yield Static(self._keys_text(), id="result-keys")
+
+    def _keys_text(self) -> str:
+        return f"{self.extra_keys}Esc back to the board · q quit"
+
+    def set_extra_keys(self, extra_keys: str) -> None:
+        """Offer other keys from now on (a rematch once the server says one may be offered)."""
+        self.extra_keys = extra_keys
+        try:
+            self.query_one("#result-keys", Static).update(self._keys_text())
+        except NoMatches:  # not mounted yet: compose shows them
+            pass
+
+    def note(self, ident: str, text: str) -> None:
+        """A line of its own above the keys (``ident`` names it: a later note of that name replaces it)."""
+        try:
+            self.query_one(f"#{ident}", Static).update(text)
+        except NoMatches:
+            try:
+                self.query_one("#dialog").mount(Static(text, id=ident), before="#result-keys")
+            except NoMatches:  # not mounted yet, or closing
+                pass
 
 
 class FailedScreen(Screen[None]):
