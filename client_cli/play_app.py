@@ -236,9 +236,10 @@ class PlayApp(RematchMixin, TableApp):
         a rated race's rating change once the server has applied it."""
         state = self.state
         if state.key is not None and results.revealed:
-            screen: StandingsScreen = self.show_rematch_standings(results, state.seat, self._after_standings)
+            screen: StandingsScreen = self.show_rematch_standings(results, state.seat, self._after_standings,
+                                                                  self.again_words())
         else:
-            screen = StandingsScreen(results, state.seat)
+            screen = StandingsScreen(results, state.seat, again=self.again_words())
             self.push_screen(screen, self._after_standings)
         me = next((s for s in results.standings if s.seat == state.seat), None)
         if state.info is not None and state.info.rated and me is not None and me.account:
@@ -251,6 +252,13 @@ class PlayApp(RematchMixin, TableApp):
         screen.note("rating", "rating: waiting for the results to be applied…")
         words = await rating_change(self.link.server, account, race)
         screen.note("rating", words or "rating: not applied yet (thieves me shows it)")
+
+    def again_words(self) -> str | None:
+        """What ``a`` on the end screen does, in words (a seek's table seeks again), or None: nothing."""
+        return None
+
+    def action_again(self) -> None:
+        """``a`` on the end screen: nothing here (see :meth:`again_words`)."""
 
     def _notice_my_status(self) -> None:
         """Say it, and keep saying it, when this player has no move left or has given up: the board and
@@ -279,6 +287,8 @@ class PlayApp(RematchMixin, TableApp):
         if choice == "quit":
             self.link.close()
             self.exit()
+        elif choice == "again":
+            self.action_again()
 
     # ---------------------------------------------------- commands
     def action_undo(self) -> None:

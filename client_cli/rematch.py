@@ -72,11 +72,12 @@ class RematchMixin:
     _rematch_refused = False
     """The server said this race offers no rematch: m and n are not offered."""
 
-    def show_rematch_standings(self: Any, results: p.Results, seat: int | None,
-                               done: Any) -> RematchStandingsScreen:
-        """The standings with the rematch line, and the watch that keeps it up to date."""
+    def show_rematch_standings(self: Any, results: p.Results, seat: int | None, done: Any,
+                               again: str | None = None) -> RematchStandingsScreen:
+        """The standings with the rematch line, and the watch that keeps it up to date (``again``: as for
+        :class:`StandingsScreen`)."""
         self._rematch_me = next((s.name for s in results.standings if s.seat == seat), "")
-        self._rematch_screen = RematchStandingsScreen(results, seat)
+        self._rematch_screen = RematchStandingsScreen(results, seat, again=again)
         self.push_screen(self._rematch_screen, done)
         self.run_worker(self._watch_rematch(results.race), group="rematch", exit_on_error=False)
         return self._rematch_screen
