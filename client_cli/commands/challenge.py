@@ -115,28 +115,28 @@ def run_challenge(args: argparse.Namespace) -> int:
     print(f"challenged {sent.challenged} to {describe(sent)} (challenge {sent.id}); waiting for the answer, "
           f"{_left(sent)} (q or Ctrl-C cancels it)", flush=True)
     hung_up = {sig: signal.signal(sig, _hang_up) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    line = StatusLine()
     try:
         with KeyReader() as keys:
             answer = _wait(lambda: api.challenge_status(server, account.key, sent.id), lambda c: c.status != "open",
-                           keys, lambda c: f"waiting for {c.challenged}'s answer: {_left(c)} · q cancels")
+                           keys, lambda c: f"waiting for {c.challenged}'s answer: {_left(c)} · q cancels", line)
     except (KeyboardInterrupt, Left, EOFError) as exc:
         for sig in hung_up:  # a second signal must not stop the cancel half-way
             signal.signal(sig, signal.SIG_IGN)
-        _say("")
+        line.say()
         try:
             api.answer_challenge(server, account.key, sent.id, "cancel")
-            _say("challenge cancelled", error=True)
+            line.say("challenge cancelled", error=True)
         except api.ApiError as exc2:
-            _say(f"thieves challenge: could not cancel it: {exc2.words()}", error=True)
+            line.say(f"thieves challenge: could not cancel it: {exc2.words()}", error=True)
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     except api.ApiError as exc:
-        _say("")
-        print(f"thieves challenge: {exc.words()}", file=sys.stderr)
+        line.say(f"thieves challenge: {exc.words()}", error=True)
         return 1
     finally:
         for sig, handler in hung_up.items():
             signal.signal(sig, handler)
-    _say("")
+    line.say()
     if answer.status != "accepted" or answer.code is None:
         why = {"declined": f"{answer.challenged} declined your challenge",
                "expired": f"{answer.challenged} did not answer in time: the challenge expired",
@@ -157,40 +157,41 @@ def _hang_up(signum: int, frame: Any) -> None:
     raise Left(signal.Signals(signum).name)
 
 
-_line_shown = False
+class StatusLine:
+    """One line rewritten in place while a command waits (on a terminal only: a pipe gets no line a
+    second), and the lines printed after it; a terminal already gone is no reason to fail."""
 
+    def __init__(self) -> None:
+        self.shown = False
 
-def _say(text: str, error: bool = False) -> None:
-    """Print a line after the countdown's line, if one is shown (which ``text`` "" just ends); a terminal
-    already gone is no reason to fail (the cancel still goes to the server)."""
-    global _line_shown
-    try:
-        if _line_shown:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-            _line_shown = False
-        if text:
-            print(text, file=sys.stderr if error else sys.stdout, flush=True)
-    except OSError:
-        pass
+    def show(self, text: str) -> None:
+        """Rewrite the line; raises :class:`Left` when the terminal was closed under us (EIO)."""
+        if sys.stdout.isatty():
+            try:
+                sys.stdout.write("\r\x1b[K" + text)
+                sys.stdout.flush()
+            except OSError as exc:
+                raise Left("the terminal closed") from exc
+            self.shown = True
 
-
-def _countdown(text: str) -> None:
-    """Rewrite the one status line in place (on a terminal only: a pipe gets no line a second)."""
-    global _line_shown
-    if sys.stdout.isatty():
+    def say(self, text: str = "", error: bool = False) -> None:
+        """End the line, if one is shown, then print ``text`` (if any) on a line of its own."""
         try:
-            sys.stdout.write("\r\x1b[K" + text)
-            sys.stdout.flush()
-        except OSError as exc:  # EIO: the terminal was closed under us
-            raise Left("the terminal closed") from exc
-        _line_shown = True
+            if self.shown:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+                self.shown = False
+            if text:
+                print(text, file=sys.stderr if error else sys.stdout, flush=True)
+        except OSError:  # the terminal is gone: the cancel still went to the server
+            pass
 
 
 def _wait(ask: Callable[[], T], done: Callable[[T], bool], keys: KeyReader | None = None,
-          shown: Callable[[T], str] | None = None) -> T:
+          shown: Callable[[T], str] | None = None, line: StatusLine | None = None) -> T:
     """Ask every :data:`POLL_SECONDS` until ``done``; a server out of reach a moment is asked again.
-    ``shown``: the status line of what was seen (a countdown); with ``keys``, ``q`` raises :class:`Left`."""
+    ``shown``: the ``line`` to show of what was seen (a countdown); with ``keys``, ``q`` raises
+    :class:`Left`."""
     from client_cli import api
 
     while True:
@@ -198,8 +199,8 @@ def _wait(ask: Callable[[], T], done: Callable[[T], bool], keys: KeyReader | Non
             seen = ask()
             if done(seen):
                 return seen
-            if shown is not None:
-                _countdown(shown(seen))
+            if shown is not None and line is not None:
+                line.show(shown(seen))
         except api.ApiError as exc:
             if exc.code is not None:  # the server refused: asking again changes nothing
                 raise
