@@ -228,10 +228,37 @@ class PlayApp(RematchMixin, TableApp):
             self._shown_results = True
             self.picker.cancel()
             self.message.clear()
-            if state.key is not None:  # an account may offer a rematch (m)
-                self.show_rematch_standings(state.results, state.seat, self._after_standings)
-            else:
-                self.push_screen(StandingsScreen(state.results, state.seat), self._after_standings)
+            self._show_standings(state.results)
+
+    def _show_standings(self, results: p.Results) -> None:
+        """The end screen: the standings, a rematch's line and keys for an account in a race that may have
+        one (not while its deal stays secret: a race of an event or of the daily deal offers none), and
+        a rated race's rating change once the server has applied it."""
+        state = self.state
+        if state.key is not None and results.revealed:
+            screen: StandingsScreen = self.show_rematch_standings(results, state.seat, self._after_standings,
+                                                                  self.again_words())
+        else:
+            screen = StandingsScreen(results, state.seat, again=self.again_words())
+            self.push_screen(screen, self._after_standings)
+        me = next((s for s in results.standings if s.seat == state.seat), None)
+        if state.info is not None and state.info.rated and me is not None and me.account:
+            self.run_worker(self._show_rating(screen, me.account, results.race), group="rating",
+                            exit_on_error=False)
+
+    async def _show_rating(self, screen: StandingsScreen, account: str, race: str) -> None:
+        from .rating_change import rating_change
+
+        screen.note("rating", "rating: waiting for the results to be applied…")
+        words = await rating_change(self.link.server, account, race)
+        screen.note("rating", words or "rating: not applied yet (thieves me shows it)")
+
+    def again_words(self) -> str | None:
+        """What ``a`` on the end screen does, in words (a seek's table seeks again), or None: nothing."""
+        return None
+
+    def action_again(self) -> None:
+        """``a`` on the end screen: nothing here (see :meth:`again_words`)."""
 
     def _notice_my_status(self) -> None:
         """Say it, and keep saying it, when this player has no move left or has given up: the board and
@@ -260,6 +287,8 @@ class PlayApp(RematchMixin, TableApp):
         if choice == "quit":
             self.link.close()
             self.exit()
+        elif choice == "again":
+            self.action_again()
 
     # ---------------------------------------------------- commands
     def action_undo(self) -> None:

@@ -166,13 +166,17 @@ class StandingsScreen(ModalScreen[str]):
     BINDINGS = [
         Binding("escape", "dismiss('look')", "Back"),
         Binding("q", "dismiss('quit')", "Quit"),
+        Binding("a", "again", "Again", show=False),
     ]
 
-    def __init__(self, results: p.Results, me: int | None, extra_keys: str = "") -> None:
+    def __init__(self, results: p.Results, me: int | None, extra_keys: str = "", again: str | None = None) -> None:
+        """``again``: what ``a`` does after this race, in words ("seek again"), or None where it does
+        nothing (a modal screen keeps keys from the app, so the key is the screen's)."""
         super().__init__()
         self.results = results
         self.me = me
         self.extra_keys = extra_keys
+        self.again = again
 
     def compose(self) -> ComposeResult:
         r = self.results
@@ -183,7 +187,33 @@ class StandingsScreen(ModalScreen[str]):
         body = "\n".join([head, ""] + standings_lines(r.standings, r.starts_at, self.me))
         with Vertical(id="dialog"):
             yield Static(body, id="result")
-            yield Static(f"{self.extra_keys}Esc back to the board · q quit", id="result-keys")
+            yield Static(self._keys_text(), id="result-keys")
+
+    def _keys_text(self) -> str:
+        again = f"a {self.again} · " if self.again else ""
+        return f"{self.extra_keys}{again}Esc back to the board · q quit"
+
+    def action_again(self) -> None:
+        if self.again:
+            self.dismiss("again")
+
+    def set_extra_keys(self, extra_keys: str) -> None:
+        """Offer other keys from now on (a rematch once the server says one may be offered)."""
+        self.extra_keys = extra_keys
+        try:
+            self.query_one("#result-keys", Static).update(self._keys_text())
+        except NoMatches:  # not mounted yet: compose shows them
+            pass
+
+    def note(self, ident: str, text: str) -> None:
+        """A line of its own above the keys (``ident`` names it: a later note of that name replaces it)."""
+        try:
+            self.query_one(f"#{ident}", Static).update(text)
+        except NoMatches:
+            try:
+                self.query_one("#dialog").mount(Static(text, id=ident), before="#result-keys")
+            except NoMatches:  # not mounted yet, or closing
+                pass
 
 
 class FailedScreen(Screen[None]):

@@ -12,8 +12,6 @@ import asyncio
 from typing import Any
 
 from textual.binding import Binding
-from textual.css.query import NoMatches
-from textual.widgets import Static
 
 from shared import protocol as p
 
@@ -40,8 +38,13 @@ def rematch_words(offer: p.Rematch, me: str) -> tuple[str, bool]:
     return f"rematch: race {offer.code}, joining…", False
 
 
+REMATCH_KEYS = "m rematch · "
+"""Offered on the end screen once the server has said a rematch may be offered here."""
+
+
 class RematchStandingsScreen(StandingsScreen):
-    """The final standings with the rematch's line and keys."""
+    """The final standings with the rematch's line and keys (``m`` offered only once the server says a
+    rematch is possible: a race of an event or of the daily deal offers none)."""
 
     BINDINGS = StandingsScreen.BINDINGS + [
         Binding("m", "app.rematch(True)", "Rematch"),
@@ -49,14 +52,12 @@ class RematchStandingsScreen(StandingsScreen):
     ]
 
     def on_mount(self) -> None:
-        self.query_one("#dialog").mount(Static("asking the server about a rematch…", id="rematch"),
-                                        before="#result-keys")
+        self.note("rematch", "asking the server about a rematch…")
 
-    def show(self, text: str) -> None:
-        try:
-            self.query_one("#rematch", Static).update(text)
-        except NoMatches:  # not mounted yet, or closing
-            pass
+    def show(self, text: str, offered: bool = True) -> None:
+        """The rematch line; ``offered``: whether m and n do something in this race at all."""
+        self.note("rematch", text)
+        self.set_extra_keys(REMATCH_KEYS if offered else "")
 
 
 class RematchMixin:
@@ -68,13 +69,18 @@ class RematchMixin:
     _rematch_screen: RematchStandingsScreen | None = None
     _rematch_offer: p.Rematch | None = None
     _rematch_me = ""
+    _rematch_refused = False
+    """The server said this race offers no rematch: m and n are not offered."""
 
-    def show_rematch_standings(self: Any, results: p.Results, seat: int | None, done: Any) -> None:
-        """The standings with the rematch line, and the watch that keeps it up to date."""
+    def show_rematch_standings(self: Any, results: p.Results, seat: int | None, done: Any,
+                               again: str | None = None) -> RematchStandingsScreen:
+        """The standings with the rematch line, and the watch that keeps it up to date (``again``: as for
+        :class:`StandingsScreen`)."""
         self._rematch_me = next((s.name for s in results.standings if s.seat == seat), "")
-        self._rematch_screen = RematchStandingsScreen(results, seat, "m rematch · ")
+        self._rematch_screen = RematchStandingsScreen(results, seat, again=again)
         self.push_screen(self._rematch_screen, done)
         self.run_worker(self._watch_rematch(results.race), group="rematch", exit_on_error=False)
+        return self._rematch_screen
 
     async def _watch_rematch(self: Any, race: str) -> None:
         from . import api
@@ -84,13 +90,14 @@ class RematchMixin:
                 self._on_offer(await asyncio.to_thread(api.rematch_state, self.link.server, race))
             except api.ApiError as exc:
                 if exc.code is not None:  # no rematch here (an event's heat...): say why and stop asking
-                    self._rematch_show(f"no rematch: {exc.words()}")
+                    self._rematch_refused = True
+                    self._rematch_show(f"no rematch: {exc.words()}", offered=False)
                     return
             await asyncio.sleep(POLL_SECONDS)
 
-    def _rematch_show(self, text: str) -> None:
+    def _rematch_show(self, text: str, offered: bool = True) -> None:
         if self._rematch_screen is not None:
-            self._rematch_screen.show(text)
+            self._rematch_screen.show(text, offered and not self._rematch_refused)
 
     def _on_offer(self: Any, offer: p.Rematch) -> None:
         self._rematch_offer = offer
@@ -105,6 +112,8 @@ class RematchMixin:
         """``m`` (``accept``) or ``n``: answer the rematch offer."""
         if self._rematch_screen is None or self.state.results is None or self.state.key is None:
             self.flash("a rematch is offered at the end of a race, to racers with an account")
+            return
+        if self._rematch_refused:  # the line says why already
             return
         if accept and self._rematch_offer is not None:
             words, offered = rematch_words(self._rematch_offer, self._rematch_me)

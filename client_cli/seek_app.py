@@ -79,11 +79,25 @@ class SeekApp(App[None]):
 
 class SeekPlayApp(PlayApp):
     """The play table of a race formed from a seek: it steps aside by itself when the seek is put back
-    in its pool (a player did not come, the race is gone), for the waiting screen to come back."""
+    in its pool (a player did not come, the race is gone), for the waiting screen to come back; after
+    the race, ``a`` on the end screen ends it with :attr:`seek_again` set, for ``thieves seek`` to seek
+    once more with the same settings."""
 
     def __init__(self, link: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.seek_link = link
+        self.seek_again = False
+
+    def again_words(self) -> str | None:
+        return "seek again"
+
+    def action_again(self) -> None:
+        """After the race: leave it and seek another with the same settings."""
+        if self.state.results is None:
+            return
+        self.seek_again = True
+        self.link.close()
+        self.exit()
 
     def on_mount(self) -> None:
         super().on_mount()

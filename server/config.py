@@ -170,8 +170,9 @@ _HELP = {
     "retention": "seconds a finished race's results stay in Redis",
     "history_max": "races each account's history keeps (the newest)",
     "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
-    "presence_lease": "seconds a dead server process's players still count as connected, and a lobby seat stays "
-                      "taken after its last connection closed",
+    "presence_lease": "seconds a dead server process's players still count as connected, a lobby seat stays "
+                      "taken after its last connection closed, and a challenge stays open after its challenger "
+                      "stopped waiting for the answer",
     "graceful_timeout": "seconds shutdown waits for connections before closing them",
     "hint_budget": "seconds of solver time per hint in races that allow hints",
     "hint_interval": "seconds a player must wait between two hints",

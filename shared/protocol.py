@@ -1184,6 +1184,7 @@ class ErrorCode(str, enum.Enum):
     CHALLENGE_CLOSED = "challenge_closed"
     CHALLENGES_REFUSED = "challenges_refused"
     SELF_CHALLENGE = "self_challenge"
+    TOO_MANY_CHALLENGES = "too_many_challenges"
     NOT_CHALLENGED = "not_challenged"
     NO_REMATCH = "no_rematch"
     NOT_A_RACER = "not_a_racer"
@@ -1277,6 +1278,8 @@ _EXPLANATIONS = {
     ErrorCode.CHALLENGE_CLOSED: "the challenge was answered already (accepted, declined or cancelled)",
     ErrorCode.CHALLENGES_REFUSED: "that player does not take challenges (thieves account challenges off)",
     ErrorCode.SELF_CHALLENGE: "a challenge goes to another player, not to yourself",
+    ErrorCode.TOO_MANY_CHALLENGES: "you have as many open challenges as the server allows: wait for an answer, "
+    "or cancel one (thieves challenges cancel ID)",
     ErrorCode.NOT_CHALLENGED: "that challenge is not yours to answer: only the challenged player may accept "
     "or decline it, only the challenger may cancel it",
     ErrorCode.NO_REMATCH: "this race offers no rematch (a heat of an event, a play of the daily deal, or a race "

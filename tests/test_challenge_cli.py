@@ -220,3 +220,107 @@ def test_both_players_race_from_their_commands_then_rematch(srv: ServerProcess, 
     bob.wait_for("Ann wants a rematch")
     bob.keys("n")
     ann.wait_for("no rematch: Bob declined")
+
+
+def challenge_shell(homes: dict[str, dict[str, str]], who: str, srv: ServerProcess, *argv: str) -> str:
+    """A shell running ``thieves challenge ARGV`` as ``who``, leaving its exit status on the screen."""
+    return (f"XDG_CONFIG_HOME={homes[who]['XDG_CONFIG_HOME']} {THIEVES} challenge {' '.join(argv)} "
+            f"--server {srv.url}; echo \"exit status $?\"; sleep 60")
+
+
+def seconds_left(screen: str) -> int | None:
+    found = re.search(r"waiting for Bob's answer: (\d+) s left · q cancels", screen)
+    return int(found.group(1)) if found else None
+
+
+def challenge_state(redis_url: str, ident: str) -> dict[str, str]:
+    raw = redis.Redis.from_url(redis_url).hgetall(challenge_key(ident))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+@needs_tmux
+def test_a_waiting_challenge_counts_down_and_q_cancels_it(srv: ServerProcess, redis_url: str,
+                                                          homes: dict[str, dict[str, str]], terms: list[Term]) -> None:
+    register_all(srv, homes)
+    ann = Term(challenge_shell(homes, "Ann", srv, "bob", "--deal", "random"))
+    terms.append(ann)
+    first = seconds_left(ann.wait_for("s left · q cancels"))
+    assert first is not None
+    until(lambda: (seconds_left(ann.screen()) or first) < first, "the time left to count down", last=ann.screen)
+    ident = incoming_id(srv, homes["Bob"])
+    ann.keys("q")
+    after = ann.wait_for("exit status")
+    assert "challenge cancelled" in after and "exit status 1" in after
+    state = challenge_state(redis_url, ident)
+    assert state["status"] == "cancelled" and state["withdrawn"] == "0"  # the client's own cancel
+    assert "no open challenge to you" in thieves("challenges", "--server", srv.url, env=homes["Bob"]).stdout
+
+
+@needs_tmux
+def test_closing_the_waiting_terminal_cancels_the_challenge(srv: ServerProcess, redis_url: str,
+                                                            homes: dict[str, dict[str, str]], terms: list[Term]) -> None:
+    """The window of a waiting ``thieves challenge`` is closed (SIGHUP): the challenge is cancelled on the
+    server at once, by the client (the other side accepted and waited alone)."""
+    register_all(srv, homes)
+    ann = Term(challenge_shell(homes, "Ann", srv, "bob", "--deal", "random"))
+    terms.append(ann)
+    ann.wait_for("s left · q cancels")
+    ident = incoming_id(srv, homes["Bob"])
+    ann.close()  # the terminal goes: its processes are hung up
+    until(lambda: challenge_state(redis_url, ident)["status"] == "cancelled", "the challenge cancelled", timeout=10)
+    assert challenge_state(redis_url, ident)["withdrawn"] == "0"  # not the server's withdrawal
+    late = thieves("challenges", "accept", ident, "--server", srv.url, env=homes["Bob"])
+    assert late.returncode == 1 and "its challenger cancelled it" in late.stderr
+
+
+def test_a_killed_challenger_s_challenge_is_withdrawn_by_the_server(redis_url: str, tmp_path: Path,
+                                                                   homes: dict[str, dict[str, str]]) -> None:
+    """No client code runs when the challenger's process is killed: the server withdraws the challenge
+    once its challenger has stopped asking about it for the presence lease."""
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--presence-lease", "2"],
+                       log_path=tmp_path / "server.log") as srv:
+        register_all(srv, homes)
+        challenger = waiting(srv, homes["Ann"], "bob", "--deal", "random")
+        ident = incoming_id(srv, homes["Bob"])
+        challenger.kill()
+        challenger.wait(timeout=30)
+
+        until(lambda: "no open challenge to you" in thieves("challenges", "--server", srv.url, env=homes["Bob"]).stdout,
+              "the challenge gone from bob's list")
+        late = thieves("challenges", "accept", ident, "--no-play", "--server", srv.url, env=homes["Bob"])
+        assert late.returncode == 1
+        assert "that challenge is closed: its challenger stopped waiting for the answer" in late.stderr
+
+
+@needs_tmux
+def test_waiting_for_a_challenge_offers_to_accept_it_there(srv: ServerProcess, homes: dict[str, dict[str, str]],
+                                                           terms: list[Term]) -> None:
+    """``challenges --wait`` ended on arrival and left the 12-character ID to copy: a accepts there (and
+    plays the race), d declines."""
+    register_all(srv, homes)
+    bob = Term(f"XDG_CONFIG_HOME={homes['Bob']['XDG_CONFIG_HOME']} {THIEVES} challenges --wait --server {srv.url}; "
+               "echo \"exit status $?\"; sleep 60")
+    terms.append(bob)
+    bob.wait_for("waiting for a challenge")
+    challenger = waiting(srv, homes["Ann"], "bob", "--deal", "random", "--no-play")
+    try:
+        bob.wait_for("a accepts the challenge of Ann, d declines it")
+        bob.keys("d")
+        assert "declined the challenge of Ann" in bob.wait_for("exit status 0")
+        out, err = challenger.communicate(timeout=30)
+        assert challenger.returncode == 1 and "Bob declined your challenge" in err
+    finally:
+        challenger.kill()
+    bob.close()
+    bob = Term(f"XDG_CONFIG_HOME={homes['Bob']['XDG_CONFIG_HOME']} exec {THIEVES} challenges --wait --server {srv.url}")
+    terms.append(bob)
+    bob.wait_for("waiting for a challenge")
+    challenger = waiting(srv, homes["Ann"], "bob", "--deal", "random", "--no-play")
+    try:
+        bob.wait_for("a accepts the challenge of Ann")
+        bob.keys("a")
+        bob.wait_for("The race starts when every racer is ready")  # the race's lobby, played here
+        out, err = challenger.communicate(timeout=30)
+        assert challenger.returncode == 0 and "Bob accepted: race" in out, err
+    finally:
+        challenger.kill()

@@ -222,3 +222,75 @@ async def test_two_accepts_at_once_make_one_race(server: LiveServer, accounts: d
     assert sorted(status for status, _ in answers) == [200, 409]
     assert [body["code"] for status, body in answers if status == 409] == ["challenge_closed"]
     assert len(await server.service.store.active_ids()) == 1
+
+
+async def test_open_challenges_are_capped_per_victim_and_in_all(
+        server: LiveServer, accounts: dict[str, str], sync: redis.Redis) -> None:
+    """One account could send another any number of challenges (120 of 120 made, all on the other's page):
+    at most OPEN_TO_ONE open to one account and OPEN_IN_ALL in all; a refusal is typed, in the player's
+    words, and stores nothing; an answered or cancelled challenge frees its place."""
+    from server.players.challenges import OPEN_IN_ALL, OPEN_TO_ONE
+
+    ann, bob = accounts["Ann"], accounts["Bob"]
+    sent = [await made(server, ann) for _ in range(OPEN_TO_ONE)]
+    before = stored(sync)
+    status, body = await challenge(server, ann)
+    assert (status, body["code"]) == (429, "too_many_challenges")
+    assert body["message"] == (f"you have {OPEN_TO_ONE} open challenges to Bob already: wait for an answer, "
+                               "or cancel one (thieves challenges cancel ID)")
+    assert stored(sync) == before
+    status, listed = await server.http("GET", "/challenges", headers=auth(bob))
+    assert len(listed["incoming"]) == OPEN_TO_ONE
+    assert (await server.http("POST", f"/challenges/{sent[0].id}/decline", {}, auth(bob)))[0] == 200
+    await made(server, ann)  # the declined one's place
+    assert (await server.http("POST", f"/challenges/{sent[1].id}/cancel", {}, auth(ann)))[0] == 200
+    await made(server, ann)  # the cancelled one's
+    assert (await challenge(server, ann))[1]["code"] == "too_many_challenges"
+    cy = await made(server, accounts["cy"], to="Ann")  # others' challenges are theirs to count
+
+    others = ["cy"] + [f"p{i}" for i in range(OPEN_IN_ALL // OPEN_TO_ONE + 1)]
+    for name in others[1:]:
+        await register(server, name)
+    open_ = OPEN_TO_ONE
+    for name in others:
+        for _ in range(min(OPEN_TO_ONE, OPEN_IN_ALL - open_)):
+            await made(server, ann, to=name)
+            open_ += 1
+    assert open_ == OPEN_IN_ALL
+    before = stored(sync)
+    status, body = await challenge(server, ann, to=others[-1])
+    assert (status, body["code"]) == (429, "too_many_challenges")
+    assert f"you have {OPEN_IN_ALL} open challenges already" in body["message"]
+    assert stored(sync) == before
+    assert (await server.http("POST", f"/challenges/{cy.id}/accept", {}, auth(ann)))[0] == 200
+
+
+async def test_a_challenge_nobody_waits_for_is_withdrawn(
+        server: LiveServer, accounts: dict[str, str], sync: redis.Redis) -> None:
+    """The challenger's client asks about its challenge every second; once it stops (a closed terminal, a
+    killed process) for the presence lease, the challenge is withdrawn: it reads ``cancelled``, leaves the
+    other's list, an accept is refused in words, and its place among the challenger's open ones is free.
+    While the challenger asks, it stays open."""
+    from server.players.challenges import OPEN_TO_ONE
+    from server.store.keys import AccountKeys, challenge_key
+
+    ann, bob = accounts["Ann"], accounts["Bob"]
+    kept, gone = await made(server, ann), await made(server, ann)
+    for _ in range(OPEN_TO_ONE - 2):
+        await made(server, ann)
+    assert (await server.http("GET", f"/challenges/{kept.id}", headers=auth(ann)))[1]["status"] == "open"
+    lease = int(sync.hget(challenge_key(kept.id), "lease_until"))
+    assert lease > kept.created_at  # renewed by the challenger's read
+    # The lease of ``gone`` runs out (its challenger stopped asking): set in Redis, as no test waits 15 s.
+    sync.hset(challenge_key(gone.id), "lease_until", 1)
+    sync.zadd(AccountKeys("ann").sent, {f"{gone.id}:bob": 1})
+    status, listed = await server.http("GET", "/challenges", headers=auth(bob))
+    assert gone.id not in [c["id"] for c in listed["incoming"]] and kept.id in [c["id"] for c in listed["incoming"]]
+    status, body = await server.http("POST", f"/challenges/{gone.id}/accept", {}, auth(bob))
+    assert (status, body["code"]) == (409, "challenge_closed")
+    assert body["message"] == "that challenge is closed: its challenger stopped waiting for the answer"
+    status, seen = await server.http("GET", f"/challenges/{gone.id}", headers=auth(ann))
+    assert seen["status"] == "cancelled"
+    await made(server, ann)  # its place is free again
+    status, body = await server.http("POST", f"/challenges/{kept.id}/accept", {}, auth(bob))
+    assert (status, body["status"]) == (200, "accepted")

@@ -340,6 +340,12 @@ async def test_a_challenge_and_a_rematch_on_a_redis_cluster(servers: tuple[LiveS
     status, declined = await a.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
     status, body = await b.http("POST", f"/challenges/{declined['id']}/decline", {}, keys["bob"])
     assert (status, body["status"]) == (200, "declined")
+    # the challenger's open challenges (counted in its account's slot), made and asked about on both
+    opened = [(await (a, b)[i % 2].http("POST", "/challenges", {"to": "bob"}, keys["ann"]))[1] for i in range(3)]
+    assert [(await b.http("GET", f"/challenges/{c['id']}", headers=keys["ann"]))[1]["status"] for c in opened] == \
+        ["open"] * 3
+    status, body = await b.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
+    assert (status, body["code"]) == (429, "too_many_challenges")
     assert (await a.http("POST", "/players/bob/challenges", {"accept": False}, keys["bob"]))[0] == 200
     status, body = await b.http("POST", "/challenges", {"to": "bob"}, keys["ann"])
     assert (status, body["code"]) == (403, "challenges_refused")

@@ -96,6 +96,23 @@ async def test_a_rematch_some_decline_makes_nothing(server: LiveServer, sync: re
     assert stored(sync) == before and await server.service.store.active_ids() == active
 
 
+async def test_a_declined_offer_reads_expired_once_its_time_is_up(server: LiveServer, sync: redis.Redis) -> None:
+    """docs/protocol.md: a declined offer stays ``declined`` until the offer's time, then reads ``expired``
+    (it read ``declined`` for its whole 10 minutes kept, while a yes already began a new offer)."""
+    from server.store.keys import rematch_key
+
+    keys = [await register(server, name) for name in ("Ann", "Bob")]
+    race = await finished_race(server, keys)
+    assert (await rematch(server, race, keys[0]))[1]["status"] == "open"
+    assert (await rematch(server, race, keys[1], accept=False))[1]["status"] == "declined"
+    assert (await server.http("GET", f"/races/{race}/rematch"))[1]["status"] == "declined"
+    sync.hset(rematch_key(race), "expires_at", 1)  # the offer's time is up (no wait on the clock)
+    status, body = await server.http("GET", f"/races/{race}/rematch")
+    assert (status, body["status"], body["declined"]) == (200, "expired", ["Bob"])
+    status, body = await rematch(server, race, keys[1])  # as the doc says: the next yes begins a new offer
+    assert (status, body["status"], body["accepted"], body["declined"]) == (200, "open", ["Bob"], [])
+
+
 async def test_an_offer_not_every_racer_takes_expires_and_another_may_follow(redis_url: str) -> None:
     async with live_server(redis_url, challenge_time=1) as server:
         await seed_checked(server)

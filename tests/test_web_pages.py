@@ -78,6 +78,20 @@ async def test_a_name_or_id_holding_a_slash_gets_the_documented_404(server: Live
             assert answer.status_code == 404 and answer.json()["code"] == code, path
 
 
+async def test_every_unknown_api_path_answers_the_typed_json_404(server: LiveServer) -> None:
+    """A path no endpoint takes under an API prefix is ``{code, message}`` JSON (``/challenges/...`` and
+    ``/daily/...`` answered a bare text "Not Found")."""
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        for path, code in [("/challenges/nosuch/nothing", "challenge_not_found"),
+                           ("/challenges/a%2Fb", "challenge_not_found"), ("/challenges/x/accept/more", "challenge_not_found"),
+                           ("/daily/forty-thieves/more", "bad_variant"), ("/races/x/nothing", "race_not_found"),
+                           ("/players/bob/nothing", "player_not_found"), ("/events/x/y/z", "event_not_found")]:
+            answer = await http.get(path)
+            assert answer.status_code == 404 and answer.headers["content-type"].startswith("application/json"), path
+            body = answer.json()
+            assert body["code"] == code and body["message"], path
+
+
 async def test_a_finished_race_page_reveals_the_deal_and_replays_every_step(server: LiveServer) -> None:
     race = await new_race(server)
     await race.move(0, 12)

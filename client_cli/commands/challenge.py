@@ -2,18 +2,25 @@
 answer the challenges of yours (docs/protocol.md, "Challenges").
 
 Both sides wait by asking the server about once a second (:data:`POLL_SECONDS`): the challenger's
-``thieves challenge`` until the answer comes, then it plays the race; ``thieves challenges --wait``
-until a challenge arrives. ``thieves challenges accept ID`` makes the race and plays it.
+``thieves challenge`` until the answer comes (counting down the time left), then it plays the race;
+``thieves challenges --wait`` until a challenge arrives, then on a terminal it asks for a key to accept
+or decline it. ``thieves challenges accept ID`` makes the race and plays it.
+
+A waiting challenger who leaves (q, Ctrl-C, a closed terminal) cancels the challenge on the server, so
+the other side never accepts a race nobody will come to; the server also withdraws a challenge whose
+challenger stopped asking about it (a killed process), as its asking is what keeps it open.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from client_cli.commands.netargs import add_server_option, refused, server_of
+from client_cli.terminal_keys import KeyReader
 from shared import protocol as p
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
@@ -30,9 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "challenge",
         help="challenge an account to a race of two, wait for the answer, then play it",
         description="Invite the account NAME to a race of two (a checked deal by default). The command waits "
-        "for the answer (the server's --challenge-time, 2 minutes by default; Ctrl-C cancels the challenge) "
-        "and plays the race once it is accepted: both press s in the lobby to start. Exit 0 raced (or, with "
-        "--no-play, accepted), 1 declined, expired or refused, 2 a bad argument.",
+        "for the answer, counting down the time left (the server's --challenge-time, 2 minutes by default; "
+        "q, Ctrl-C or closing the terminal cancels the challenge) and plays the race once it is accepted: "
+        "both press s in the lobby to start. Exit 0 raced (or, with --no-play, accepted), 1 declined, "
+        "expired, cancelled or refused, 2 a bad argument, 130 Ctrl-C.",
     )
     one.add_argument("name", metavar="NAME", help="the account to challenge")
     one.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS))
@@ -50,8 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "challenges",
         help="your open challenges; accept, decline or cancel one",
         description="list (the default): the challenges you received and sent that are still open, each with "
-        "its ID (--wait: wait until one arrives). accept ID: the race is made, and played here (--no-play: "
-        "its join code printed). decline ID: say no. cancel ID: withdraw one you sent. Exit 0 done, 1 refused.",
+        "its ID (--wait: wait until one arrives, then on a terminal a accepts it and d declines it). accept ID: "
+        "the race is made, and played here (--no-play: its join code printed). decline ID: say no. cancel ID: "
+        "withdraw one you sent. Exit 0 done, 1 refused.",
     )
     many.add_argument("action", nargs="?", default="list", choices=["list", "accept", "decline", "cancel"])
     many.add_argument("id", nargs="?", default=None, metavar="ID", help="the challenge (accept, decline, cancel)")
@@ -104,19 +113,30 @@ def run_challenge(args: argparse.Namespace) -> int:
         print(f"thieves challenge: cannot challenge {args.name}: {exc.words()}", file=sys.stderr)
         return 1
     print(f"challenged {sent.challenged} to {describe(sent)} (challenge {sent.id}); waiting for the answer, "
-          f"{_left(sent)} (Ctrl-C cancels it)", flush=True)
+          f"{_left(sent)} (q or Ctrl-C cancels it)", flush=True)
+    hung_up = {sig: signal.signal(sig, _hang_up) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    line = StatusLine()
     try:
-        answer = _wait(lambda: api.challenge_status(server, account.key, sent.id), lambda c: c.status != "open")
-    except KeyboardInterrupt:
+        with KeyReader() as keys:
+            answer = _wait(lambda: api.challenge_status(server, account.key, sent.id), lambda c: c.status != "open",
+                           keys, lambda c: f"waiting for {c.challenged}'s answer: {_left(c)} · q cancels", line)
+    except (KeyboardInterrupt, Left, EOFError) as exc:
+        for sig in hung_up:  # a second signal must not stop the cancel half-way
+            signal.signal(sig, signal.SIG_IGN)
+        line.say()
         try:
             api.answer_challenge(server, account.key, sent.id, "cancel")
-            print("challenge cancelled", file=sys.stderr)
-        except api.ApiError as exc:
-            print(f"thieves challenge: could not cancel it: {exc.words()}", file=sys.stderr)
-        return 130
+            line.say("challenge cancelled", error=True)
+        except api.ApiError as exc2:
+            line.say(f"thieves challenge: could not cancel it: {exc2.words()}", error=True)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
     except api.ApiError as exc:
-        print(f"thieves challenge: {exc.words()}", file=sys.stderr)
+        line.say(f"thieves challenge: {exc.words()}", error=True)
         return 1
+    finally:
+        for sig, handler in hung_up.items():
+            signal.signal(sig, handler)
+    line.say()
     if answer.status != "accepted" or answer.code is None:
         why = {"declined": f"{answer.challenged} declined your challenge",
                "expired": f"{answer.challenged} did not answer in time: the challenge expired",
@@ -127,8 +147,51 @@ def run_challenge(args: argparse.Namespace) -> int:
     return _play(args, answer.code)
 
 
-def _wait(ask: Callable[[], T], done: Callable[[T], bool]) -> T:
-    """Ask every :data:`POLL_SECONDS` until ``done``; a server out of reach a moment is asked again."""
+class Left(BaseException):
+    """The waiting player left: ``q``, or the terminal closed (SIGHUP) or the process was told to end.
+    A BaseException, as KeyboardInterrupt is: raised by a signal in the middle of a request, it must not
+    be taken for a server out of reach (which is asked again)."""
+
+
+def _hang_up(signum: int, frame: Any) -> None:
+    raise Left(signal.Signals(signum).name)
+
+
+class StatusLine:
+    """One line rewritten in place while a command waits (on a terminal only: a pipe gets no line a
+    second), and the lines printed after it; a terminal already gone is no reason to fail."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        """Rewrite the line; raises :class:`Left` when the terminal was closed under us (EIO)."""
+        if sys.stdout.isatty():
+            try:
+                sys.stdout.write("\r\x1b[K" + text)
+                sys.stdout.flush()
+            except OSError as exc:
+                raise Left("the terminal closed") from exc
+            self.shown = True
+
+    def say(self, text: str = "", error: bool = False) -> None:
+        """End the line, if one is shown, then print ``text`` (if any) on a line of its own."""
+        try:
+            if self.shown:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+                self.shown = False
+            if text:
+                print(text, file=sys.stderr if error else sys.stdout, flush=True)
+        except OSError:  # the terminal is gone: the cancel still went to the server
+            pass
+
+
+def _wait(ask: Callable[[], T], done: Callable[[T], bool], keys: KeyReader | None = None,
+          shown: Callable[[T], str] | None = None, line: StatusLine | None = None) -> T:
+    """Ask every :data:`POLL_SECONDS` until ``done``; a server out of reach a moment is asked again.
+    ``shown``: the ``line`` to show of what was seen (a countdown); with ``keys``, ``q`` raises
+    :class:`Left`."""
     from client_cli import api
 
     while True:
@@ -136,10 +199,15 @@ def _wait(ask: Callable[[], T], done: Callable[[T], bool]) -> T:
             seen = ask()
             if done(seen):
                 return seen
+            if shown is not None and line is not None:
+                line.show(shown(seen))
         except api.ApiError as exc:
             if exc.code is not None:  # the server refused: asking again changes nothing
                 raise
-        time.sleep(POLL_SECONDS)
+        if keys is None:
+            time.sleep(POLL_SECONDS)
+        elif keys.wait(POLL_SECONDS) in ("q", "Q"):
+            raise Left("q")
 
 
 def _play(args: argparse.Namespace, code: str) -> int:
@@ -162,22 +230,44 @@ def run_challenges(args: argparse.Namespace) -> int:
     account = _account("challenges", server)
     if account is None:
         return 1
+    if args.action != "list":
+        return _answer(args, server, account.key, args.id, args.action)
     try:
-        if args.action == "list":
-            if args.wait:
-                listed = _wait_for_incoming(server, account.key)
-            else:
-                listed = api.challenges(server, account.key)
-            print("\n".join(list_lines(listed)))
+        if not args.wait:
+            print("\n".join(list_lines(api.challenges(server, account.key))))
             return 0
-        answer = api.answer_challenge(server, account.key, args.id, args.action)
+        with KeyReader() as keys:
+            listed = _wait_for_incoming(server, account.key)
+            print("\n".join(list_lines(listed)), flush=True)
+            if not keys.tty:  # a program reads the list: the IDs are there to answer with
+                return 0
+            newest = listed.incoming[0]
+            print(f"a accepts the challenge of {newest.challenger}, d declines it, any other key leaves it open",
+                  flush=True)
+            choice = keys.wait(None)
     except api.ApiError as exc:
-        print(f"thieves challenges: cannot {args.action} {args.id or 'them'}: {exc.words()}", file=sys.stderr)
+        print(f"thieves challenges: cannot list them: {exc.words()}", file=sys.stderr)
         return 1
-    if args.action == "decline":
+    action = {"a": "accept", "d": "decline"}.get((choice or "").lower())
+    if action is None:
+        print(f"left open: thieves challenges accept {newest.id} (or decline {newest.id})")
+        return 0
+    return _answer(args, server, account.key, newest.id, action)
+
+
+def _answer(args: argparse.Namespace, server: str, key: str, ident: str, action: str) -> int:
+    """Accept (and play, unless --no-play), decline or cancel the challenge ``ident``."""
+    from client_cli import api
+
+    try:
+        answer = api.answer_challenge(server, key, ident, action)
+    except api.ApiError as exc:
+        print(f"thieves challenges: cannot {action} {ident}: {exc.words()}", file=sys.stderr)
+        return 1
+    if action == "decline":
         print(f"declined the challenge of {answer.challenger}")
         return 0
-    if args.action == "cancel":
+    if action == "cancel":
         print(f"cancelled your challenge to {answer.challenged}")
         return 0
     assert answer.code is not None

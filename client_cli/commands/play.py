@@ -43,6 +43,14 @@ def run(args: argparse.Namespace) -> int:
     return play(args)[0]
 
 
+def play_rematch(args: argparse.Namespace, race: str) -> "tuple[int, RaceState | None]":
+    """Join and play the rematch every racer said yes to, saying ready at once: where the end screen of
+    any race command leads (``thieves play``, a challenge's race, a seek's). ``args`` are the command's
+    own: its ``--server``, and ``--name``/``--anonymous`` to join as the same player."""
+    print(f"rematch: race {race}", flush=True)
+    return play(argparse.Namespace(**{**vars(args), "race": race, "creator_token": None, "rematch": True}))
+
+
 def play(args: argparse.Namespace) -> "tuple[int, RaceState | None]":
     """Join and play the race; the exit status and the race as the screen left it (None when it never
     opened): ``thieves event play`` reads from it whether the race ended or the player left it."""
@@ -69,9 +77,7 @@ def play(args: argparse.Namespace) -> "tuple[int, RaceState | None]":
                   keeper=keeper, auto_ready=getattr(args, "rematch", False))
     status = run_race_app(app, "play")
     if status == 0 and app.next_race is not None:  # every racer said yes to a rematch: play it now
-        print(f"rematch: race {app.next_race}")
-        return run(argparse.Namespace(**{**vars(args), "race": app.next_race, "creator_token": None,
-                                         "rematch": True}))
+        return play_rematch(args, app.next_race)
     if keeper.problem:
         print(f"thieves play: {keeper.problem}", file=sys.stderr)
     state = app.state

@@ -15,10 +15,13 @@ import queue
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from client_cli.commands.netargs import add_server_option, run_race_app, server_of
 from shared import protocol as proto
+
+if TYPE_CHECKING:
+    from client_cli.seek_app import SeekPlayApp
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,21 +100,33 @@ def run(args: argparse.Namespace) -> int:
     seek = proto.Seek(variant=args.variant, seats=args.seats, time_limit=args.time_limit, rated=args.rated,
                       name=None if account is not None else args.name,
                       key=account.key if account is not None else None)
-    try:
-        link = SeekLink(server, seek)
-    except Exception as exc:
-        from client_cli.connection import failure_words
+    while True:  # once more for each "seek again" (a) on a race's end screen, with the same settings
+        try:
+            link = SeekLink(server, seek)
+        except Exception as exc:
+            from client_cli.connection import failure_words
 
-        print(f"thieves seek: no race server at {server}: {failure_words(exc)}", file=sys.stderr)
-        return 1
-    try:
-        return _seek_and_play(server, link, account.name if account is not None else args.name,
-                              account.key if account is not None else None)
-    finally:
-        link.close()
+            print(f"thieves seek: no race server at {server}: {failure_words(exc)}", file=sys.stderr)
+            return 1
+        try:
+            status, table = _seek_and_play(server, link, account.name if account is not None else args.name,
+                                           account.key if account is not None else None)
+        finally:
+            link.close()
+        if table is None or status != 0:
+            return status
+        if table.next_race is not None:  # every racer said yes to a rematch: as after `thieves play`
+            from client_cli.commands.play import play_rematch
+
+            return play_rematch(args, table.next_race)[0]
+        if not table.seek_again:
+            return status
+        print("seeking again", flush=True)
 
 
-def _seek_and_play(server: str, link: SeekLink, name: str, key: str | None) -> int:
+def _seek_and_play(server: str, link: SeekLink, name: str, key: str | None) -> "tuple[int, SeekPlayApp | None]":
+    """Wait for a race and play it: the exit status, and the race's table once one was played (None when
+    the seek ended without one)."""
     from client_cli.seek_app import SeekApp, SeekPlayApp
 
     while True:
@@ -119,15 +134,15 @@ def _seek_and_play(server: str, link: SeekLink, name: str, key: str | None) -> i
         app.run()
         if app.error is not None:
             print(f"thieves seek: {app.error}", file=sys.stderr)
-            return 2 if app.error_code not in ("unavailable", "internal") else 1
+            return (2 if app.error_code not in ("unavailable", "internal") else 1), None
         if app.matched is None:
             print("seek cancelled" if app.cancelled else "the seek ended")
-            return 0 if app.cancelled else 1
+            return (0 if app.cancelled else 1), None
         m = app.matched
         play = SeekPlayApp(link, server, m.race, name, key=key, token=m.token, auto_ready=True)
         status = run_race_app(play, "seek")
         if play.state.info is not None and play.state.info.status != "lobby" or play.state.results is not None:
-            return status
+            return status, play
         # The race never started (a player did not come): back to the waiting screen, which shows the
         # seek back in the pool, or says the seek ended.
         del status

@@ -47,12 +47,19 @@ CLAIM_MS = 30_000
 """How long an accept may take to make its race (a checked deal solved on demand, at most
 ``--checked-wait``) before another accept may try: a process that died mid-accept blocks no one longer."""
 
+OPEN_TO_ONE = 3
+"""Open challenges one account may have sent to one other account at a time: more would only pile up on
+the other's list and page (``too_many_challenges``)."""
+OPEN_IN_ALL = 10
+"""Open challenges one account may have sent in all at a time."""
+
 _STATUS = {
     p.ErrorCode.CHALLENGE_NOT_FOUND: 404, p.ErrorCode.NOT_CHALLENGED: 403, p.ErrorCode.CHALLENGE_CLOSED: 409,
-    p.ErrorCode.CHALLENGE_EXPIRED: 410,
+    p.ErrorCode.CHALLENGE_EXPIRED: 410, p.ErrorCode.TOO_MANY_CHALLENGES: 429,
 }
 _CLOSED_WORDS = {"accepted": "it was accepted already", "declined": "it was declined",
-                 "cancelled": "its challenger cancelled it", "accepting": "it is being accepted right now"}
+                 "cancelled": "its challenger cancelled it", "accepting": "it is being accepted right now",
+                 "withdrawn": "its challenger stopped waiting for the answer"}
 
 
 def challenge_body(record: ChallengeRecord, now: int) -> p.Challenge:
@@ -64,13 +71,24 @@ def challenge_body(record: ChallengeRecord, now: int) -> p.Challenge:
                        expires_at=record.expires_at, race=record.race or None, code=record.code or None)
 
 
-def refused(exc: ChallengeRefused) -> Response:
-    """A refused step in the player's words."""
+def refused(exc: ChallengeRefused, to: str = "") -> Response:
+    """A refused step in the player's words (``to``: the challenged player's name, for the caps)."""
     code = p.ErrorCode(exc.code)
     message = None
     if code is p.ErrorCode.CHALLENGE_CLOSED:
         message = f"that challenge is closed: {_CLOSED_WORDS.get(exc.status, exc.status)}"
+    elif code is p.ErrorCode.TOO_MANY_CHALLENGES:
+        already = f"{OPEN_TO_ONE} open challenges to {to}" if exc.status == "to_one" else \
+            f"{OPEN_IN_ALL} open challenges"
+        message = (f"you have {already} already: wait for an answer, or cancel one "
+                   "(thieves challenges cancel ID)")
     return error_response(code, _STATUS.get(code, 400), message)
+
+
+def lease_ms(service: Service) -> int:
+    """How long a challenge stays open without its challenger asking about it: the presence lease, as
+    for a racer whose connection is gone."""
+    return int(service.config.presence_lease * 1000)
 
 
 async def create_challenge(request: Request) -> Response:
@@ -95,21 +113,27 @@ async def create_challenge(request: Request) -> Response:
     deal_source = body.deal_source or ("pool" if solver_can_check(variant) else "random")
     if not await service.challenges.accepting(target):
         return error_response(p.ErrorCode.CHALLENGES_REFUSED, 403, f"{found.name} does not take challenges")
+    now = now_ms()
+    record = ChallengeRecord(
+        id=new_id(), challenger=me.account, challenger_name=me.name, challenged=found.account,
+        challenged_name=found.name, variant=variant, time_limit=body.time_limit, rated=body.rated,
+        undo=body.undo, hints=body.hints, deal_source=deal_source, created_at=now,
+        expires_at=now + service.config.challenge_time * 1000, lease_until=now + lease_ms(service))
+    try:
+        await service.challenges.take_slot(record, now, OPEN_TO_ONE, OPEN_IN_ALL)
+    except ChallengeRefused as exc:
+        return refused(exc, found.name)
     try:
         # A challenge asks the server for a race (and perhaps the solver's time): it spends one of the
         # address's creation tokens, which also bounds how fast one address can send challenges.
         await service.spend_creation(client_of(request))
     except CreateError as exc:
+        await service.challenges.free_slot(record)
         return creation_refused(exc)
-    now = now_ms()
-    while True:
-        record = ChallengeRecord(
-            id=new_id(), challenger=me.account, challenger_name=me.name, challenged=found.account,
-            challenged_name=found.name, variant=variant, time_limit=body.time_limit, rated=body.rated,
-            undo=body.undo, hints=body.hints, deal_source=deal_source, created_at=now,
-            expires_at=now + service.config.challenge_time * 1000)
-        if await service.challenges.create(record):
-            break
+    while not await service.challenges.create(record):  # its id was taken: another (60 bits of chance)
+        await service.challenges.free_slot(record)
+        record.id = new_id()
+        await service.challenges.take_slot(record, now, OPEN_TO_ONE, OPEN_IN_ALL)  # its own slot, freed above
     log("challenge_made", challenge=record.id, challenger=me.account, challenged=found.account, variant=variant)
     return json_response(challenge_body(record, now), 201)
 
@@ -147,6 +171,11 @@ async def get_challenge(request: Request) -> Response:
         return error_response(p.ErrorCode.CHALLENGE_NOT_FOUND, 404)
     if me.account not in (record.challenger, record.challenged):
         return error_response(p.ErrorCode.NOT_CHALLENGED, 403, "that challenge is between two other players")
+    if me.account == record.challenger and record.status == "open":  # it still waits for the answer
+        try:
+            await service_of(request).challenges.seen(record, now_ms(), lease_ms(service_of(request)))
+        except ChallengeRefused:  # closed meanwhile (answered, expired, withdrawn): read it as it is now
+            record = await service_of(request).challenges.get(record.id) or record
     return json_response(challenge_body(record, now_ms()))
 
 
@@ -174,6 +203,7 @@ async def _answer(request: Request, action: str) -> Response:
     record = await service.challenges.get(challenge)
     if record is None:  # pragma: no cover - kept KEEP_MS past its expiry
         return error_response(p.ErrorCode.CHALLENGE_NOT_FOUND, 404)
+    await service.challenges.free_slot(record)
     return json_response(challenge_body(record, now_ms()))
 
 
@@ -209,6 +239,7 @@ async def accept_challenge(request: Request) -> Response:
         log("challenge_accept_lost", logging.WARNING, challenge=challenge, race=meta.id)
         return refused(exc)
     log("challenge_accepted", challenge=challenge, race=meta.id, code=meta.code)
+    await service.challenges.free_slot(record)
     record.status, record.race, record.code = "accepted", meta.id, meta.code
     return json_response(challenge_body(record, now_ms()))
 

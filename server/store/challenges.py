@@ -40,6 +40,28 @@ class ChallengeStore:
         self._create = register(redis, "challenge_create")
         self._step = register(redis, "challenge_step")
         self._rematch = register(redis, "rematch")
+        self._slot = register(redis, "challenge_slot")
+
+    async def take_slot(self, record: ChallengeRecord, now: int, to_one: int, total: int) -> None:
+        """Count the new challenge among its challenger's open ones (challenge_slot.lua), before it is
+        stored; raises :class:`ChallengeRefused` (``too_many_challenges``, status ``to_one`` or ``total``:
+        which cap) and writes nothing when a cap is reached."""
+        kind, rest = reply(await self._slot(keys=[AccountKeys(record.challenger).sent], args=[
+            now, record.sent_member, record.lease_until or record.expires_at, record.challenged, to_one, total]))
+        if kind != "ok":
+            raise ChallengeRefused("too_many_challenges", rest[0])
+
+    async def free_slot(self, record: ChallengeRecord) -> None:
+        """The challenge is no longer open (answered, cancelled, withdrawn): it stops counting."""
+        await self.redis.zrem(AccountKeys(record.challenger).sent, record.sent_member)
+
+    async def seen(self, record: ChallengeRecord, now: int, lease_ms: int) -> None:
+        """The challenger still waits for the answer: its lease runs ``lease_ms`` from now, in the
+        challenge and in the count of its open challenges (raises :class:`ChallengeRefused` when the
+        challenge is no longer open)."""
+        await self.step(record.id, "seen", now, record.challenger, "", lease_ms)
+        until = min(now + lease_ms, record.expires_at)
+        await self.redis.zadd(AccountKeys(record.challenger).sent, {record.sent_member: until}, xx=True)
 
     async def create(self, record: ChallengeRecord) -> bool:
         """Store a new challenge and index it under both accounts; False if its id was taken."""

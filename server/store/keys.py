@@ -111,7 +111,7 @@ class AccountKeys:
     ``:history`` zset race id -> ended_at; ``:entries`` hash race id -> JSON HistoryEntry.
     """
 
-    __slots__ = ("account", "main", "history", "entries", "challenges")
+    __slots__ = ("account", "main", "history", "entries", "challenges", "sent")
 
     def __init__(self, account: str) -> None:
         self.account = account
@@ -121,6 +121,10 @@ class AccountKeys:
         self.challenges = f"{self.main}:challenges"
         """zset challenge id -> expires_at: the challenges the account sent or received (an index: the
         challenge's own hash says which, and whether it still exists)."""
+        self.sent = f"{self.main}:sent"
+        """zset ``ID:CHALLENGED`` -> until when the challenge counts as open (its expiry, or sooner its
+        challenger's lease): the open challenges the account sent, counted against the caps in one script
+        (challenge_slot.lua)."""
 
 
 NAMES_INDEXED = "accounts:names-indexed"

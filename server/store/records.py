@@ -263,9 +263,29 @@ class ChallengeRecord:
     code: str = ""
     claim: str = ""
     claim_until: int = 0
+    lease_until: int = 0
+    """While open, until when the challenger counts as waiting for the answer: renewed by each of its
+    ``GET /challenges/{id}`` (its client asks every second); once past, the challenge is withdrawn (0: no
+    lease, a challenge stored before leases)."""
+    withdrawn: bool = False
+    """Cancelled because its challenger's lease ran out, not by the challenger's own cancel."""
 
     def shown_status(self, now_ms: int) -> str:
+        """As :func:`offer_status`; an open challenge nobody waits for any more reads ``cancelled`` (the
+        step script withdraws it by the same rule at the next answer)."""
+        if self.lapsed(now_ms):
+            return "cancelled"
         return offer_status(self.status, self.expires_at, self.claim_until, now_ms)
+
+    def lapsed(self, now_ms: int) -> bool:
+        """Open, unclaimed, and its challenger's lease ran out before its expiry (challenge_step.lua)."""
+        return (self.status == "open" and 0 < self.lease_until <= now_ms and self.lease_until < self.expires_at
+                and now_ms >= self.claim_until)
+
+    @property
+    def sent_member(self) -> str:
+        """Its entry in the challenger's open challenges (keys.AccountKeys.sent)."""
+        return f"{self.id}:{self.challenged}"
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self)
@@ -289,6 +309,10 @@ class RematchRecord:
     claim_until: int = 0
 
     def shown_status(self, now_ms: int) -> str:
+        """As :func:`offer_status`; a declined offer too reads ``expired`` once its time is up, since the
+        next yes then begins a new offer (rematch.lua), which ``declined`` would deny."""
+        if self.status == "declined" and now_ms >= self.expires_at:
+            return "expired"
         return offer_status(self.status, self.expires_at, self.claim_until, now_ms)
 
     @classmethod

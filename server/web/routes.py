@@ -142,6 +142,8 @@ _UNKNOWN_PATHS: tuple[tuple[str, p.ErrorCode, bool], ...] = (
     ("/races/", p.ErrorCode.RACE_NOT_FOUND, False),
     ("/players/", p.ErrorCode.PLAYER_NOT_FOUND, False),
     ("/events/", p.ErrorCode.EVENT_NOT_FOUND, False),
+    ("/challenges/", p.ErrorCode.CHALLENGE_NOT_FOUND, False),
+    ("/daily/", p.ErrorCode.BAD_VARIANT, False),
 )
 """Path prefix -> what a path under it that no route takes is not (and whether it is a page)."""
 
