@@ -123,3 +123,31 @@ def test_event_play_finds_the_accounts_heat_or_arena_race_once() -> None:
     assert next_race(arena, playing, "ann", set()) == "CODE02"
     waiting = msgspec.structs.replace(empty, lines=[msgspec.structs.replace(line, status="waiting", race=None)])
     assert next_race(arena, waiting, "ann", set()) is None
+
+
+async def test_check_in_or_withdrawal_by_one_who_never_entered_says_so(organised: LiveServer,
+                                                                       capsys: pytest.CaptureFixture[str],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checking in to (or withdrawing from) an event one has not entered is the typed ``not_entered``, said
+    as that and how to enter; it used to be ``not_an_entrant``, whose words are about a heat's race."""
+    url = organised.url
+    monkeypatch.setenv("THIEVES_ORGANISER_TOKEN", TOKEN)
+    code, out, _ = await thieves(capsys, "event", "create", "Check Cup", "--check-in", "--server", url)
+    assert code == 0
+    event = out.split()[1]
+    code, _, _ = await thieves(capsys, "register", "ann", "--server", url)
+    assert code == 0
+    for action in ("check-in", "withdraw"):
+        code, out, err = await thieves(capsys, "event", action, event, "--server", url)
+        assert code == 1 and out == ""
+        assert err.strip() == (f"thieves event {action}: ann has not entered event {event} (or has withdrawn): "
+                               f"`thieves event join {event}` enters it (then check in, where the event asks for it)")
+        assert "heat" not in err
+    from client_cli.local_store import LocalStore
+    account = LocalStore().account(url)
+    assert account is not None
+    status, answer = await organised.http("POST", f"/events/{event}/check-in",
+                                          headers={"authorization": f"Bearer {account.key}"})
+    assert (status, answer["code"]) == (409, "not_entered") and "not entered this event" in answer["message"]
+    status, info = await organised.http("GET", f"/events/{event}")
+    assert info["entrants"] == 0, "nothing was stored"

@@ -176,19 +176,32 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
     account = LocalStore().account(server)
     if account is None:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
-    if args.event_command == "join":
-        entry = a.enter_event(server, args.event, account.key)
-        info = a.event(server, args.event)
-        print(entry_words(entry, info))
-        if info.check_in and not entry.checked_in:
-            print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
-    elif args.event_command == "check-in":
-        entry = a.check_in(server, args.event, account.key)
-        print(f"{entry.name} checked in to {entry.event}")
-    else:
-        entry = a.withdraw_from_event(server, args.event, account.name, account.key)
-        print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
+    try:
+        if args.event_command == "join":
+            entry = a.enter_event(server, args.event, account.key)
+            info = a.event(server, args.event)
+            print(entry_words(entry, info))
+            if info.check_in and not entry.checked_in:
+                print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
+        elif args.event_command == "check-in":
+            entry = a.check_in(server, args.event, account.key)
+            print(f"{entry.name} checked in to {entry.event}")
+        else:
+            entry = a.withdraw_from_event(server, args.event, account.name, account.key)
+            print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
+    except a.ApiError as exc:
+        if exc.code != p.ErrorCode.NOT_ENTERED.value:
+            raise
+        print(f"thieves event {args.event_command}: {not_entered_words(account.name, args.event)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def not_entered_words(name: str, event: str) -> str:
+    """The ``not_entered`` refusal in the player's words, with how to enter (the server's own words
+    cannot name the command)."""
+    return (f"{name} has not entered event {event} (or has withdrawn): `thieves event join {event}` "
+            "enters it (then check in, where the event asks for it)")
 
 
 def entry_words(entry: p.EventEntry, info: p.EventInfo) -> str:
