@@ -828,6 +828,12 @@ class EventRound(msgspec.Struct, kw_only=True):
     """Revealed once the event has finished (each race's results reveal it too)."""
     byes: list[str] = []
     """Entrants of the round in no heat (a Swiss round's odd one out), scored as its format says."""
+    deal_text: Union[str, None] = None
+    """``deal`` as a string (null with it): JavaScript's ``JSON.parse`` rounds numbers above 2^53, and
+    deals go up to 2^63, so the event page reads this one. Always made from ``deal``, whatever was sent."""
+
+    def __post_init__(self) -> None:
+        self.deal_text = None if self.deal is None else str(self.deal)
 
 
 class EventInfo(msgspec.Struct, kw_only=True):
