@@ -151,3 +151,55 @@ async def test_check_in_or_withdrawal_by_one_who_never_entered_says_so(organised
     assert (status, answer["code"]) == (409, "not_entered") and "not entered this event" in answer["message"]
     status, info = await organised.http("GET", f"/events/{event}")
     assert info["entrants"] == 0, "nothing was stored"
+
+
+def _swiss_frame() -> p.EventLive:
+    """A Swiss event of three, round 1 of 2 under way: ann and bob paired, cy's bye."""
+    heat = p.EventHeat(heat=1, race="r1", code="CODE01", entrants=["ann", "bob"])
+    info = p.EventInfo(id="e", name="Swiss Cup", format="swiss", variant="forty-thieves", rounds=2, heat_size=2,
+                       time_limit=60, join_seconds=1, break_seconds=0, rated=False, late_entry=True, status="running",
+                       round=1, round_state="running", created_at=1, entrants=3, score_field="score",
+                       tiebreaks=["buchholz", "sonneborn_berger"],
+                       schedule=[p.EventRound(round=1, starts_at=5, heats=[heat], byes=["cy"])])
+    lines = [p.EventStandingLine(rank=1, account=a, name=a.title(), matchpoints=0, home=h, time_ms=0, score=s,
+                                 buchholz=b, sonneborn_berger=sb)
+             for a, h, s, b, sb in (("cy", 0, 1.0, 0.5, 0.25), ("ann", 3, 0.5, 1.0, 0.5), ("bob", 1, 0.5, 1.5, 0.75))]
+    standings = p.EventStandings(event="e", status="running", round=1, round_state="running", version=1, lines=lines)
+    live = [p.EventLiveLine(account="ann", heat=1, race="r1", status="racing", home=3, matchpoints=1),
+            p.EventLiveLine(account="bob", heat=1, race="r1", status="racing", home=1, matchpoints=0)]
+    return p.EventLive(event=info, standings=standings, live=live, server_time=5)
+
+
+def test_a_swiss_event_in_the_terminal_says_points_pairings_its_bye_and_its_tiebreaks() -> None:
+    """One word for a Swiss score, points, where the standings said points and the live lines said "mp
+    now" (and the final line "matchpoints"); its races are pairings, not heats; the round's bye is shown
+    while the round is played; the standings carry Buchholz and Sonneborn-Berger, as the page does."""
+    from client_cli.commands.event import _score_words, standings_lines
+    from client_cli.event_watch import live_lines
+
+    frame = _swiss_frame()
+    live = live_lines(frame, 10)
+    assert live[1:] == ["  pairing 1   Ann                  racing         3 home    1 points now",
+                        "  pairing 1   Bob                  racing         1 home    0 points now",
+                        "  bye         Cy                   a bye: no race this round"]
+    table = standings_lines(frame.standings)
+    assert table[0].split() == ["rank", "name", "points", "Bu", "SB", "cards", "time", "rounds"]
+    assert table[1].split()[:5] == ["1", "Cy", "1", "0.5", "0.25"]
+    assert table[4] == "Bu: Buchholz; SB: Sonneborn-Berger (they break ties of points, in this order)"
+    assert all(len(line) <= 80 for line in live + table)
+    assert not any("mp" in line.split() or "matchpoints" in line or "heat" in line for line in live + table)
+    assert _score_words(frame.standings.lines[0]) == "1 points, 0 cards home"
+
+
+def test_event_list_says_finished_and_repeats_only_for_the_occurrence_to_come() -> None:
+    """A finished event was listed "round 2/2 done"; an occurrence that had started kept saying "repeats"
+    after its series was cancelled (only the occurrence to come loses the repeat)."""
+    from client_cli.commands.event import summary
+
+    info = _swiss_frame().event
+    over = msgspec.structs.replace(info, status="finished", round=2, round_state="done", repeat="0 * * * *",
+                                   series="s1", occurrence=1)
+    assert summary(over).endswith("; 3 entrants; finished")
+    coming = msgspec.structs.replace(info, status="registration", round=0, round_state="waiting",
+                                     repeat="0 * * * *", series="s1", occurrence=2)
+    assert summary(coming).endswith("; repeats '0 * * * *'")

@@ -17,6 +17,7 @@ from client_cli.commands.netargs import add_server_option, server_of
 from client_cli.wording import clock_time
 from shared import protocol as p
 from shared import schedules
+from shared.event_words import race_word, tiebreak_words
 from shared.standings import status_words
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
@@ -226,11 +227,14 @@ def _first_race(entry: p.EventEntry, info: p.EventInfo) -> str:
 def summary(info: p.EventInfo) -> str:
     """One line about an event (a scheduled one's: when it starts)."""
     shape = f"{info.format}, {info.summary}"
-    where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round
+    over = info.status in ("finished", "cancelled")
+    where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round and not over
              else info.status)
     if info.status == "registration" and info.starts_at is not None:
         where = f"starts {schedules.shown(info.starts_at)}"
-    if info.repeat:
+    if info.repeat and info.status == "registration":
+        # Only the occurrence to come speaks for its series: one that has started keeps the repeat it
+        # was made with, even once the series is cancelled.
         where += f"; repeats '{info.repeat}'"
     return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
 
@@ -282,7 +286,7 @@ def clock(info: p.EventInfo, now_ms: float) -> str:
     current = info.schedule[-1] if info.schedule else None
     if current is not None and info.round_state == "open":
         return (f"round {current.round} of {info.rounds} starts at {clock_time(current.starts_at)} "
-                f"(in {left(current.starts_at)}): join your heat (thieves play CODE)")
+                f"(in {left(current.starts_at)}): join your {race_word(info.format)} (thieves play CODE)")
     if current is not None and info.round_state == "running":
         end = current.starts_at + info.time_limit * 1000
         return f"round {current.round} of {info.rounds} races until {clock_time(end)} at the latest ({left(end)} left)"
@@ -299,16 +303,37 @@ def standings_lines(st: p.EventStandings) -> list[str]:
             out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.points or 0:>6} {line.wins:>4} {line.races:>5} "
                        f"{line.home:>5}  {status_words(line.status)}{fire}{' (withdrew)' if line.withdrawn else ''}")
         return out
-    swiss = any(line.score is not None for line in st.lines)  # Swiss points, not matchpoints
-    out = [f"{'rank':>4}  {'name':<24} {'points' if swiss else 'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
+    if any(line.score is not None for line in st.lines):
+        return _swiss_lines(st)
+    out = [f"{'rank':>4}  {'name':<24} {'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
     for line in st.lines:
         rounds = " ".join(_round_mark(r) for r in line.rounds)
-        score = line.score if line.score is not None else line.matchpoints
-        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {score:>11g} {line.home:>5} "
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.matchpoints:>11g} {line.home:>5} "
                    f"{line.time_ms / 1000:>7.0f}s  {rounds[:18]}{' (withdrew)' if line.withdrawn else ''}")
     if any(line.rounds for line in st.lines):
         out.append(ROUNDS_LEGEND)
     return out
+
+
+def _swiss_lines(st: p.EventStandings) -> list[str]:
+    """A Swiss event's standings: points, then the tie-breaks the page shows too (Buchholz,
+    Sonneborn-Berger), cards home, time and the rounds, in 80 columns."""
+    (_, bu), (_, sb) = tiebreak_words("buchholz"), tiebreak_words("sonneborn_berger")
+    out = [f"{'rank':>4}  {'name':<18} {'points':>6} {bu:>5} {sb:>5} {'cards':>5} {'time':>7}  rounds"]
+    for line in st.lines:
+        rounds = " ".join(_round_mark(r) for r in line.rounds)
+        out.append(f"{line.rank:>4}  {line.name[:18]:<18} {line.score or 0:>6g} {line.buchholz or 0:>5g} "
+                   f"{line.sonneborn_berger or 0:>5g} {line.home:>5} {line.time_ms / 1000:>6.0f}s  "
+                   f"{rounds[:14]}{' (withdrew)' if line.withdrawn else ''}")
+    out.append(SWISS_LEGEND)
+    if any(line.rounds for line in st.lines):
+        out.append(ROUNDS_LEGEND)
+    return out
+
+
+SWISS_LEGEND = "; ".join(f"{short}: {name}" for name, short in map(tiebreak_words, ("buchholz", "sonneborn_berger"))) \
+    + " (they break ties of points, in this order)"
+"""What a Swiss standings' tie-break columns are."""
 
 
 ROUND_MARKS = {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": ".", "bye": "B"}
@@ -423,6 +448,8 @@ def play_event(server: str, args: argparse.Namespace) -> int:
 def _score_words(line: p.EventStandingLine) -> str:
     if line.points is not None:
         return f"{line.points} points from {line.races} races ({line.wins} won)"
+    if line.score is not None:  # Swiss: points, as its standings say
+        return f"{line.score:g} points, {line.home} cards home"
     return f"{line.matchpoints:g} matchpoints, {line.home} cards home"
 
 
