@@ -193,6 +193,8 @@ async def test_a_swiss_event_on_a_big_deal_at_desktop_and_phone_widths(events_se
     server = events_server
     event, keys, pairings = await _swiss_round(server)
     assert len(pairings) == 1
+    _, race = await server.http("GET", f"/races/{pairings[0]['race']}")
+    assert race["race"]["title"] == "Swiss Cup · round 1 of 1 · pairing 1 of 1", "a Swiss race is a pairing, not a heat"
     players, waiting = [], []
     for account in pairings[0]["entrants"]:
         client = await Client.connect(server)
