@@ -203,3 +203,22 @@ def test_event_list_says_finished_and_repeats_only_for_the_occurrence_to_come() 
     coming = msgspec.structs.replace(info, status="registration", round=0, round_state="waiting",
                                      repeat="0 * * * *", series="s1", occurrence=2)
     assert summary(coming).endswith("; repeats '0 * * * *'")
+
+
+def test_event_play_says_when_a_scheduled_event_and_the_next_round_start() -> None:
+    """A scheduled event starts by itself: `event play` said "waiting for the organiser"; between rounds
+    it said when the next round is drawn, not when its race starts (drawn, then join_seconds to join)."""
+    from client_cli.commands.event import waiting_for
+    from client_cli.wording import clock_time
+
+    frame = _swiss_frame()
+    me = frame.standings.lines[1]
+    now = 1_000_000_000_000
+    scheduled = msgspec.structs.replace(frame.event, status="registration", round=0, round_state="waiting",
+                                        starts_at=now + 90_000, schedule=[])
+    words, _ = waiting_for(scheduled, me, now)
+    assert words == (f"waiting for 'Swiss Cup' to start: it starts by itself at {clock_time(now + 90_000)} "
+                     "(in 1:30; 3 entrants)")
+    between = msgspec.structs.replace(frame.event, round_state="done", next_at=now + 10_000, join_seconds=30)
+    words, _ = waiting_for(between, me, now)
+    assert words == f"waiting · Swiss Cup: round 2 of 2 starts at {clock_time(now + 40_000)} (in 0:40)"

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
+from typing import Callable
 
 from client_cli.commands.netargs import add_server_option, server_of
 from client_cli.wording import clock_time
@@ -268,11 +270,16 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
     return out
 
 
+def _left(at: float, now_ms: float) -> str:
+    """How long from ``now_ms`` to ``at``, as ``m:ss`` (0:00 once past)."""
+    seconds = max(0, int((at - now_ms) / 1000))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 def clock(info: p.EventInfo, now_ms: float) -> str:
     """What the event is waiting for, and when: this machine's time of day, and how long from now."""
     def left(at: float) -> str:
-        seconds = max(0, int((at - now_ms) / 1000))
-        return f"{seconds // 60}:{seconds % 60:02d}"
+        return _left(at, now_ms)
     if info.status == "registration":
         if info.starts_at is not None:
             return f"taking entries; starts in {left(info.starts_at)}"
@@ -369,8 +376,15 @@ def waiting_for(info: p.EventInfo, mine: p.EventStandingLine, now_ms: float) -> 
     """What the entrant waits for, in words with when; and the part of it that changes only when the
     event moves on (``thieves event play`` prints a new line then, not every second)."""
     said = clock(info, now_ms)
+    if info.status == "registration" and info.starts_at is not None:  # it starts by itself
+        return (f"waiting for {info.name!r} to start: it starts by itself at {clock_time(info.starts_at)} "
+                f"(in {_left(info.starts_at, now_ms)}; {info.entrants} entrants)"), "registration"
     if info.status == "registration":
         return f"waiting for the organiser to start {info.name!r} ({info.entrants} entrants)", "registration"
+    if info.status == "running" and info.round_state == "done" and info.next_at and not info.pairing:
+        # The entrant's next race starts once its round is drawn and joined: say that moment, not the draw.
+        start = info.next_at + info.join_seconds * 1000
+        said = f"round {info.round + 1} of {info.rounds} starts at {clock_time(start)} (in {_left(start, now_ms)})"
     if mine.status == "waiting":
         return f"waiting to be paired · {info.name}: {said}", f"waiting {mine.races}"
     current = info.schedule[-1] if info.schedule else None
@@ -397,45 +411,48 @@ def play_event(server: str, args: argparse.Namespace) -> int:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
     me = account.name.casefold()  # the account id: its name, case-folded (what the event's heats list)
     played: set[str] = set()
-    said = None
+    waiting = WaitLine()
     while True:
         info = api.event(server, args.event)
         if info.status == "cancelled":
+            waiting.end()
             print(f"{info.name!r} was cancelled by the organiser")
             return 1
         table = api.event_standings(server, args.event)
         mine = next((line for line in table.lines if line.account == me), None)
         if info.status == "finished":
+            waiting.end()
             print(f"{info.name!r} is over:")
             print("\n".join(standings_lines(table)))
             if mine is not None:
                 print(f"{mine.name}: rank {mine.rank} of {len(table.lines)}, " + _score_words(mine))
             return 0
         if mine is None:
+            waiting.end()
             print(f"{account.name} is not entered in {info.name!r}: `thieves event join {info.id}` enters",
                   file=sys.stderr)
             return 1
         if mine.withdrawn:
+            waiting.end()
             print(f"{account.name} withdrew from {info.name!r}: `thieves event join {info.id}` enters again",
                   file=sys.stderr)
             return 1
         if mine.status == "paused":  # (an arena entrant who missed a race) here to play: back to the pairing
+            waiting.reset()
             print(entry_words(api.enter_event(server, args.event, account.key), info), flush=True)
             continue
         code = next_race(info, table, me, played)
         if code is None:
-            words, key = waiting_for(info, mine, time.time() * 1000)
-            if key != said:
-                print(words, flush=True)
-                said = key
+            waiting.show(*waiting_for(info, mine, time.time() * 1000))
             time.sleep(WAIT_SECONDS)
             continue
         race = next(h.race for r in info.schedule for h in r.heats if h.code == code)
+        waiting.reset()
         print(f"joining your race {code} in {info.name!r}", flush=True)
         status, state = play_cmd.play(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
-                                                         server=args.server))
+                                                         server=args.server,
+                                                         then=next_look(server, info.id, me, played | {race})))
         played.add(race)
-        said = None
         if state is not None and state.results is None and state.seat is None and state.fatal:
             print(f"could not join race {code}: {state.fatal}; on to the next", flush=True)  # (e.g. came too late)
             continue
@@ -443,6 +460,62 @@ def play_event(server: str, args: argparse.Namespace) -> int:
             print(f"you left your race {code}: `thieves event play {info.id}` comes back to the event",
                   file=sys.stderr)
             return status or 1
+
+
+class WaitLine:
+    """The line ``thieves event play`` waits on: printed once for each step of the event, and on a
+    terminal redrawn in place at every look, so that its "(in 0:42)" counts down to the start."""
+
+    def __init__(self) -> None:
+        self.live = sys.stdout.isatty()
+        self.key: str | None = None
+        self.open = False
+        """A line is on the terminal without its line break (being redrawn)."""
+
+    def show(self, words: str, key: str) -> None:
+        """``words`` for the event's step ``key``: a new line when the step is new, else redrawn."""
+        fits = len(words) < shutil.get_terminal_size().columns  # (a wrapped line cannot be redrawn)
+        if key != self.key:
+            self.end()
+            self.key = key
+            self.open = self.live and fits
+            print(words, end="" if self.open else "\n", flush=True)
+        elif self.open:
+            print("\r\x1b[K" + words, end="", flush=True)
+
+    def end(self) -> None:
+        """Finish the line being redrawn (before anything else is printed)."""
+        if self.open:
+            print(flush=True)
+            self.open = False
+
+    def reset(self) -> None:
+        """Finish the line, and say the next step anew whatever it is (after a race)."""
+        self.end()
+        self.key = None
+
+
+def next_look(server: str, event: str, me: str, played: set[str]) -> Callable[[], tuple[str, bool]]:
+    """For the end screen of the entrant's race (client_cli/event_end.py): what the event does next, with
+    when, and whether to go on now: the entrant's next race is drawn, or there is nothing left to wait
+    for here (the event is over, the entrant is out or paused: the command says what)."""
+    from client_cli import api
+
+    def look() -> tuple[str, bool]:
+        info = api.event(server, event)
+        if info.status in ("finished", "cancelled"):
+            return f"{info.name!r} is {info.status}", True
+        table = api.event_standings(server, event)
+        mine = next((line for line in table.lines if line.account == me), None)
+        if mine is None or mine.withdrawn or mine.status == "paused":
+            return f"back to {info.name!r}", True
+        now = time.time() * 1000
+        code = next_race(info, table, me, played)
+        if code is not None:
+            starts = next(r.starts_at for r in info.schedule for h in r.heats if h.code == code)
+            return f"your next race starts at {clock_time(starts)} (in {_left(starts, now)}): joining it", True
+        return waiting_for(info, mine, now)[0], False
+    return look
 
 
 def _score_words(line: p.EventStandingLine) -> str:
