@@ -234,3 +234,72 @@ async def test_a_swiss_event_on_a_big_deal_at_desktop_and_phone_widths(events_se
                     wrong.append(f"{how} to the end at {width}: the round played shows as {played!r}")
                 wrong += [f"{how} to the end at {width}: {problem}" for problem in await layout_problems(shown)]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_an_arenas_page_lists_races_not_rounds_at_desktop_and_phone_widths(events_server: LiveServer) -> None:
+    """An arena has no rounds: its finished page listed its races as "Round 1..7" under "Rounds played".
+    At 1280 and 390 px it lists "Race 1" under "Races played", laid out within the window."""
+    server = events_server
+    status, event = await server.http("POST", "/events", {
+        "name": "Blitz", "format": "arena", "duration": 10, "group_size": 2, "join_seconds": 2, "break_seconds": 0,
+        "time_limit": 60, "deals": [BIG_DEAL]}, headers=AUTH)
+    assert status == 201, event
+    keys = {}
+    for name in ("ann", "bob"):
+        keys[name] = await register(server, name)
+        status, _ = await server.http("POST", f"/events/{event['id']}/entrants",
+                                      headers={"authorization": f"Bearer {keys[name]}"})
+        assert status == 200
+    status, _ = await server.http("POST", f"/events/{event['id']}/start", headers=AUTH)
+    assert status == 200
+    first: dict[str, Any] = {}
+
+    async def paired() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        first.update(info["schedule"][0]["heats"][0] if info["schedule"] else {})
+        return bool(first)
+
+    await eventually(paired, "the first pairing")
+    players, waiting = [], []
+    for account in first["entrants"]:
+        client = await Client.connect(server)
+        if (await client.hello(first["code"], key=keys[account])).view is None:
+            waiting.append(client)
+        players.append(client)
+    for client in waiting:
+        await client.expect(p.Countdown, timeout=30)
+    for client in players:
+        await client.give_up()
+        await client.close()
+
+    async def over() -> bool:
+        status, _ = await server.http("GET", f"/races/{first['race']}/results")
+        return status == 200
+
+    for name, key in keys.items():  # no further pairing: the arena ends at its time
+        status, _ = await server.http("DELETE", f"/events/{event['id']}/entrants/{name}",
+                                      headers={"authorization": f"Bearer {key}"})
+        assert status == 200
+
+    async def finished() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        return info["status"] == "finished"
+
+    await eventually(over, "the first race over")
+    await eventually(finished, "the arena over")
+    wrong: list[str] = []
+    async with launch_browser() as browser:
+        for width in ("desktop 1280", "phone 390"):
+            context = await browser.new_context(**context_options(width))
+            page = await context.new_page()
+            await page.goto(f"{server.url}/event/{event['id']}")
+            await page.wait_for_selector("#conn[data-state=over]")
+            heading, item = await page.text_content("#played-title"), await page.text_content("#played > li")
+            link = await page.text_content("#played > li a")
+            if heading != "Races played" or not item.startswith("Race 1") or "Round" in item \
+                    or link != f"({first['code']}): result and replays":
+                wrong.append(f"at {width}: {heading!r}, {item!r}, {link!r}")
+            wrong += [f"at {width}: {problem}" for problem in await layout_problems(page)]
+            await context.close()
+    assert not wrong, "\n".join(wrong)
