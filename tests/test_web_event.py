@@ -204,6 +204,9 @@ async def test_a_swiss_event_on_a_big_deal_at_desktop_and_phone_widths(events_se
     for client in waiting:
         await client.expect(p.Countdown, timeout=30)
     bye = next(name for name in NAMES[:3] if name not in pairings[0]["entrants"])
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        front = (await http.get("/")).text
+    assert f"Watch pairing 1 ({pairings[0]['code']})" in front, "the front page calls a Swiss race a pairing too"
     async with launch_browser() as browser:
         pages = {}
         for width in ("desktop 1280", "phone 390"):
