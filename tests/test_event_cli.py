@@ -217,7 +217,7 @@ def test_event_play_says_when_a_scheduled_event_and_the_next_round_start() -> No
     scheduled = msgspec.structs.replace(frame.event, status="registration", round=0, round_state="waiting",
                                         starts_at=now + 90_000, schedule=[])
     words, _ = waiting_for(scheduled, me, now)
-    assert words == (f"waiting for 'Swiss Cup' to start: it starts by itself at {clock_time(now + 90_000)} "
+    assert words == (f"waiting for 'Swiss Cup' to start by itself at {clock_time(now + 90_000)} "
                      "(in 1:30; 3 entrants)")
     between = msgspec.structs.replace(frame.event, round_state="done", next_at=now + 10_000, join_seconds=30)
     words, _ = waiting_for(between, me, now)

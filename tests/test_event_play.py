@@ -171,3 +171,27 @@ def test_event_play_plays_every_arena_pairing_until_the_arena_ends(organised: Se
     finally:
         ann.close()
         bob.close()
+
+
+def test_event_play_counts_down_to_a_scheduled_events_own_start(organised: ServerProcess, tmp_path: Path) -> None:
+    """A scheduled event starts by itself: `event play` said "waiting for the organiser". It says when the
+    event starts, and on a terminal its one line counts down in place."""
+    org = tmp_path / "organiser"
+    out = thieves(organised, org, "event", "create", "Timed Cup", "--starts-at", "+10", organiser=True)
+    event = out.split()[1]
+    term = entrant(organised, tmp_path, "ann", event)
+    try:
+        pattern = re.compile(r"waiting for 'Timed Cup' to start by itself at \d\d:\d\d:\d\d "
+                             r"\(in (\d+:\d\d); 1 entrants\)")
+
+        def shown(screen: str) -> list[str]:
+            return pattern.findall(screen)
+
+        first = shown(term.wait_for(lambda s: bool(shown(s))))
+        later = shown(term.wait_for(lambda s: bool(shown(s)) and shown(s) != first))
+        assert len(first) == len(later) == 1, "one line, redrawn in place"
+        seconds = [int(m) * 60 + int(s) for m, s in (first[0].split(":"), later[0].split(":"))]
+        assert seconds[1] < seconds[0], "counting down"
+        assert "organiser" not in term.screen()
+    finally:
+        term.close()

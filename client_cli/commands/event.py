@@ -377,7 +377,7 @@ def waiting_for(info: p.EventInfo, mine: p.EventStandingLine, now_ms: float) -> 
     event moves on (``thieves event play`` prints a new line then, not every second)."""
     said = clock(info, now_ms)
     if info.status == "registration" and info.starts_at is not None:  # it starts by itself
-        return (f"waiting for {info.name!r} to start: it starts by itself at {clock_time(info.starts_at)} "
+        return (f"waiting for {info.name!r} to start by itself at {clock_time(info.starts_at)} "
                 f"(in {_left(info.starts_at, now_ms)}; {info.entrants} entrants)"), "registration"
     if info.status == "registration":
         return f"waiting for the organiser to start {info.name!r} ({info.entrants} entrants)", "registration"
