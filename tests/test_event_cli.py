@@ -222,3 +222,52 @@ def test_event_play_says_when_a_scheduled_event_and_the_next_round_start() -> No
     between = msgspec.structs.replace(frame.event, round_state="done", next_at=now + 10_000, join_seconds=30)
     words, _ = waiting_for(between, me, now)
     assert words == f"waiting · Swiss Cup: round 2 of 2 starts at {clock_time(now + 40_000)} (in 0:40)"
+
+
+async def test_event_watch_shows_a_swiss_rounds_pairing_and_its_bye_at_80_by_24(organised: LiveServer) -> None:
+    """`thieves event watch` of a Swiss round under way, at 80×24: the pairing's racers with the points
+    the round would give now, and the round's bye (it was not shown until the round was over)."""
+    from redis_util import register
+
+    from client_cli.event_watch import EventWatchApp
+
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    status, event = await organised.http("POST", "/events", {
+        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 2, "time_limit": 120,
+        "deal_source": "random"}, headers=auth)
+    assert status == 201, event
+    keys = {name: await register(organised, name) for name in ("ann", "bob", "cy")}
+    for key in keys.values():
+        status, _ = await organised.http("POST", f"/events/{event['id']}/entrants",
+                                         headers={"authorization": f"Bearer {key}"})
+        assert status == 200
+    status, _ = await organised.http("POST", f"/events/{event['id']}/start", headers=auth)
+    assert status == 200
+    drawn: list[Any] = []
+
+    async def paired() -> bool:
+        _, info = await organised.http("GET", f"/events/{event['id']}")
+        drawn[:] = info["schedule"]
+        return bool(drawn)
+
+    await eventually(paired, "round 1 paired")
+    pairing, bye = drawn[0]["heats"][0], drawn[0]["byes"][0]
+    clients = []
+    for account in pairing["entrants"]:
+        client = await Client.connect(organised)
+        await client.hello(pairing["code"], key=keys[account])
+        clients.append(client)
+    app = EventWatchApp(organised.url, event["id"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        def shown() -> str:
+            return str(app.query_one("#table").render())
+
+        await eventually(lambda: "still racing" in shown(), "the round live in the watch")
+        await pilot.pause()
+        lines = shown().splitlines()
+    assert [line.split()[:2] for line in lines[1:3]] == [["pairing", "1"], ["pairing", "1"]], lines
+    assert all(line.endswith(" points now") for line in lines[1:3]), lines
+    assert lines[3].split() == ["bye", bye, "a", "bye:", "no", "race", "this", "round"], lines
+    assert all(len(line) <= 80 for line in lines)
+    for client in clients:
+        await client.close()
