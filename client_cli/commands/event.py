@@ -29,10 +29,10 @@ ORGANISER_ENV = "THIEVES_ORGANISER_TOKEN"
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "event",
-        help="tournament events: duplicate rounds in heats, and arenas",
+        help="tournament events: duplicate rounds in heats, Swiss rounds in pairings, and arenas",
         description="Tournament events (docs/events.md). Organisers create and start them with the server's "
         f"organiser token (--organiser-token or ${ORGANISER_ENV}); players join with their account "
-        "(thieves register NAME) and then play their heat with `thieves play CODE`.",
+        "(thieves register NAME) and then play their race (a heat, a Swiss pairing) with `thieves play CODE`.",
     )
     cmds = parser.add_subparsers(dest="event_command", metavar="ACTION")
     cmds.required = True
@@ -75,8 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     withdraw = cmds.add_parser("withdraw", help="withdraw from an event (your rounds so far stay)")
     checkin = cmds.add_parser("check-in", help="say you are there (events created with --check-in)")
     play = cmds.add_parser("play", help="play your races of an event, one after another, as they are drawn",
-                           description="Wait for your heat (or, in an arena, your next pairing), play it, and "
-                           "wait for the next, until the event is over. Quitting a race (q) stops.")
+                           description="Wait for your race (a round's heat or Swiss pairing, an arena's next "
+                           "pairing), play it, and go on to the next by itself, until the event is over. Quitting "
+                           "a race (q) stops.")
     start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
     _organiser_option(start)
     cancel = cmds.add_parser("cancel", help="call off an event that has not started (organiser)",
