@@ -233,7 +233,7 @@ async def test_event_watch_shows_a_swiss_rounds_pairing_and_its_bye_at_80_by_24(
 
     auth = {"authorization": f"Bearer {TOKEN}"}
     status, event = await organised.http("POST", "/events", {
-        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 2, "time_limit": 120,
+        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 4, "time_limit": 120,
         "deal_source": "random"}, headers=auth)
     assert status == 201, event
     keys = {name: await register(organised, name) for name in ("ann", "bob", "cy")}

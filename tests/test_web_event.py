@@ -162,7 +162,7 @@ BIG_DEAL = 2**62 + 12_345
 async def _swiss_round(server: LiveServer) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
     """A started one-round Swiss event of three on :data:`BIG_DEAL`: one pairing of two, and a bye."""
     status, event = await server.http("POST", "/events", {
-        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 2, "break_seconds": 0,
+        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 4, "break_seconds": 0,
         "time_limit": 120, "deals": [BIG_DEAL]}, headers=AUTH)
     assert status == 201, event
     keys = {}
@@ -245,7 +245,7 @@ async def test_an_arenas_page_lists_races_not_rounds_at_desktop_and_phone_widths
     At 1280 and 390 px it lists "Race 1" under "Races played", laid out within the window."""
     server = events_server
     status, event = await server.http("POST", "/events", {
-        "name": "Blitz", "format": "arena", "duration": 10, "group_size": 2, "join_seconds": 2, "break_seconds": 0,
+        "name": "Blitz", "format": "arena", "duration": 10, "group_size": 2, "join_seconds": 3, "break_seconds": 0,
         "time_limit": 60, "deals": [BIG_DEAL]}, headers=AUTH)
     assert status == 201, event
     keys = {}
