@@ -25,6 +25,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
 from shared import protocol as p
+from shared.event_words import race_word, score_word
 from shared.standings import status_words
 
 RECONNECT_SECONDS = 2.0
@@ -46,9 +47,12 @@ def live_lines(frame: p.EventLive, now_ms: float) -> list[str]:
             sorted(done, key=lambda x: (-x.matchpoints, -x.home, x.account))
         head = f"round {frame.event.round} live: {len(still)} of {len(frame.live)} still racing"
         names = {line.account: line.name for line in frame.standings.lines}  # as registered
-        return [head] + [f"  heat {line.heat:<3} {names.get(line.account, line.account)[:22]:<22} "
-                         f"{status_words(line.status):<12} {line.home:>3} home "
-                         f"{line.matchpoints:>6g} mp now" for line in order]
+        race, score = race_word(frame.event.format), score_word(frame.event.score_field)
+        out = [head] + [f"  {race} {line.heat:<3} {names.get(line.account, line.account)[:20]:<20} "
+                        f"{status_words(line.status):<12} {line.home:>3} home "
+                        f"{line.matchpoints:>4g} {score} now" for line in order]
+        byes = [b for r in frame.event.schedule if r.round == frame.event.round for b in r.byes]
+        return out + [f"  {'bye':<{len(race) + 4}} {names.get(b, b)[:20]:<20} a bye: no race this round" for b in byes]
     pairs: dict[str, list[str]] = {}
     for line in frame.standings.lines:
         if line.status == "playing" and line.race:

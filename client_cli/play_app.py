@@ -21,6 +21,7 @@ from shared.view import PlayerView
 
 from .board import Board
 from .connection import RaceLink
+from .event_end import EventEndScreen, NextLook, go_on_when_due
 from .identity import SeatKeeper
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
@@ -57,11 +58,12 @@ class PlayApp(RematchMixin, TableApp):
 
     def __init__(self, server: str, race: str, name: str | None, creator_token: str | None = None, *,
                  key: str | None = None, token: str | None = None, keeper: SeatKeeper | None = None,
-                 auto_ready: bool = False) -> None:
+                 auto_ready: bool = False, then: NextLook | None = None) -> None:
         """``key``: join as that account; ``token``: a seat saved by an earlier run to take back;
         ``keeper``: saves every token a welcome brings (and forgets a seat that is gone);
         ``auto_ready``: say ready on joining the lobby (a rematch, which every racer asked for; a race
-        formed from a seek, which starts once all are)."""
+        formed from a seek, which starts once all are); ``then``: a race of an event, whose end screen
+        says what the event does next and goes on to it by itself (client_cli/event_end.py)."""
         super().__init__()
         self.state = RaceState(race_ref=race, role="player", name=name, creator_token=creator_token, key=key,
                                token=token, saved_token=token is not None)
@@ -71,6 +73,7 @@ class PlayApp(RematchMixin, TableApp):
         self._shown_results = False
         self._shown_failure = False
         self.auto_ready = auto_ready
+        self.then = then
         self._noticed_status: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -228,7 +231,12 @@ class PlayApp(RematchMixin, TableApp):
             self._shown_results = True
             self.picker.cancel()
             self.message.clear()
-            self._show_standings(state.results)
+            if self.then is not None:  # a race of an event (no rematch): on by itself to the next
+                screen = EventEndScreen(state.results, state.seat)
+                self.push_screen(screen, self._after_standings)
+                self.run_worker(go_on_when_due(self, screen, self.then), group="event", exit_on_error=False)
+            else:
+                self._show_standings(state.results)
 
     def _show_standings(self, results: p.Results) -> None:
         """The end screen: the standings, a rematch's line and keys for an account in a race that may have

@@ -828,6 +828,12 @@ class EventRound(msgspec.Struct, kw_only=True):
     """Revealed once the event has finished (each race's results reveal it too)."""
     byes: list[str] = []
     """Entrants of the round in no heat (a Swiss round's odd one out), scored as its format says."""
+    deal_text: Union[str, None] = None
+    """``deal`` as a string (null with it): JavaScript's ``JSON.parse`` rounds numbers above 2^53, and
+    deals go up to 2^63, so the event page reads this one. Always made from ``deal``, whatever was sent."""
+
+    def __post_init__(self) -> None:
+        self.deal_text = None if self.deal is None else str(self.deal)
 
 
 class EventInfo(msgspec.Struct, kw_only=True):
@@ -1175,6 +1181,7 @@ class ErrorCode(str, enum.Enum):
     EVENT_CLOSED = "event_closed"
     EVENT_OVER = "event_over"
     NOT_AN_ENTRANT = "not_an_entrant"
+    NOT_ENTERED = "not_entered"
     ORGANISER_RATE_LIMITED = "organiser_rate_limited"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     DEAL_SECRET = "deal_secret"
@@ -1267,6 +1274,8 @@ _EXPLANATIONS = {
     "has begun, or an arena's time is up)",
     ErrorCode.EVENT_OVER: "the event is over: its final standings stand",
     ErrorCode.NOT_AN_ENTRANT: "this race is a heat of an event: only the entrants drawn into it may play",
+    ErrorCode.NOT_ENTERED: "you have not entered this event: enter it first (POST /events/{id}/entrants), then "
+    "check in",
     ErrorCode.ORGANISER_RATE_LIMITED: "this address sent too many wrong organiser tokens: wait before trying "
     "again (HTTP 429 with Retry-After)",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "a request that may carry a body (POST, PUT, PATCH, DELETE) must say "

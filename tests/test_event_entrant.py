@@ -235,13 +235,13 @@ def test_event_play_says_what_it_waits_for_and_prints_a_line_only_when_that_chan
                        schedule=[p.EventRound(round=1, starts_at=now + 25_000, heats=[heat], byes=["cy"])])
     line = p.EventStandingLine(rank=1, account="cy", name="cy", matchpoints=0, home=0, time_ms=0)
     words, key = waiting_for(base, line, now)
-    assert words == f"a bye in round 1 of 3 (no race for you) · Open: round 1 of 3 starts at {clock_time(now + 25_000)} (in 0:25): join your heat (thieves play CODE)"
+    assert words == f"a bye in round 1 of 3 (no race for you) · Open: round 1 of 3 starts at {clock_time(now + 25_000)} (in 0:25): join your pairing (thieves play CODE)"
     assert waiting_for(base, line, now + 5_000)[1] == key, "the countdown alone prints no new line"
     late = msgspec.structs.replace(base, schedule=[msgspec.structs.replace(base.schedule[0], byes=[])])
     assert waiting_for(late, line, now)[0].startswith("you play from the next round (you entered late) · Open: ")
     done = msgspec.structs.replace(base, round_state="done", next_at=now + 10_000)
     words, later = waiting_for(done, line, now)
-    assert words == f"waiting · Open: round 2 of 3 is drawn at {clock_time(now + 10_000)} (in 0:10)" and later != key
+    assert words == f"waiting · Open: round 2 of 3 starts at {clock_time(now + 40_000)} (in 0:40)" and later != key
     opening = msgspec.structs.replace(base, status="registration", round=0, round_state="waiting", schedule=[])
     assert waiting_for(opening, line, now)[0] == "waiting for the organiser to start 'Open' (3 entrants)"
     paired = msgspec.structs.replace(base, pairing=True, ends_at=now + 600_000)

@@ -11,6 +11,7 @@ own records that every race drawn for the entrant was joined.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -67,8 +68,9 @@ board is up, says ready where the race waits for it (the daily deal)."""
 
 
 def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[str],
-                 look: Callable[[int, str], None] = lambda i, screen: None) -> None:
-    """Act as each terminal's player (:data:`ACTIONS`) until ``done()``, keeping every lobby screen seen;
+                 look: Callable[[int, str], None] = lambda i, screen: None,
+                 actions: tuple[tuple[str, tuple[str, ...]], ...] = ACTIONS) -> None:
+    """Act as each terminal's player (``actions``) until ``done()``, keeping every lobby screen seen;
     ``look`` sees each screen first (terminal ``i``). An action is not repeated until its screen has gone:
     a key typed ahead would reach the next race."""
     deadline = time.monotonic() + DEADLINE
@@ -85,12 +87,17 @@ def play_through(terms: list[Tmux], done: Callable[[], bool], lobby_seen: list[s
             if i in pending and pending[i] in screen:
                 continue
             pending.pop(i, None)
-            for trigger, keys in ACTIONS:
+            for trigger, keys in actions:
                 if trigger in screen:
                     term.keys(*keys)
                     pending[i] = trigger
                     break
         time.sleep(0.1)
+
+
+def dialog_text(screen: str) -> str:
+    """The words of the dialog over the table (between its borders, █), its rows joined as one text."""
+    return " ".join(row.split("█")[1] for row in screen.splitlines() if row.count("█") >= 2)
 
 
 def races_of(server: ServerProcess, event: str, account: str) -> list[str]:
@@ -106,9 +113,11 @@ def joined(server: ServerProcess, race: str, name: str) -> bool:
 
 def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_standing(
         organised: ServerProcess, tmp_path: Path) -> None:
+    """The player never presses a key on a race's end screen: it says when the next round starts, counting
+    down, and goes on by itself (it used to wait for q, and a player who stepped away missed round 2)."""
     org = tmp_path / "organiser"
     out = thieves(organised, org, "event", "create", "Tmux Cup", "--rounds", "2", "--heat-size", "4",
-                  "--time-limit", "30", "--join-seconds", "6", "--break-seconds", "1", "--deal-source", "random",
+                  "--time-limit", "30", "--join-seconds", "6", "--break-seconds", "4", "--deal-source", "random",
                   organiser=True)
     event = out.split()[1]
     term = entrant(organised, tmp_path, "ann", event)
@@ -116,11 +125,21 @@ def test_event_play_plays_both_rounds_of_a_duplicate_event_and_exits_with_the_st
         term.wait_for(lambda s: "waiting for the organiser to start 'Tmux Cup' (1 entrants)" in s)
         thieves(organised, org, "event", "start", event, organiser=True)
         lobbies: list[str] = []
-        play_through([term], lambda: "exit status" in term.screen(), lobbies)
+        ends: list[str] = []
+
+        def end_screens(i: int, screen: str) -> None:
+            if "The race is over" in screen:
+                ends.append(screen)
+
+        play_through([term], lambda: "exit status" in term.screen(), lobbies, end_screens,
+                     actions=tuple(a for a in ACTIONS if a[0] != "The race is over"))
         end = term.screen()
         assert "exit status 0" in end, end
         assert "'Tmux Cup' is over:" in end and "ann: rank 1 of 1, 0 matchpoints" in end
-        assert "waiting · Tmux Cup: round 2 of 2 is drawn at " in end, "what it waits for, and when"
+        said = "\n".join(" ".join(dialog_text(screen).split()) for screen in ends)
+        assert "goes on by itself" in said, said
+        assert re.search(r"next: waiting · Tmux Cup: round 2 of 2 starts at \d\d:\d\d:\d\d \(in 0:\d\d\)", said), \
+            "round 1's end screen says when round 2 starts, what it waits for"
         lobby = "\n".join(lobbies)
         assert "Tmux Cup · round 1 of 2 · heat 1 of 1" in lobby and "Tmux Cup · round 2 of 2 · heat 1 of 1" in lobby
         assert "The server starts the race at" in lobby and " Ready" not in lobby, "a heat starts on time, not on ready"
@@ -152,3 +171,27 @@ def test_event_play_plays_every_arena_pairing_until_the_arena_ends(organised: Se
     finally:
         ann.close()
         bob.close()
+
+
+def test_event_play_counts_down_to_a_scheduled_events_own_start(organised: ServerProcess, tmp_path: Path) -> None:
+    """A scheduled event starts by itself: `event play` said "waiting for the organiser". It says when the
+    event starts, and on a terminal its one line counts down in place."""
+    org = tmp_path / "organiser"
+    out = thieves(organised, org, "event", "create", "Timed Cup", "--starts-at", "+10", organiser=True)
+    event = out.split()[1]
+    term = entrant(organised, tmp_path, "ann", event)
+    try:
+        pattern = re.compile(r"waiting for 'Timed Cup' to start by itself at \d\d:\d\d:\d\d "
+                             r"\(in (\d+:\d\d); 1 entrants\)")
+
+        def shown(screen: str) -> list[str]:
+            return pattern.findall(screen)
+
+        first = shown(term.wait_for(lambda s: bool(shown(s))))
+        later = shown(term.wait_for(lambda s: bool(shown(s)) and shown(s) != first))
+        assert len(first) == len(later) == 1, "one line, redrawn in place"
+        seconds = [int(m) * 60 + int(s) for m, s in (first[0].split(":"), later[0].split(":"))]
+        assert seconds[1] < seconds[0], "counting down"
+        assert "organiser" not in term.screen()
+    finally:
+        term.close()

@@ -448,12 +448,12 @@ async def test_check_in_entrants_who_did_not_are_withdrawn_at_the_start(events_s
         assert status == 200 and answer["checked_in"]
     outsider = await register(server, "dan")
     status, answer = await server.http("POST", f"/events/{event.id}/check-in", headers={"authorization": f"Bearer {outsider}"})
-    assert (status, answer["code"]) == (409, "not_an_entrant")
+    assert (status, answer["code"]) == (409, "not_entered")
     await server.http("POST", f"/events/{event.id}/start", headers=AUTH)
     drawn = await _round_open(server, event.id, 1)
     assert sorted(a for h in drawn.heats for a in h.entrants) == ["ann", "cy"]
     status, answer = await server.http("POST", f"/events/{event.id}/check-in", headers={"authorization": f"Bearer {keys['bob']}"})
-    assert (status, answer["code"]) == (409, "not_an_entrant"), "bob was withdrawn for not checking in"
+    assert (status, answer["code"]) == (409, "not_entered"), "bob was withdrawn for not checking in"
     late = await _enter(server, event.id, outsider)
     assert late.checked_in, "a late entrant is there by entering"
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any, AsyncIterator
 
 import httpx
 import pytest
-from browser_util import open_browser, skip_reason
+from browser_util import context_options, launch_browser, layout_problems, open_browser, skip_reason
 from redis_util import Client, LiveServer, eventually, live_server, register
 from web_util import WIN
 
@@ -152,3 +153,156 @@ async def _shows_the_event_over(page: Any, server: LiveServer, event: str) -> No
 def _js_number(value: float) -> str:
     """How JavaScript's String() writes a matchpoint total (3.0 is "3", 1.5 is "1.5")."""
     return str(int(value)) if value == int(value) else str(value)
+
+
+BIG_DEAL = 2**62 + 12_345
+"""A deal above 2^53: JavaScript's JSON.parse would round it (to ...12344 here)."""
+
+
+async def _swiss_round(server: LiveServer) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
+    """A started one-round Swiss event of three on :data:`BIG_DEAL`: one pairing of two, and a bye."""
+    status, event = await server.http("POST", "/events", {
+        "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 4, "break_seconds": 0,
+        "time_limit": 120, "deals": [BIG_DEAL]}, headers=AUTH)
+    assert status == 201, event
+    keys = {}
+    for name in NAMES[:3]:
+        keys[name] = await register(server, name)
+        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
+                                           headers={"authorization": f"Bearer {keys[name]}"})
+        assert status == 200, answer
+    status, _ = await server.http("POST", f"/events/{event['id']}/start", headers=AUTH)
+    assert status == 200
+    drawn: list[dict[str, Any]] = []
+
+    async def paired() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        drawn[:] = info["schedule"][0]["heats"] if info["schedule"] else []
+        return bool(drawn)
+
+    await eventually(paired, "round 1 paired")
+    return event["id"], keys, drawn
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_a_swiss_event_on_a_big_deal_at_desktop_and_phone_widths(events_server: LiveServer) -> None:
+    """A Swiss event's page at 1280 and 390 px, live and finished: never wider than the window (at 390 px
+    it was 410 px live and 457 px over: the Time column cut off), the round's bye shown while it is played
+    (it showed only once the round was over), its pairings called pairings, and the round's deal above
+    2^53 exact once the event is over (it said "its deal: reload the page")."""
+    server = events_server
+    event, keys, pairings = await _swiss_round(server)
+    assert len(pairings) == 1
+    _, race = await server.http("GET", f"/races/{pairings[0]['race']}")
+    assert race["race"]["title"] == "Swiss Cup · round 1 of 1 · pairing 1 of 1", "a Swiss race is a pairing, not a heat"
+    players, waiting = [], []
+    for account in pairings[0]["entrants"]:
+        client = await Client.connect(server)
+        if (await client.hello(pairings[0]["code"], key=keys[account])).view is None:  # not started yet
+            waiting.append(client)
+        players.append(client)
+    for client in waiting:
+        await client.expect(p.Countdown, timeout=30)
+    bye = next(name for name in NAMES[:3] if name not in pairings[0]["entrants"])
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        front = (await http.get("/")).text
+    assert f"Watch pairing 1 ({pairings[0]['code']})" in front, "the front page calls a Swiss race a pairing too"
+    async with launch_browser() as browser:
+        pages = {}
+        for width in ("desktop 1280", "phone 390"):
+            context = await browser.new_context(**context_options(width))
+            pages[width] = await context.new_page()
+            await pages[width].goto(f"{server.url}/event/{event}")
+        wrong: list[str] = []  # every problem at every width, so a failure shows them all
+        for width, page in pages.items():
+            await page.wait_for_function("() => document.querySelectorAll('#event-live tbody tr').length === 2")
+            wrong += [f"live at {width}: {problem}" for problem in await layout_problems(page)]
+            byes = await page.eval_on_selector_all("#heats li.bye", "items => items.map(li => li.textContent)")
+            if byes != [f"Bye: {bye}"]:
+                wrong.append(f"live at {width}: the round's bye shows as {byes}")
+            links = await page.eval_on_selector_all("#heats a", "links => links.map(a => a.textContent)")
+            if links != [f"Watch pairing 1 ({pairings[0]['code']})"]:
+                wrong.append(f"live at {width}: the pairings show as {links}")
+        for client in players:
+            await client.give_up()
+            await client.close()
+        for width, page in pages.items():
+            await page.wait_for_selector("#event-status[data-status=finished]")
+            again = await page.context.new_page()  # the same page rendered after the end
+            await again.goto(f"{server.url}/event/{event}")
+            await again.wait_for_selector("#conn[data-state=over]")
+            for how, shown in (("followed", page), ("rendered", again)):
+                played = await shown.text_content("#played > li")
+                if not re.search(rf"Forty Thieves deal {BIG_DEAL}(?!\d)", played) or "Pairing 1 (" not in played:
+                    wrong.append(f"{how} to the end at {width}: the round played shows as {played!r}")
+                wrong += [f"{how} to the end at {width}: {problem}" for problem in await layout_problems(shown)]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+async def test_an_arenas_page_lists_races_not_rounds_at_desktop_and_phone_widths(events_server: LiveServer) -> None:
+    """An arena has no rounds: its finished page listed its races as "Round 1..7" under "Rounds played".
+    At 1280 and 390 px it lists "Race 1" under "Races played", laid out within the window."""
+    server = events_server
+    status, event = await server.http("POST", "/events", {
+        "name": "Blitz", "format": "arena", "duration": 10, "group_size": 2, "join_seconds": 3, "break_seconds": 0,
+        "time_limit": 60, "deals": [BIG_DEAL]}, headers=AUTH)
+    assert status == 201, event
+    keys = {}
+    for name in ("ann", "bob"):
+        keys[name] = await register(server, name)
+        status, _ = await server.http("POST", f"/events/{event['id']}/entrants",
+                                      headers={"authorization": f"Bearer {keys[name]}"})
+        assert status == 200
+    status, _ = await server.http("POST", f"/events/{event['id']}/start", headers=AUTH)
+    assert status == 200
+    first: dict[str, Any] = {}
+
+    async def paired() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        first.update(info["schedule"][0]["heats"][0] if info["schedule"] else {})
+        return bool(first)
+
+    await eventually(paired, "the first pairing")
+    players, waiting = [], []
+    for account in first["entrants"]:
+        client = await Client.connect(server)
+        if (await client.hello(first["code"], key=keys[account])).view is None:
+            waiting.append(client)
+        players.append(client)
+    for client in waiting:
+        await client.expect(p.Countdown, timeout=30)
+    for client in players:
+        await client.give_up()
+        await client.close()
+
+    async def over() -> bool:
+        status, _ = await server.http("GET", f"/races/{first['race']}/results")
+        return status == 200
+
+    for name, key in keys.items():  # no further pairing: the arena ends at its time
+        status, _ = await server.http("DELETE", f"/events/{event['id']}/entrants/{name}",
+                                      headers={"authorization": f"Bearer {key}"})
+        assert status == 200
+
+    async def finished() -> bool:
+        _, info = await server.http("GET", f"/events/{event['id']}")
+        return info["status"] == "finished"
+
+    await eventually(over, "the first race over")
+    await eventually(finished, "the arena over")
+    wrong: list[str] = []
+    async with launch_browser() as browser:
+        for width in ("desktop 1280", "phone 390"):
+            context = await browser.new_context(**context_options(width))
+            page = await context.new_page()
+            await page.goto(f"{server.url}/event/{event['id']}")
+            await page.wait_for_selector("#conn[data-state=over]")
+            heading, item = await page.text_content("#played-title"), await page.text_content("#played > li")
+            link = await page.text_content("#played > li a")
+            if heading != "Races played" or not item.startswith("Race 1") or "Round" in item \
+                    or link != f"({first['code']}): result and replays":
+                wrong.append(f"at {width}: {heading!r}, {item!r}, {link!r}")
+            wrong += [f"at {width}: {problem}" for problem in await layout_problems(page)]
+            await context.close()
+    assert not wrong, "\n".join(wrong)

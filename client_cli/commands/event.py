@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
+from typing import Callable
 
 from client_cli.commands.netargs import add_server_option, server_of
 from client_cli.wording import clock_time
 from shared import protocol as p
 from shared import schedules
+from shared.event_words import race_word, tiebreak_words
 from shared.standings import status_words
 from shared.variants import DEFAULT_VARIANT, VARIANTS
 
@@ -26,10 +29,10 @@ ORGANISER_ENV = "THIEVES_ORGANISER_TOKEN"
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "event",
-        help="tournament events: duplicate rounds in heats, and arenas",
+        help="tournament events: duplicate rounds in heats, Swiss rounds in pairings, and arenas",
         description="Tournament events (docs/events.md). Organisers create and start them with the server's "
         f"organiser token (--organiser-token or ${ORGANISER_ENV}); players join with their account "
-        "(thieves register NAME) and then play their heat with `thieves play CODE`.",
+        "(thieves register NAME) and then play their race (a heat, a Swiss pairing) with `thieves play CODE`.",
     )
     cmds = parser.add_subparsers(dest="event_command", metavar="ACTION")
     cmds.required = True
@@ -72,8 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     withdraw = cmds.add_parser("withdraw", help="withdraw from an event (your rounds so far stay)")
     checkin = cmds.add_parser("check-in", help="say you are there (events created with --check-in)")
     play = cmds.add_parser("play", help="play your races of an event, one after another, as they are drawn",
-                           description="Wait for your heat (or, in an arena, your next pairing), play it, and "
-                           "wait for the next, until the event is over. Quitting a race (q) stops.")
+                           description="Wait for your race (a round's heat or Swiss pairing, an arena's next "
+                           "pairing), play it, and go on to the next by itself, until the event is over. Quitting "
+                           "a race (q) stops.")
     start = cmds.add_parser("start", help="close registration and draw the first round (organiser)")
     _organiser_option(start)
     cancel = cmds.add_parser("cancel", help="call off an event that has not started (organiser)",
@@ -176,19 +180,32 @@ def _entry(api: object, server: str, args: argparse.Namespace) -> int:
     account = LocalStore().account(server)
     if account is None:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
-    if args.event_command == "join":
-        entry = a.enter_event(server, args.event, account.key)
-        info = a.event(server, args.event)
-        print(entry_words(entry, info))
-        if info.check_in and not entry.checked_in:
-            print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
-    elif args.event_command == "check-in":
-        entry = a.check_in(server, args.event, account.key)
-        print(f"{entry.name} checked in to {entry.event}")
-    else:
-        entry = a.withdraw_from_event(server, args.event, account.name, account.key)
-        print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
+    try:
+        if args.event_command == "join":
+            entry = a.enter_event(server, args.event, account.key)
+            info = a.event(server, args.event)
+            print(entry_words(entry, info))
+            if info.check_in and not entry.checked_in:
+                print(f"this event asks for check-in: `thieves event check-in {entry.event}` before it starts")
+        elif args.event_command == "check-in":
+            entry = a.check_in(server, args.event, account.key)
+            print(f"{entry.name} checked in to {entry.event}")
+        else:
+            entry = a.withdraw_from_event(server, args.event, account.name, account.key)
+            print(f"{entry.name} withdrew from {entry.event}: no further rounds; the rounds played stay")
+    except a.ApiError as exc:
+        if exc.code != p.ErrorCode.NOT_ENTERED.value:
+            raise
+        print(f"thieves event {args.event_command}: {not_entered_words(account.name, args.event)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def not_entered_words(name: str, event: str) -> str:
+    """The ``not_entered`` refusal in the player's words, with how to enter (the server's own words
+    cannot name the command)."""
+    return (f"{name} has not entered event {event} (or has withdrawn): `thieves event join {event}` "
+            "enters it (then check in, where the event asks for it)")
 
 
 def entry_words(entry: p.EventEntry, info: p.EventInfo) -> str:
@@ -213,11 +230,14 @@ def _first_race(entry: p.EventEntry, info: p.EventInfo) -> str:
 def summary(info: p.EventInfo) -> str:
     """One line about an event (a scheduled one's: when it starts)."""
     shape = f"{info.format}, {info.summary}"
-    where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round
+    over = info.status in ("finished", "cancelled")
+    where = (f"round {info.round}/{info.rounds} {info.round_state}" if not info.pairing and info.round and not over
              else info.status)
     if info.status == "registration" and info.starts_at is not None:
         where = f"starts {schedules.shown(info.starts_at)}"
-    if info.repeat:
+    if info.repeat and info.status == "registration":
+        # Only the occurrence to come speaks for its series: one that has started keeps the repeat it
+        # was made with, even once the series is cancelled.
         where += f"; repeats '{info.repeat}'"
     return f"{info.id}  {info.name[:30]:<30} {shape}; {info.variant}; {info.entrants} entrants; {where}"
 
@@ -251,11 +271,16 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
     return out
 
 
+def _left(at: float, now_ms: float) -> str:
+    """How long from ``now_ms`` to ``at``, as ``m:ss`` (0:00 once past)."""
+    seconds = max(0, int((at - now_ms) / 1000))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 def clock(info: p.EventInfo, now_ms: float) -> str:
     """What the event is waiting for, and when: this machine's time of day, and how long from now."""
     def left(at: float) -> str:
-        seconds = max(0, int((at - now_ms) / 1000))
-        return f"{seconds // 60}:{seconds % 60:02d}"
+        return _left(at, now_ms)
     if info.status == "registration":
         if info.starts_at is not None:
             return f"taking entries; starts in {left(info.starts_at)}"
@@ -269,7 +294,7 @@ def clock(info: p.EventInfo, now_ms: float) -> str:
     current = info.schedule[-1] if info.schedule else None
     if current is not None and info.round_state == "open":
         return (f"round {current.round} of {info.rounds} starts at {clock_time(current.starts_at)} "
-                f"(in {left(current.starts_at)}): join your heat (thieves play CODE)")
+                f"(in {left(current.starts_at)}): join your {race_word(info.format)} (thieves play CODE)")
     if current is not None and info.round_state == "running":
         end = current.starts_at + info.time_limit * 1000
         return f"round {current.round} of {info.rounds} races until {clock_time(end)} at the latest ({left(end)} left)"
@@ -286,16 +311,37 @@ def standings_lines(st: p.EventStandings) -> list[str]:
             out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.points or 0:>6} {line.wins:>4} {line.races:>5} "
                        f"{line.home:>5}  {status_words(line.status)}{fire}{' (withdrew)' if line.withdrawn else ''}")
         return out
-    swiss = any(line.score is not None for line in st.lines)  # Swiss points, not matchpoints
-    out = [f"{'rank':>4}  {'name':<24} {'points' if swiss else 'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
+    if any(line.score is not None for line in st.lines):
+        return _swiss_lines(st)
+    out = [f"{'rank':>4}  {'name':<24} {'matchpoints':>11} {'cards':>5} {'time':>8}  rounds"]
     for line in st.lines:
         rounds = " ".join(_round_mark(r) for r in line.rounds)
-        score = line.score if line.score is not None else line.matchpoints
-        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {score:>11g} {line.home:>5} "
+        out.append(f"{line.rank:>4}  {line.name[:24]:<24} {line.matchpoints:>11g} {line.home:>5} "
                    f"{line.time_ms / 1000:>7.0f}s  {rounds[:18]}{' (withdrew)' if line.withdrawn else ''}")
     if any(line.rounds for line in st.lines):
         out.append(ROUNDS_LEGEND)
     return out
+
+
+def _swiss_lines(st: p.EventStandings) -> list[str]:
+    """A Swiss event's standings: points, then the tie-breaks the page shows too (Buchholz,
+    Sonneborn-Berger), cards home, time and the rounds, in 80 columns."""
+    (_, bu), (_, sb) = tiebreak_words("buchholz"), tiebreak_words("sonneborn_berger")
+    out = [f"{'rank':>4}  {'name':<18} {'points':>6} {bu:>5} {sb:>5} {'cards':>5} {'time':>7}  rounds"]
+    for line in st.lines:
+        rounds = " ".join(_round_mark(r) for r in line.rounds)
+        out.append(f"{line.rank:>4}  {line.name[:18]:<18} {line.score or 0:>6g} {line.buchholz or 0:>5g} "
+                   f"{line.sonneborn_berger or 0:>5g} {line.home:>5} {line.time_ms / 1000:>6.0f}s  "
+                   f"{rounds[:14]}{' (withdrew)' if line.withdrawn else ''}")
+    out.append(SWISS_LEGEND)
+    if any(line.rounds for line in st.lines):
+        out.append(ROUNDS_LEGEND)
+    return out
+
+
+SWISS_LEGEND = "; ".join(f"{short}: {name}" for name, short in map(tiebreak_words, ("buchholz", "sonneborn_berger"))) \
+    + " (they break ties of points, in this order)"
+"""What a Swiss standings' tie-break columns are."""
 
 
 ROUND_MARKS = {"finished": "W", "racing": "P", "gave_up": "G", "no_show": "-", "absent": ".", "bye": "B"}
@@ -331,8 +377,15 @@ def waiting_for(info: p.EventInfo, mine: p.EventStandingLine, now_ms: float) -> 
     """What the entrant waits for, in words with when; and the part of it that changes only when the
     event moves on (``thieves event play`` prints a new line then, not every second)."""
     said = clock(info, now_ms)
+    if info.status == "registration" and info.starts_at is not None:  # it starts by itself
+        return (f"waiting for {info.name!r} to start by itself at {clock_time(info.starts_at)} "
+                f"(in {_left(info.starts_at, now_ms)}; {info.entrants} entrants)"), "registration"
     if info.status == "registration":
         return f"waiting for the organiser to start {info.name!r} ({info.entrants} entrants)", "registration"
+    if info.status == "running" and info.round_state == "done" and info.next_at and not info.pairing:
+        # The entrant's next race starts once its round is drawn and joined: say that moment, not the draw.
+        start = info.next_at + info.join_seconds * 1000
+        said = f"round {info.round + 1} of {info.rounds} starts at {clock_time(start)} (in {_left(start, now_ms)})"
     if mine.status == "waiting":
         return f"waiting to be paired · {info.name}: {said}", f"waiting {mine.races}"
     current = info.schedule[-1] if info.schedule else None
@@ -359,45 +412,48 @@ def play_event(server: str, args: argparse.Namespace) -> int:
         raise ValueError(f"no account is kept for {server}: `thieves register NAME` makes one")
     me = account.name.casefold()  # the account id: its name, case-folded (what the event's heats list)
     played: set[str] = set()
-    said = None
+    waiting = WaitLine()
     while True:
         info = api.event(server, args.event)
         if info.status == "cancelled":
+            waiting.end()
             print(f"{info.name!r} was cancelled by the organiser")
             return 1
         table = api.event_standings(server, args.event)
         mine = next((line for line in table.lines if line.account == me), None)
         if info.status == "finished":
+            waiting.end()
             print(f"{info.name!r} is over:")
             print("\n".join(standings_lines(table)))
             if mine is not None:
                 print(f"{mine.name}: rank {mine.rank} of {len(table.lines)}, " + _score_words(mine))
             return 0
         if mine is None:
+            waiting.end()
             print(f"{account.name} is not entered in {info.name!r}: `thieves event join {info.id}` enters",
                   file=sys.stderr)
             return 1
         if mine.withdrawn:
+            waiting.end()
             print(f"{account.name} withdrew from {info.name!r}: `thieves event join {info.id}` enters again",
                   file=sys.stderr)
             return 1
         if mine.status == "paused":  # (an arena entrant who missed a race) here to play: back to the pairing
+            waiting.reset()
             print(entry_words(api.enter_event(server, args.event, account.key), info), flush=True)
             continue
         code = next_race(info, table, me, played)
         if code is None:
-            words, key = waiting_for(info, mine, time.time() * 1000)
-            if key != said:
-                print(words, flush=True)
-                said = key
+            waiting.show(*waiting_for(info, mine, time.time() * 1000))
             time.sleep(WAIT_SECONDS)
             continue
         race = next(h.race for r in info.schedule for h in r.heats if h.code == code)
+        waiting.reset()
         print(f"joining your race {code} in {info.name!r}", flush=True)
         status, state = play_cmd.play(argparse.Namespace(race=code, name=None, anonymous=False, creator_token=None,
-                                                         server=args.server))
+                                                         server=args.server,
+                                                         then=next_look(server, info.id, me, played | {race})))
         played.add(race)
-        said = None
         if state is not None and state.results is None and state.seat is None and state.fatal:
             print(f"could not join race {code}: {state.fatal}; on to the next", flush=True)  # (e.g. came too late)
             continue
@@ -407,9 +463,67 @@ def play_event(server: str, args: argparse.Namespace) -> int:
             return status or 1
 
 
+class WaitLine:
+    """The line ``thieves event play`` waits on: printed once for each step of the event, and on a
+    terminal redrawn in place at every look, so that its "(in 0:42)" counts down to the start."""
+
+    def __init__(self) -> None:
+        self.live = sys.stdout.isatty()
+        self.key: str | None = None
+        self.open = False
+        """A line is on the terminal without its line break (being redrawn)."""
+
+    def show(self, words: str, key: str) -> None:
+        """``words`` for the event's step ``key``: a new line when the step is new, else redrawn."""
+        fits = len(words) < shutil.get_terminal_size().columns  # (a wrapped line cannot be redrawn)
+        if key != self.key:
+            self.end()
+            self.key = key
+            self.open = self.live and fits
+            print(words, end="" if self.open else "\n", flush=True)
+        elif self.open:
+            print("\r\x1b[K" + words, end="", flush=True)
+
+    def end(self) -> None:
+        """Finish the line being redrawn (before anything else is printed)."""
+        if self.open:
+            print(flush=True)
+            self.open = False
+
+    def reset(self) -> None:
+        """Finish the line, and say the next step anew whatever it is (after a race)."""
+        self.end()
+        self.key = None
+
+
+def next_look(server: str, event: str, me: str, played: set[str]) -> Callable[[], tuple[str, bool]]:
+    """For the end screen of the entrant's race (client_cli/event_end.py): what the event does next, with
+    when, and whether to go on now: the entrant's next race is drawn, or there is nothing left to wait
+    for here (the event is over, the entrant is out or paused: the command says what)."""
+    from client_cli import api
+
+    def look() -> tuple[str, bool]:
+        info = api.event(server, event)
+        if info.status in ("finished", "cancelled"):
+            return f"{info.name!r} is {info.status}", True
+        table = api.event_standings(server, event)
+        mine = next((line for line in table.lines if line.account == me), None)
+        if mine is None or mine.withdrawn or mine.status == "paused":
+            return f"back to {info.name!r}", True
+        now = time.time() * 1000
+        code = next_race(info, table, me, played)
+        if code is not None:
+            starts = next(r.starts_at for r in info.schedule for h in r.heats if h.code == code)
+            return f"your next race starts at {clock_time(starts)} (in {_left(starts, now)}): joining it", True
+        return waiting_for(info, mine, now)[0], False
+    return look
+
+
 def _score_words(line: p.EventStandingLine) -> str:
     if line.points is not None:
         return f"{line.points} points from {line.races} races ({line.wins} won)"
+    if line.score is not None:  # Swiss: points, as its standings say
+        return f"{line.score:g} points, {line.home} cards home"
     return f"{line.matchpoints:g} matchpoints, {line.home} cards home"
 
 

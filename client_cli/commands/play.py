@@ -74,7 +74,7 @@ def play(args: argparse.Namespace) -> "tuple[int, RaceState | None]":
         return 1, None
     keeper = SeatKeeper(store, server, joining)
     app = PlayApp(server, args.race, joining.name, joining.creator_token, key=joining.key, token=joining.token,
-                  keeper=keeper, auto_ready=getattr(args, "rematch", False))
+                  keeper=keeper, auto_ready=getattr(args, "rematch", False), then=getattr(args, "then", None))
     status = run_race_app(app, "play")
     if status == 0 and app.next_race is not None:  # every racer said yes to a rematch: play it now
         return play_rematch(args, app.next_race)

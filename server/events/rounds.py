@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_words import race_word
 
 from ..ops.log import log
 from ..race.clock import now_ms
@@ -104,7 +105,7 @@ class RoundsFormat(Format):
         heats: list[p.EventHeat] = []
         starts = now_ms() + meta.join_seconds * 1000
         for i, accounts in enumerate(drawn.heats, start=1):
-            what = f"round {number} of {meta.rounds} · heat {i} of {len(drawn.heats)}"
+            what = f"round {number} of {meta.rounds} · {race_word(meta.format)} {i} of {len(drawn.heats)}"
             race = await ctx.new_race(meta, accounts, deal, what, starts)
             heats.append(p.EventHeat(heat=i, race=race.id, code=race.code, entrants=accounts))
         now = now_ms()

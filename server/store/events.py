@@ -280,7 +280,7 @@ class EventStore:
                     action: str = "enter") -> tuple[Entrant, p.EntryOutcome]:
         """Enter, ``withdraw`` or ``check_in`` ``account``: the entry and what happened (entered,
         already_entered, resumed, checked_in, withdrawn); raises :class:`StoreError` (event_not_found,
-        event_closed, event_over, not_an_entrant)."""
+        event_closed, event_over, not_entered)."""
         k = EventKeys(event)
         kind, rest = reply(await self._enter(keys=[k.meta, k.entrants, k.arena],
                                              args=[account, name, now, action]))

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from shared import protocol as p
+from shared.event_words import race_word, score_word
 
 from ..answers import tournaments_of
 from ..events.format import unplayable
@@ -32,11 +33,20 @@ async def event(request: Request) -> Response:
     assert frame is not None
     live = msgspec.json.decode(frame, type=p.EventLive)
     current = [r for r in live.event.schedule if r.round == live.event.round]
-    heats = current[-1].heats if current and not live.event.pairing else []
+    drawn = current[-1] if current and not live.event.pairing else None
+    words = event_words(live.event)
     state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream",
-             "variant_name": variant_name(live.event.variant)}
-    return render("event.html", title=live.event.name, live=live, heats=heats, played=played_rounds(live.event),
-                  state=state)
+             "variant_name": variant_name(live.event.variant), "words": words}
+    return render("event.html", title=live.event.name, live=live, heats=drawn.heats if drawn else [],
+                  byes=drawn.byes if drawn else [], played=played_rounds(live.event), words=words, state=state)
+
+
+def event_words(event: p.EventInfo) -> dict[str, str]:
+    """The words the page (and static/event.js, from its state) uses for the event's format: ``race``,
+    one of its races (heat, pairing, race); ``score``, what its score is called; ``unit``, what one entry
+    of its schedule is (a round, or an arena's race: an arena has no rounds)."""
+    return {"race": race_word(event.format), "score": score_word(event.score_field),
+            "unit": "race" if event.pairing else "round"}
 
 
 def played_rounds(event: p.EventInfo) -> list[p.EventRound]:

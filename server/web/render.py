@@ -13,6 +13,7 @@ import markupsafe
 from starlette.responses import HTMLResponse
 
 from shared import protocol as p
+from shared.event_words import race_word, tiebreak_words
 from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
 from shared.standings import FINAL_RACING_WORDS, STATUS_WORDS, status_words
 from shared.variants import VARIANTS, get_variant
@@ -65,7 +66,8 @@ def clock_text(ms: int | None) -> str:
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A template as the response, with the helpers every template may use."""
     html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
-                                          when=shown, variants=VARIANTS, status_legend=STATUS_LEGEND, **context)
+                                          when=shown, variants=VARIANTS, status_legend=STATUS_LEGEND,
+                                          race_word=race_word, tiebreak_words=tiebreak_words, **context)
     return HTMLResponse(html, status_code=code)
 
 

@@ -16,7 +16,7 @@ local function save(changed)  -- the entry changed: store it, bump the version (
 end
 local entry = raw and cjson.decode(raw) or nil
 if ARGV[4] == 'check_in' then
-  if not entry or entry.withdrawn then return {'err', 'not_an_entrant'} end
+  if not entry or entry.withdrawn then return {'err', 'not_entered'} end
   if m[1] ~= 'registration' then return {'err', 'event_closed'} end
   if not entry.checked_in then
     entry.checked_in = true
@@ -25,7 +25,7 @@ if ARGV[4] == 'check_in' then
   return {'ok', cjson.encode(entry), 'checked_in'}
 end
 if ARGV[4] == 'withdraw' then
-  if not entry then return {'err', 'not_an_entrant'} end
+  if not entry then return {'err', 'not_entered'} end
   if over then return {'err', 'event_closed'} end
   if not entry.withdrawn then
     entry.withdrawn = true

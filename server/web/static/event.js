@@ -18,8 +18,10 @@ const played = document.getElementById("played");
 
 let frame = state;
 let offset = state.server_time - Date.now();
+const words = state.words; // the format's words (server/web/event_page.py, event_words): heat/pairing/race...
+const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
-const ROUND_WORDS = { waiting: "waiting", opening: "drawing the heats", open: "heats open: join yours",
+const ROUND_WORDS = { waiting: "waiting", opening: `drawing the ${words.race}s`, open: `${words.race}s open: join yours`,
   running: "racing", done: "round scored" };
 
 function clockText(ms) {
@@ -65,7 +67,7 @@ function drawLive(e, live, names) {
       const code = heatCode.get(line.race);
       return el("tr", { "data-account": line.account, "data-home": String(line.home) },
         el("th", { scope: "row" }, names.get(line.account) || line.account),
-        el("td", {}, code ? el("a", { href: `/watch/${code}` }, `heat ${line.heat}`) : `heat ${line.heat}`),
+        el("td", {}, code ? el("a", { href: `/watch/${code}` }, `${words.race} ${line.heat}`) : `${words.race} ${line.heat}`),
         status, el("td", {}, String(line.home)), el("td", { class: "points" }, String(line.matchpoints)));
     });
   liveTable.tBodies[0].replaceChildren(...rows);
@@ -74,17 +76,23 @@ function drawLive(e, live, names) {
 function drawHeats(e) {
   const current = e.pairing ? [] : e.schedule.filter((r) => r.round === e.round);
   const list = current.length ? current[current.length - 1].heats : [];
+  const byes = current.length ? current[current.length - 1].byes : [];
   heatsSection.hidden = !list.length || e.status === "finished";
   heatsSection.querySelector(".round-number").textContent = String(e.round);
   heats.replaceChildren(...list.map((h) => el("li", {}, el("a", { href: `/watch/${h.code}` },
-    `Watch heat ${h.heat} (${h.code})`), " ", el("span", { class: "rules" }, h.entrants.join(", ")))));
+    `Watch ${words.race} ${h.heat} (${h.code})`), " ", el("span", { class: "rules" }, h.entrants.join(", ")))),
+    ...byeItems(byes));
 }
 
-/** A round's revealed deal; JSON numbers lose digits above 2^53, so a deal that large is left to the
- * page the server renders (the number's text is exact there). */
-function dealWords(deal) {
-  if (deal === null || deal === undefined) return "";
-  return Number.isSafeInteger(deal) ? ` · ${state.variant_name} deal ${deal}` : " · its deal: reload the page";
+/** A round's byes (a Swiss round's odd one out), shown while the round is played and after. */
+function byeItems(byes) {
+  return byes.length ? [el("li", { class: "bye" }, "Bye: ", el("span", { class: "rules" }, byes.join(", ")))] : [];
+}
+
+/** A round's revealed deal, from its text (``deal_text``): JSON numbers lose digits above 2^53, and a deal
+ * goes up to 2^63. */
+function dealWords(round) {
+  return round.deal_text ? ` · ${state.variant_name} deal ${round.deal_text}` : "";
 }
 
 /** The rounds whose races are over (as server/web/event_page.py's played_rounds): links to each heat's
@@ -94,11 +102,11 @@ function drawPlayed(e) {
     || (r.round === e.round && e.round_state === "done"));
   playedSection.hidden = !done.length;
   played.replaceChildren(...done.map((r) => el("li", { "data-round": String(r.round) },
-    `Round ${r.round}`, dealWords(r.deal),
+    `${capital(words.unit)} ${r.round}`, dealWords(r),
     el("ul", { class: "heats" }, ...r.heats.map((h) => el("li", {},
-      el("a", { href: `/watch/${h.code}` }, `Heat ${h.heat} (${h.code}): result and replays`), " ",
+      el("a", { href: `/watch/${h.code}` }, `${e.pairing ? "" : `${capital(words.race)} ${h.heat} `}(${h.code}): result and replays`), " ",
       el("span", { class: "rules" }, h.entrants.join(", ")))),
-      ...(r.byes.length ? [el("li", { class: "bye" }, "Bye: ", el("span", { class: "rules" }, r.byes.join(", ")))] : [])))));
+      ...byeItems(r.byes)))));
 }
 
 function draw(next, before) {
