@@ -102,11 +102,13 @@ class SeatKeeper:
             self.problem = f"your seat could not be saved ({exc}): after q, `thieves play` cannot take it back"
 
     def forget(self) -> None:
-        """The seat is gone (left, or its token refused): stop offering it."""
+        """The seat is gone (left, or its token refused): stop offering it, and the creator token it held
+        (if any) goes to the next seat this machine plays in the race."""
         if self.race is None or self.joining.name is None:
             return
         try:
             self.store.forget_seat(self.server, self.race, self.joining.name)
+            self.store.release_creator_token(self.server, self.race, self.joining.name)
         except StoreError as exc:
             self.problem = str(exc)
 

@@ -215,6 +215,15 @@ class LocalStore:
             if not by_name:
                 seats.pop(race, None)
 
+    def release_creator_token(self, server: str, race: str, name: str) -> None:
+        """The seat ``name`` is given back: the kept creator token it held goes to the next seat played."""
+        if (rec := _created(self._server(self._read(), server), race)) is None or rec.get("holder") != name.casefold():
+            return
+        with self._change() as data:
+            rec = _created(data["servers"].get(server_url(server), {}), race)
+            if rec is not None and rec.get("holder") == name.casefold():
+                rec["holder"] = None
+
     def save_created(self, server: str, race: str, code: str, creator_token: str,
                      holder: str | None = None) -> None:
         """Keep the creator token of a race this machine created, so ``thieves play CODE`` can start it;
