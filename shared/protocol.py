@@ -1251,7 +1251,7 @@ _EXPLANATIONS = {
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
     ErrorCode.BAD_NAME: "an account name is 2 to 24 letters, digits, '_' or '-', starting with a letter or digit",
-    ErrorCode.ACCOUNT_NAME_TAKEN: "an account with that name (in any case) exists on this server",
+    ErrorCode.ACCOUNT_NAME_TAKEN: "an account with that name, or one that looks like it, exists on this server",
     ErrorCode.NAME_REGISTERED: "that name belongs to a registered player: pick another, or join with its account key",
     ErrorCode.BAD_KEY: "the account key is not valid on this server (mistyped, or replaced by a newer one)",
     ErrorCode.ACCOUNT_REQUIRED: "this race is rated: only players with an account may join (thieves register NAME)",
