@@ -323,3 +323,20 @@ def test_standings_fit_the_results_box_and_mark_help_with_a_legend() -> None:
     lines = standings_lines([row], 0, 0)
     assert all(len(line) <= 54 for line in lines), lines
     assert lines[1].endswith("gave up †") and lines[-1] == "† played with help (took hints)"
+
+
+def test_thieves_list_fits_80_columns_with_its_widest_values() -> None:
+    """``thieves list`` printed rows 82 and more wide (cut or wrapped in an 80-column terminal)."""
+    from client_cli.commands.races import HEADER, race_row
+    from shared.variants import VARIANTS
+
+    widest = max(VARIANTS, key=len)
+    now = 1_800_000_000_000
+    for status, ends_at in (("running", now + 86_400_000), ("lobby", None), ("countdown", None), ("finished", None)):
+        race = p.RaceInfo(id="x" * 12, code="ABCDEF", variant=widest, deal_source="random", seats=500, players=500,
+                          time_limit=86_400, undo=True, start_mode="creator", status=status, commitment="c",
+                          created_at=now - 86_400_000, ends_at=ends_at)
+        row = race_row(race, now)
+        assert len(row) <= 80, row
+        assert row.split()[:4] == ["ABCDEF", "x" * 12, status, widest]
+    assert len(HEADER) <= 80 and HEADER.split()[:4] == ["code", "id", "status", "variant"]
