@@ -340,3 +340,37 @@ def test_thieves_list_fits_80_columns_with_its_widest_values() -> None:
         assert len(row) <= 80, row
         assert row.split()[:4] == ["ABCDEF", "x" * 12, status, widest]
     assert len(HEADER) <= 80 and HEADER.split()[:4] == ["code", "id", "status", "variant"]
+
+
+def test_every_screen_of_the_client_hides_the_command_palette() -> None:
+    """Footers showed ``^p palette`` (textual's command palette), a key that does nothing for a player."""
+    import importlib
+    import pkgutil
+
+    import client_cli
+    from textual.app import App
+
+    for module in pkgutil.walk_packages(client_cli.__path__, "client_cli."):
+        importlib.import_module(module.name)
+    apps, todo = [], [App]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("client_cli."):
+                apps.append(sub)
+    assert {a.__name__ for a in apps} >= {"SeekApp", "EventWatchApp", "WatchApp", "PlayApp", "SoloApp"}
+    assert [a.__name__ for a in apps if a.ENABLE_COMMAND_PALETTE] == []
+
+
+def test_the_event_watch_header_is_wrapped_to_80_columns_not_cut() -> None:
+    """``thieves event watch`` cut its summary at 80 columns: the entrants and the round were lost."""
+    from client_cli.event_watch import header_lines
+
+    info = p.EventInfo(id="ev0123456789", name="The Spring Cup of the Thursday Club", format="swiss",
+                       variant="forty-and-eight", rounds=7, heat_size=2, time_limit=600, join_seconds=60,
+                       break_seconds=30, rated=True, late_entry=True, status="running", round=3,
+                       round_state="running", created_at=1, entrants=123, summary="7 rounds of pairs, rated")
+    lines = header_lines(info, 2_000_000_000_000)
+    assert all(len(line) <= 80 for line in lines), lines
+    text = " ".join(lines)
+    assert "123 entrants" in text and "round 3/7 running" in text, lines

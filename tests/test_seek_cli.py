@@ -34,6 +34,7 @@ def test_two_terminals_seeking_are_racing_within_seconds(seek_server: ServerProc
     try:
         waiting = ann.wait_for(lambda s: "1 waiting" in s)
         assert "seeking forty-thieves, 2 players, 60 s, casual" in waiting and "gap now ±" in waiting
+        assert "q Cancel the seek" in waiting and "palette" not in waiting  # no ^p palette in the footer
         listed = subprocess.run([str(THIEVES), "list", "--server", seek_server.url], capture_output=True, text=True,
                                 timeout=30)
         assert "seeking:   1 waiting  forty-thieves, 2 players, 60 s, casual" in listed.stdout
