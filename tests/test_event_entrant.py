@@ -52,7 +52,7 @@ async def test_join_says_what_the_server_did_entered_already_late_or_over(
         events_server: LiveServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
     url = events_server.url
-    event = (await create(events_server, name="Spring Cup", rounds=2, time_limit=1)).id
+    event = (await create(events_server, name="Spring Cup", rounds=2, time_limit=p.MIN_TIME_LIMIT)).id
     player(tmp_path, monkeypatch, "ann")
     assert (await thieves(capsys, "register", "ann", "--server", url))[0] == 0
     code, out, _ = await thieves(capsys, "event", "join", event, "--server", url)
@@ -72,7 +72,7 @@ async def test_join_says_what_the_server_did_entered_already_late_or_over(
 
     async def over() -> bool:
         return (await _info(events_server, event)).status == "finished"
-    await eventually(over, "both one-second rounds played out (nobody joins: no-shows)")
+    await eventually(over, "both rounds played out (nobody joins: no-shows)")
     code, out, err = await thieves(capsys, "event", "join", event, "--server", url)
     assert (code, out, err) == (1, "", "thieves event join: the event is over: its final standings stand\n")
     player(tmp_path, monkeypatch, "cy")

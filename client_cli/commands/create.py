@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS), help="game of the family")
     parser.add_argument("--seats", type=int, default=d.seats, help=f"most racers (default {d.seats})")
     parser.add_argument(
-        "--time-limit", type=int, default=d.time_limit, help=f"seconds from the start (default {d.time_limit})"
+        "--time-limit", type=int, default=d.time_limit,
+        help=f"seconds from the start, {p.MIN_TIME_LIMIT} or more (default {d.time_limit})"
     )
     parser.add_argument("--no-undo", dest="undo", action="store_false", help="forbid taking moves back")
     parser.add_argument(
