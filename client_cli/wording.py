@@ -32,6 +32,7 @@ FIELD_LABELS = {
     "start_mode": "the start mode",
     "variant": "the variant",
     "move": "a move",
+    "starts_at": "the start time",
 }
 """How a wire field is named to a player when the server refuses its value."""
 
@@ -158,6 +159,9 @@ def validation_words(text: str, struct: type[msgspec.Struct] | None = None) -> s
     kind = field_type(struct, field) if struct is not None else None
     rule = limit_words(kind) if kind is not None else None
     bound = _BOUND.match(detail)
+    if bound and field.endswith("_at"):  # a moment (ms since the epoch): said as a date, not a 13-digit number
+        when = moment_words(int(bound["limit"]))
+        return f"{label} must be {'no later than' if bound['op'] in ('<=', '<') else 'no earlier than'} {when}"
     if bound:
         if rule is None:
             unit = " characters long" if bound["type"] == "str" else ""
@@ -243,6 +247,17 @@ def account_words(code: str | None, text: str, retry_after: float | None = None)
     if code == p.ErrorCode.REGISTER_RATE_LIMITED.value and retry_after is not None:
         advice = f"{advice}: try again in {retry_after:g} s"
     return f"{text}; {advice}" if advice and advice not in text else text
+
+
+def moment_words(at_ms: int) -> str:
+    """A moment (ms since the epoch) as a date and time a player reads: ``9999-12-31 23:59 UTC``."""
+    import datetime
+
+    try:
+        when = datetime.datetime.fromtimestamp(at_ms / 1000, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):  # beyond the calendar: say so rather than the number
+        return "the year 9999" if at_ms > 0 else "1970"
+    return f"{when:%Y-%m-%d %H:%M} UTC"
 
 
 def clock_time(at_ms: float) -> str:
