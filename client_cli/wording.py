@@ -231,6 +231,10 @@ ADVICE = {
 }
 """What a player can do about a refusal whose message says only why: said after the server's reason."""
 
+REQUEST_WORDED = frozenset({p.ErrorCode.BAD_KEY.value, p.ErrorCode.ORGANISER_REQUIRED.value})
+"""Codes whose HTTP reason speaks of the request (its ``Authorization`` header), which the client sent, not
+the player: the client says the code's explanation and the advice instead."""
+
 
 def account_words(code: str | None, text: str, retry_after: float | None = None) -> str:
     """An account refusal (``bad_key``, ``account_name_taken``...) with what to do about it.

@@ -262,7 +262,7 @@ def test_arguments_are_checked_against_the_schema_before_anything_is_sent(
     long_name = "x" * 40
     cases = [
         (["create", "--seats", "0"], "thieves create: --seats must be from 1 to 500, not 0"),
-        (["create", "--time-limit", "100000"], "thieves create: --time-limit must be from 1 to 86400, not 100000"),
+        (["create", "--time-limit", "100000"], f"thieves create: --time-limit must be from {p.MIN_TIME_LIMIT} to 86400, not 100000"),
         (["create", "--join", long_name], "thieves create: --join must be 1 to 32 characters long (this one has 40)"),
         (["create", "--join", ""], "thieves create: --join must be 1 to 32 characters long (this one has 0)"),
         (["play", "ABCDEF", "--name", long_name], "thieves play: --name must be 1 to 32 characters long (this one has 40)"),
