@@ -49,10 +49,12 @@ class ApiError(Exception):
         else the whole message (which server, what failed)."""
         if self.code is None:
             return str(self)
-        from .wording import ADVICE, account_words
+        from .wording import REQUEST_WORDED, account_words
 
-        # Account refusals: the protocol's sentence for the code and what to do, whatever the server's wording.
-        text = account_words(self.code, p.explain(self.code)) if self.code in ADVICE else self.reason
+        # Already the player's words (wording.error_words): the server's reason, or the client's sentence for
+        # a code the server gave no words for, and what to do; a reason about the HTTP request itself is said
+        # by its code instead.
+        text = account_words(self.code, p.explain(self.code)) if self.code in REQUEST_WORDED else self.reason
         if self.retry_after is not None and "try again" not in text:
             text += f"; try again in {self.retry_after:g} s"
         return text

@@ -16,6 +16,7 @@ server does not know ends the watch with that one reason.
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 
@@ -70,6 +71,15 @@ def live_lines(frame: p.EventLive, now_ms: float) -> list[str]:
     return out
 
 
+def header_lines(info: p.EventInfo, now_ms: float, width: int = 80) -> list[str]:
+    """The event's summary and its clock, wrapped to ``width`` columns: cut at 80, the header lost what
+    ends the summary (the entrants, the round) on an 80-column terminal."""
+    from client_cli.commands.event import clock, summary
+
+    text = " ".join(summary(info).split())  # the list's column padding means nothing on a line of its own
+    return [*textwrap.wrap(text, width), *textwrap.wrap(clock(info, now_ms), width)]
+
+
 class EventWatchApp(App[None]):
     """The live page of one event (module docstring)."""
 
@@ -80,8 +90,10 @@ class EventWatchApp(App[None]):
                 Binding("home", "scroll('home')", show=False), Binding("end", "scroll('end')", show=False)]
     AUTO_FOCUS = None
     """Nothing takes the focus: the page's keys are the app's (and so in the footer)."""
+    ENABLE_COMMAND_PALETTE = False
+    """No ``^p palette`` in the footer: the page has no commands but its keys."""
     CSS = """
-    #clock { text-style: bold; height: 2; }
+    #clock { text-style: bold; height: auto; }
     #body { height: 1fr; scrollbar-size-vertical: 1; }
     #table { text-wrap: nowrap; }
     """
@@ -152,10 +164,10 @@ class EventWatchApp(App[None]):
             self.set_timer(3.0, self.exit)
 
     def _draw(self, frame: p.EventLive) -> None:
-        from client_cli.commands.event import clock, standings_lines, summary
+        from client_cli.commands.event import standings_lines
 
         now = time.time() * 1000
-        self.query_one("#clock", Static).update(f"{summary(frame.event)[:80]}\n{clock(frame.event, now)[:80]}")
+        self.query_one("#clock", Static).update("\n".join(header_lines(frame.event, now, self.size.width or 80)))
         lines = standings_lines(frame.standings)
         self.last_text = "\n".join(lines)
         live = live_lines(frame, now)

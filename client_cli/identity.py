@@ -37,8 +37,11 @@ class IdentityProblem(Exception):
 
 
 def resolve(store: LocalStore, server: str, race: str, name: str | None, anonymous: bool,
-            creator_token: str | None = None) -> Joining:
-    """The identity to join ``race`` with, from the options and what the store kept.
+            creator_token: str | None = None, take_kept: bool = True) -> Joining:
+    """The identity to join ``race`` with, from the options and what the store kept (the creator
+    token ``thieves create`` kept only for the seat that holds it: see
+    :meth:`~client_cli.local_store.LocalStore.take_creator_token`; ``take_kept=False`` for a
+    ``thieves bot``, which starts a race only when given ``--creator-token``, never takes it).
 
     Raises :class:`IdentityProblem` (a name that is not the account's, no
     name at all) and :class:`~client_cli.local_store.StoreError`.
@@ -61,12 +64,15 @@ def resolve(store: LocalStore, server: str, race: str, name: str | None, anonymo
                                   "(or register one once: thieves register NAME)")
         name = names[0]
     seat = next((s for s in mine if s.name.casefold() == name.casefold()), None)
+    # Taken even when --creator-token is passed: this seat holds the kept token from now on, so a rival
+    # who plays next from this machine (sharing its config) is not given it.
+    kept = store.take_creator_token(server, race, name) if take_kept else None
     return Joining(
         name=name,
         key=account.key if account is not None else None,
         account=owner,
         token=seat.token if seat is not None else None,
-        creator_token=creator_token or store.creator_token(server, race),
+        creator_token=creator_token or kept,
         seat_race=seat.race if seat is not None else None,
     )
 
@@ -96,11 +102,13 @@ class SeatKeeper:
             self.problem = f"your seat could not be saved ({exc}): after q, `thieves play` cannot take it back"
 
     def forget(self) -> None:
-        """The seat is gone (left, or its token refused): stop offering it."""
+        """The seat is gone (left, or its token refused): stop offering it, and the creator token it held
+        (if any) goes to the next seat this machine plays in the race."""
         if self.race is None or self.joining.name is None:
             return
         try:
             self.store.forget_seat(self.server, self.race, self.joining.name)
+            self.store.release_creator_token(self.server, self.race, self.joining.name)
         except StoreError as exc:
             self.problem = str(exc)
 

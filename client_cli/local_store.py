@@ -9,7 +9,7 @@ One JSON file, ``$XDG_CONFIG_HOME/thieves/servers.json`` (else
          "account": {"name": "Bob", "key": "bob.…", "saved_at": 1764590000000},
          "seats": {"<race id>": {"<name, case-folded>": {"token": "…", "code": "8N2BWJ",
                                   "name": "Bob", "account": "bob", "saved_at": 1764590000000}}},
-         "created": {"<race id>": {"code": "8N2BWJ", "creator_token": "…", "saved_at": …}}}}}
+         "created": {"<race id>": {"code": "8N2BWJ", "creator_token": "…", "holder": "ann", "saved_at": …}}}}}
 
 Why each piece:
 
@@ -24,6 +24,11 @@ Why each piece:
   separate lock file, and the new file replaces the old one atomically
   (``os.replace`` of a fully written, fsynced temporary file), so a reader
   never sees half a file and no writer's change is lost.
+- A creator token kept by ``thieves create`` is for the creator alone, yet
+  every player on this machine reads this one file (the README's rival in a
+  third terminal too): the token goes to one seat name, its ``holder`` (the
+  account ``create`` ran as, else the first seat that asks for it), never to
+  a rival who joins from the same machine.
 - Tokens live a day on the server: older seats are dropped, and at most
   :data:`MAX_SEATS` are kept per server (the newest).
 
@@ -153,14 +158,29 @@ class LocalStore:
 
     def creator_token(self, server: str, race: str) -> str | None:
         """The creator token ``thieves create`` saved for ``race`` (id or code), or ``None``."""
-        cutoff = now_ms() - SEAT_TTL_MS
-        best: tuple[int, str] | None = None
-        for race_id, rec in self._server(self._read(), server).get("created", {}).items():
-            if isinstance(rec, dict) and race in (race_id, rec.get("code")) and isinstance(rec.get("creator_token"), str):
-                at = int(rec.get("saved_at", 0))
-                if at >= cutoff and (best is None or at > best[0]):
-                    best = (at, rec["creator_token"])
-        return best[1] if best else None
+        rec = _created(self._server(self._read(), server), race)
+        return rec["creator_token"] if rec is not None else None
+
+    def take_creator_token(self, server: str, race: str, name: str) -> str | None:
+        """The creator token kept for ``race`` if the seat ``name`` holds it, else ``None``.
+
+        A token nobody holds yet becomes ``name``'s (the first seat this machine plays in the race
+        after ``thieves create``); one held by another name is not given out, so a rival playing
+        from the same machine is not taken for the creator.
+        """
+        holder = name.casefold()
+        rec = _created(self._server(self._read(), server), race)
+        if rec is None or rec.get("holder") not in (None, holder):
+            return None
+        if rec.get("holder") is None:
+            with self._change() as data:  # under the lock: of two first seats at once, one holds it
+                rec = _created(data["servers"].get(server_url(server), {}), race)
+                if rec is None:
+                    return None
+                rec["holder"] = rec.get("holder") or holder
+            if rec["holder"] != holder:
+                return None
+        return rec["creator_token"]
 
     # ------------------------------------------------------------ changing
     def set_account(self, server: str, account: Account) -> None:
@@ -195,12 +215,25 @@ class LocalStore:
             if not by_name:
                 seats.pop(race, None)
 
-    def save_created(self, server: str, race: str, code: str, creator_token: str) -> None:
-        """Keep the creator token of a race this machine created, so ``thieves play CODE`` can start it."""
+    def release_creator_token(self, server: str, race: str, name: str) -> None:
+        """The seat ``name`` is given back: the kept creator token it held goes to the next seat played."""
+        if (rec := _created(self._server(self._read(), server), race)) is None or rec.get("holder") != name.casefold():
+            return
+        with self._change() as data:
+            rec = _created(data["servers"].get(server_url(server), {}), race)
+            if rec is not None and rec.get("holder") == name.casefold():
+                rec["holder"] = None
+
+    def save_created(self, server: str, race: str, code: str, creator_token: str,
+                     holder: str | None = None) -> None:
+        """Keep the creator token of a race this machine created, so ``thieves play CODE`` can start it;
+        ``holder`` is the creator's seat name when known (the account), else the first seat to play
+        takes it (:meth:`take_creator_token`)."""
         with self._change() as data:
             entry = data["servers"].setdefault(server_url(server), {})
-            entry.setdefault("created", {})[race] = {"code": code, "creator_token": creator_token,
-                                                     "saved_at": now_ms()}
+            entry.setdefault("created", {})[race] = {
+                "code": code, "creator_token": creator_token, "saved_at": now_ms(),
+                "holder": holder.casefold() if holder is not None else None}
             _prune(entry)
 
     @contextlib.contextmanager
@@ -246,6 +279,18 @@ class LocalStore:
                 os.close(dir_fd)
         except OSError as exc:
             raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
+
+
+def _created(entry: dict[str, Any], race: str) -> dict[str, Any] | None:
+    """The newest live ``created`` record of ``race`` (its id or join code) in a server's entry."""
+    cutoff = now_ms() - SEAT_TTL_MS
+    best: dict[str, Any] | None = None
+    for race_id, rec in entry.get("created", {}).items():
+        if isinstance(rec, dict) and race in (race_id, rec.get("code")) and isinstance(rec.get("creator_token"), str):
+            at = int(rec.get("saved_at", 0))
+            if at >= cutoff and (best is None or at > int(best.get("saved_at", 0))):
+                best = rec
+    return best
 
 
 def _prune(entry: dict[str, Any]) -> None:

@@ -25,7 +25,8 @@ from .event_end import EventEndScreen, NextLook, go_on_when_due
 from .identity import SeatKeeper
 from .keymap import describe_move
 from .race_screens import LinkStatusChanged, LinkUpdated, StandingsScreen, fit_parts, make_link, panel_title
-from .race_screens import ConfirmQuitScreen, LeaveLobbyScreen, lobby_text, race_parts, show_failure, show_link_status, status_width
+from .race_screens import (ConfirmQuitScreen, LeaveLobbyScreen, lobby_text, offline_words, race_parts, show_failure,
+                           show_link_status, status_width)
 from .race_state import Phase, RaceState
 from .racers import RacersPanel
 from .rematch import RematchMixin
@@ -51,6 +52,7 @@ class PlayApp(RematchMixin, TableApp):
             Binding("s", "ready", "Ready"),
             Binding("b", "begin", "Start"),
             Binding("g", "give_up", "Give up"),
+            Binding("y", "confirm_give_up", "Give up", show=False),
             Binding("h", "hint", "Hint"),
         ],
         MOVE_ACTIONS | {"ready", "begin"},
@@ -170,7 +172,14 @@ class PlayApp(RematchMixin, TableApp):
 
     def submit(self, move: Move) -> None:
         self._confirm_give_up = False
-        self.link.send_move(move.text())
+        self._send_move(move.text())
+
+    def _send_move(self, text: str) -> None:
+        """Send a move; offline, say at once that it waits (nothing on the board moves until the server
+        plays it, so a key pressed while offline seemed to do nothing)."""
+        self.link.send_move(text)
+        if not self.link.online:
+            self.flash(offline_words(self.link.status.detail or "reconnecting", len(self.state.pending)), seconds=0)
 
     def status_text(self) -> str:
         parts = race_parts(self.state, self.link.status)
@@ -288,7 +297,7 @@ class PlayApp(RematchMixin, TableApp):
 
     def on_link_status_changed(self, message: LinkStatusChanged) -> None:
         self.redraw()
-        show_link_status(self, message.status)
+        show_link_status(self, message.status, len(self.state.pending))
         self._shown_failure = show_failure(self, self.state, self._shown_failure)
 
     def _after_standings(self, choice: str | None) -> None:
@@ -309,7 +318,12 @@ class PlayApp(RematchMixin, TableApp):
         if why is not None:
             self.flash(why)
             return
-        self.link.send_move(p.UNDO)
+        self._send_move(p.UNDO)
+
+    def action_confirm_give_up(self) -> None:
+        """``y`` answers the give-up question as a second ``g`` does (as ``y`` answers the quit one)."""
+        if self._confirm_give_up:
+            self.action_give_up()
 
     def action_hint(self) -> None:
         why = self.state.can_hint()
@@ -361,7 +375,7 @@ class PlayApp(RematchMixin, TableApp):
             return
         if not self._confirm_give_up:
             self._confirm_give_up = True
-            self.flash("press g again to give up (your cards home still count)", error=False)
+            self.flash("give up? g or y gives up (your cards home still count)", error=False)
             return
         self._confirm_give_up = False
         if not self.link.give_up():

@@ -256,14 +256,23 @@ def show_failure(app: App, state: RaceState, shown: bool) -> bool:
     return True
 
 
-def show_link_status(app: App, status: LinkStatus) -> None:
-    """After a drop, say why under the table while the link retries; clear it once back online."""
+def offline_words(why: str, unsent: int = 0) -> str:
+    """The line under the table while offline: why, the moves that wait to be sent, and that the
+    client retries by itself."""
+    waiting = f"{unsent} move{'s' if unsent > 1 else ''} not sent yet; " if unsent else ""
+    return f"offline: {why}; {waiting}retrying by itself"
+
+
+def show_link_status(app: App, status: LinkStatus, unsent: int = 0) -> None:
+    """After a drop, say why under the table while the link retries, and how many moves played
+    meanwhile wait to be sent (``unsent``: a key pressed offline moves nothing on the board, and once
+    seemed to do nothing at all); clear it once back online."""
     try:
         line = app.screen.query_one("#message", MessageLine)
     except (NoMatches, ScreenStackError):  # a dialog on top, or the app not running: nothing to say
         return
     if status.state is LinkState.RECONNECTING and status.detail:
-        line.flash(f"offline: {status.detail}; retrying by itself", seconds=0)
+        line.flash(offline_words(status.detail, unsent), seconds=0)
     elif status.state is LinkState.ONLINE and line.text.startswith("offline: "):
         line.clear()
 

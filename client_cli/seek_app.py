@@ -23,6 +23,8 @@ class SeekApp(App[None]):
 
     BINDINGS = [Binding("q", "cancel", "Cancel the seek"), Binding("ctrl+c", "cancel", "Cancel", show=False,
                                                                    priority=True)]
+    ENABLE_COMMAND_PALETTE = False
+    """No ``^p palette`` in the footer (as on every screen of the client): nothing to run but q."""
 
     def __init__(self, link: Any) -> None:
         super().__init__()

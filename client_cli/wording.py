@@ -32,6 +32,7 @@ FIELD_LABELS = {
     "start_mode": "the start mode",
     "variant": "the variant",
     "move": "a move",
+    "starts_at": "the start time",
 }
 """How a wire field is named to a player when the server refuses its value."""
 
@@ -158,6 +159,9 @@ def validation_words(text: str, struct: type[msgspec.Struct] | None = None) -> s
     kind = field_type(struct, field) if struct is not None else None
     rule = limit_words(kind) if kind is not None else None
     bound = _BOUND.match(detail)
+    if bound and field.endswith("_at"):  # a moment (ms since the epoch): said as a date, not a 13-digit number
+        when = moment_words(int(bound["limit"]))
+        return f"{label} must be {'no later than' if bound['op'] in ('<=', '<') else 'no earlier than'} {when}"
     if bound:
         if rule is None:
             unit = " characters long" if bound["type"] == "str" else ""
@@ -205,33 +209,59 @@ def reject_words(move_text: str | None, reason: str) -> str:
     return f"{move_text_words(move_text)}: {why}" if move_text else why
 
 
+WORDS = {
+    p.ErrorCode.NAME_REGISTERED.value: "that name belongs to an account: pick another --name (or, if the account "
+    "is yours, `thieves account import KEY` here and leave --name out)",
+    p.ErrorCode.ACCOUNT_REQUIRED.value: "this race is rated, for accounts only: `thieves register NAME` once, "
+    "then join without --anonymous",
+    p.ErrorCode.NOT_ENOUGH_PLAYERS.value: "a rated race starts with at least two players",
+}
+"""The player's whole sentence for a refusal the server gives no words of its own for (its message is
+only the code's explanation): what happened and what to do, in the client's commands. Said instead of
+the explanation, never after it (both said the same thing twice)."""
+
 ADVICE = {
     p.ErrorCode.BAD_NAME.value: "pick a name of 2 to 24 letters, digits, '_' or '-' (starting with a letter or digit)",
-    p.ErrorCode.ACCOUNT_NAME_TAKEN.value: "names are unique ignoring case: pick another",
+    p.ErrorCode.ACCOUNT_NAME_TAKEN.value: "pick another name",
     p.ErrorCode.REGISTER_RATE_LIMITED.value: "this address registered too many accounts lately",
     p.ErrorCode.BAD_KEY.value: "if `thieves account rotate` ran on another machine, copy its key here; "
     "else `thieves account forget` and play with --anonymous or register again",
-    p.ErrorCode.NAME_REGISTERED.value: "that name belongs to an account: pick another --name, or play as your "
-    "own account (`thieves register NAME` once, then `thieves play CODE`)",
-    p.ErrorCode.ACCOUNT_REQUIRED.value: "this race is rated, for accounts only: `thieves register NAME` once, "
-    "then `thieves play CODE` without --anonymous",
-    p.ErrorCode.NOT_ENOUGH_PLAYERS.value: "a rated race starts with at least two players",
     p.ErrorCode.ORGANISER_REQUIRED.value: "give the organiser token the server was started with "
     "(--organiser-token TOKEN, or $THIEVES_ORGANISER_TOKEN)",
 }
-"""What a player can do about an account refusal: said after the server's reason."""
+"""What a player can do about a refusal whose message says only why: said after the server's reason."""
+
+REQUEST_WORDED = frozenset({p.ErrorCode.BAD_KEY.value, p.ErrorCode.ORGANISER_REQUIRED.value})
+"""Codes whose HTTP reason speaks of the request (its ``Authorization`` header), which the client sent, not
+the player: the client says the code's explanation and the advice instead."""
 
 
 def account_words(code: str | None, text: str, retry_after: float | None = None) -> str:
     """An account refusal (``bad_key``, ``account_name_taken``...) with what to do about it.
 
-    ``text`` is what the server said (already worded); the advice comes from
-    the code, so it stays right whatever the server's wording.
+    ``text`` is what the server said (already worded). A refusal the server words only by the code's
+    explanation gets the client's own sentence (:data:`WORDS`); one it words itself (a seek's "a rated
+    race is for accounts only: seek an unrated race, or register") is said alone, not followed by a
+    second sentence about another command. The advice comes from the code, so it stays right whatever
+    the server's wording.
     """
+    if code in WORDS:
+        return WORDS[code] if text in ("", p.explain(code)) else text
     advice = ADVICE.get(code or "")
     if code == p.ErrorCode.REGISTER_RATE_LIMITED.value and retry_after is not None:
         advice = f"{advice}: try again in {retry_after:g} s"
     return f"{text}; {advice}" if advice and advice not in text else text
+
+
+def moment_words(at_ms: int) -> str:
+    """A moment (ms since the epoch) as a date and time a player reads: ``9999-12-31 23:59 UTC``."""
+    import datetime
+
+    try:
+        when = datetime.datetime.fromtimestamp(at_ms / 1000, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):  # beyond the calendar: say so rather than the number
+        return "the year 9999" if at_ms > 0 else "1970"
+    return f"{when:%Y-%m-%d %H:%M} UTC"
 
 
 def clock_time(at_ms: float) -> str:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Sequence
 
+from shared.protocol import MIN_TIME_LIMIT
 from shared.variants import UnknownVariant, get_variant
 
 
@@ -267,6 +268,8 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
             raise ValueError(f"--{name.replace('_', '-')} is frames a second: more than 0, not {getattr(config, name)}")
     if not 0 <= config.commit_linger_ms <= MAX_LINGER_MS:  # also refuses nan
         raise ValueError(f"--commit-linger-ms is milliseconds from 0 to {MAX_LINGER_MS:g}, not {config.commit_linger_ms}")
+    if config.daily_time_limit < MIN_TIME_LIMIT:  # the daily deal's races keep every race's minimum too
+        raise ValueError(f"--daily-time-limit must be at least {MIN_TIME_LIMIT} seconds, not {config.daily_time_limit}")
     if config.seek_deals not in ("pool", "random"):
         raise ValueError(f"--seek-deals is pool or random, not {config.seek_deals!r}")
     return config

@@ -88,7 +88,11 @@ Token = Annotated[str, msgspec.Meta(max_length=512)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=999)]
 SeatCount = Annotated[int, msgspec.Meta(ge=1, le=500)]
-TimeLimit = Annotated[int, msgspec.Meta(ge=1, le=86_400)]
+MIN_TIME_LIMIT = 30
+"""The shortest race (seconds), whatever makes it: ``create``, ``POST /races``, a challenge, an event's
+rounds, a seek (shared/seeks.py) and the daily deal (server/config.py). ``create --time-limit 5`` made a
+5-second race while a seek refused under 30 s: one minimum, here."""
+TimeLimit = Annotated[int, msgspec.Meta(ge=MIN_TIME_LIMIT, le=86_400)]
 MAX_WIRE_DEAL = 2**63 - 1
 """Largest deal number a race takes: msgpack integers stop at 64 bits (PySolFC's go to 10**20)."""
 DealNumber = Annotated[int, msgspec.Meta(ge=1, le=MAX_WIRE_DEAL)]
@@ -1259,7 +1263,7 @@ _EXPLANATIONS = {
     ErrorCode.UNAVAILABLE: "the race store (Redis) does not answer; try again shortly",
     ErrorCode.INTERNAL: "the server failed on this frame; it has been logged",
     ErrorCode.BAD_NAME: "an account name is 2 to 24 letters, digits, '_' or '-', starting with a letter or digit",
-    ErrorCode.ACCOUNT_NAME_TAKEN: "an account with that name (in any case) exists on this server",
+    ErrorCode.ACCOUNT_NAME_TAKEN: "an account with that name, or one that looks like it, exists on this server",
     ErrorCode.NAME_REGISTERED: "that name belongs to a registered player: pick another, or join with its account key",
     ErrorCode.BAD_KEY: "the account key is not valid on this server (mistyped, or replaced by a newer one)",
     ErrorCode.ACCOUNT_REQUIRED: "this race is rated: only players with an account may join (thieves register NAME)",

@@ -30,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from .protocol import MIN_TIME_LIMIT
+
 GAP_BASE = 100
 """Rating points a player accepts at once (shown ratings: a new account shows 1000)."""
 GAP_PER_SECOND = 50
@@ -40,8 +42,8 @@ NEIGHBOURS = 8
 """Matching edges per player: its nearest in rating on each side, at most this many in all."""
 SEEK_SEATS = (2, 8)
 """Fewest and most players in a race formed from a seek."""
-SEEK_TIME_LIMIT = (30, 3600)
-"""Shortest and longest time limit (seconds) a seek may ask for."""
+SEEK_TIME_LIMIT = (MIN_TIME_LIMIT, 3600)
+"""Shortest and longest time limit (seconds) a seek may ask for: the shortest is every race's."""
 DEFAULT_RATING = 1000
 """The rating a player without one (anonymous, or new to the variant) is paired by: a new account's."""
 

@@ -161,7 +161,7 @@ def test_register_keeps_the_key_and_refuses_a_name_taken_in_another_case(srv: Se
 
     taken = thieves("register", "BOB", "--force", "--server", srv.url)
     assert taken.returncode == 1
-    assert "cannot register BOB: an account with that name (in any case) exists" in taken.stderr
+    assert "cannot register BOB: BOB is taken: the account Bob has it" in taken.stderr
     assert "pick another" in taken.stderr
     assert LocalStore().account(srv.url) == account  # a refused registration changes nothing here
 

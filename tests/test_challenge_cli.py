@@ -148,7 +148,7 @@ def test_mistakes_are_told_in_the_players_words(srv: ServerProcess, homes: dict[
     cases = [
         (("challenge", "ANN"), "Ann", 1, "a challenge goes to another player, not to yourself"),
         (("challenge", "zed"), "Ann", 1, "no account is named 'zed' on this server"),
-        (("challenge", "bob", "--time-limit", "0"), "Ann", 2, "--time-limit must be from 1 to 86400"),
+        (("challenge", "bob", "--time-limit", "0"), "Ann", 2, "--time-limit must be from 30 to 86400"),
         (("challenge", "bob", "--variant", "chess"), "Ann", 2, "invalid choice: 'chess'"),
         (("challenge", "bob"), "nobody", 1, "challenges are between accounts: `thieves register NAME`"),
         (("challenges",), "nobody", 1, "challenges are between accounts"),

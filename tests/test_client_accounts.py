@@ -213,8 +213,11 @@ async def test_register_refusals_are_explained(redis_url: str, capsys: pytest.Ca
         await register_account(server, "Bob")  # the one registration the burst allows
         assert await asyncio.to_thread(main, ["register", "bob", "--server", server.url]) == 1
         assert capsys.readouterr().err.strip() == (
-            "thieves register: cannot register bob: an account with that name (in any case) exists on this server; "
-            "names are unique ignoring case: pick another")
+            "thieves register: cannot register bob: bob is taken: the account Bob has it (names are the same in "
+            "any case); pick another name")
+        assert await asyncio.to_thread(main, ["register", "B0B", "--server", server.url]) == 1
+        assert capsys.readouterr().err.strip() == (  # a look-alike is said to look like the name, not to be it
+            "thieves register: cannot register B0B: B0B looks like Bob, which is taken; pick another name")
         with pytest.raises(ApiError) as caught:  # a taken name costs no token: this one is the second
             await asyncio.to_thread(register, server.url, "cy")
         assert caught.value.code == "register_rate_limited" and caught.value.retry_after is not None

@@ -262,7 +262,7 @@ def test_arguments_are_checked_against_the_schema_before_anything_is_sent(
     long_name = "x" * 40
     cases = [
         (["create", "--seats", "0"], "thieves create: --seats must be from 1 to 500, not 0"),
-        (["create", "--time-limit", "100000"], "thieves create: --time-limit must be from 1 to 86400, not 100000"),
+        (["create", "--time-limit", "100000"], f"thieves create: --time-limit must be from {p.MIN_TIME_LIMIT} to 86400, not 100000"),
         (["create", "--join", long_name], "thieves create: --join must be 1 to 32 characters long (this one has 40)"),
         (["create", "--join", ""], "thieves create: --join must be 1 to 32 characters long (this one has 0)"),
         (["play", "ABCDEF", "--name", long_name], "thieves play: --name must be 1 to 32 characters long (this one has 40)"),
@@ -323,3 +323,54 @@ def test_standings_fit_the_results_box_and_mark_help_with_a_legend() -> None:
     lines = standings_lines([row], 0, 0)
     assert all(len(line) <= 54 for line in lines), lines
     assert lines[1].endswith("gave up †") and lines[-1] == "† played with help (took hints)"
+
+
+def test_thieves_list_fits_80_columns_with_its_widest_values() -> None:
+    """``thieves list`` printed rows 82 and more wide (cut or wrapped in an 80-column terminal)."""
+    from client_cli.commands.races import HEADER, race_row
+    from shared.variants import VARIANTS
+
+    widest = max(VARIANTS, key=len)
+    now = 1_800_000_000_000
+    for status, ends_at in (("running", now + 86_400_000), ("lobby", None), ("countdown", None), ("finished", None)):
+        race = p.RaceInfo(id="x" * 12, code="ABCDEF", variant=widest, deal_source="random", seats=500, players=500,
+                          time_limit=86_400, undo=True, start_mode="creator", status=status, commitment="c",
+                          created_at=now - 86_400_000, ends_at=ends_at)
+        row = race_row(race, now)
+        assert len(row) <= 80, row
+        assert row.split()[:4] == ["ABCDEF", "x" * 12, status, widest]
+    assert len(HEADER) <= 80 and HEADER.split()[:4] == ["code", "id", "status", "variant"]
+
+
+def test_every_screen_of_the_client_hides_the_command_palette() -> None:
+    """Footers showed ``^p palette`` (textual's command palette), a key that does nothing for a player."""
+    import importlib
+    import pkgutil
+
+    import client_cli
+    from textual.app import App
+
+    for module in pkgutil.walk_packages(client_cli.__path__, "client_cli."):
+        importlib.import_module(module.name)
+    apps, todo = [], [App]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("client_cli."):
+                apps.append(sub)
+    assert {a.__name__ for a in apps} >= {"SeekApp", "EventWatchApp", "WatchApp", "PlayApp", "SoloApp"}
+    assert [a.__name__ for a in apps if a.ENABLE_COMMAND_PALETTE] == []
+
+
+def test_the_event_watch_header_is_wrapped_to_80_columns_not_cut() -> None:
+    """``thieves event watch`` cut its summary at 80 columns: the entrants and the round were lost."""
+    from client_cli.event_watch import header_lines
+
+    info = p.EventInfo(id="ev0123456789", name="The Spring Cup of the Thursday Club", format="swiss",
+                       variant="forty-and-eight", rounds=7, heat_size=2, time_limit=600, join_seconds=60,
+                       break_seconds=30, rated=True, late_entry=True, status="running", round=3,
+                       round_state="running", created_at=1, entrants=123, summary="7 rounds of pairs, rated")
+    lines = header_lines(info, 2_000_000_000_000)
+    assert all(len(line) <= 80 for line in lines), lines
+    text = " ".join(lines)
+    assert "123 entrants" in text and "round 3/7 running" in text, lines

@@ -102,3 +102,33 @@ def test_server_errors_are_worded_for_the_player(code: str, message: str, words:
     from client_cli.wording import error_words
 
     assert error_words(code, message) == words
+
+
+def test_a_refusal_is_said_once_not_as_the_servers_sentence_and_the_clients() -> None:
+    """``name_registered`` read "that name belongs to a registered player: pick another, or join with its
+    account key; that name belongs to an account: pick another --name, ...": the same thing twice. A code
+    the server words only by its explanation gets the client's sentence alone; a reason of the server's
+    own is said alone."""
+    from client_cli.wording import WORDS, error_words
+    from shared import protocol as p
+
+    for code in WORDS:
+        assert error_words(code, p.explain(code)) == WORDS[code]
+        assert error_words(code, "") == WORDS[code]
+    own = "a rated race is for accounts only: seek an unrated race, or register (thieves register NAME)"
+    assert error_words("account_required", own) == own
+    assert error_words("account_name_taken", "B0B looks like bob, which is taken") == (
+        "B0B looks like bob, which is taken; pick another name")
+
+
+@pytest.mark.parametrize(("message", "words"), [
+    ("event_create: Expected `int` <= 253402300799999 - at `$.starts_at`",
+     "the start time must be no later than 9999-12-31 23:59 UTC"),
+    ("Expected `int` >= 0 - at `$.starts_at`", "the start time must be no earlier than 1970-01-01 00:00 UTC"),
+])
+def test_a_moment_out_of_range_is_said_as_a_date_not_milliseconds(message: str, words: str) -> None:
+    """A refused ``starts_at`` read "starts at must be at most 253402300799999": a raw field name and a
+    13-digit millisecond count."""
+    from client_cli.wording import error_words
+
+    assert error_words("bad_field", message) == words

@@ -106,7 +106,7 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         for name in ("ann", "bob", "cy"):
             run(name, "register", name)
         # The organiser: a duplicate event that asks for check-in, and an arena.
-        out = run("org", "event", "create", "Friday Cup", "--rounds", "1", "--heat-size", "2", "--time-limit", "10",
+        out = run("org", "event", "create", "Friday Cup", "--rounds", "1", "--heat-size", "2", "--time-limit", "30",
                   "--join-seconds", "8", "--break-seconds", "1", "--deal-source", "random", "--check-in",
                   organiser=True)
         cup = out.split()[1]

@@ -52,7 +52,7 @@ async def test_join_says_what_the_server_did_entered_already_late_or_over(
         events_server: LiveServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
     url = events_server.url
-    event = (await create(events_server, name="Spring Cup", rounds=2, time_limit=1)).id
+    event = (await create(events_server, name="Spring Cup", rounds=2, time_limit=p.MIN_TIME_LIMIT)).id
     player(tmp_path, monkeypatch, "ann")
     assert (await thieves(capsys, "register", "ann", "--server", url))[0] == 0
     code, out, _ = await thieves(capsys, "event", "join", event, "--server", url)
@@ -72,7 +72,7 @@ async def test_join_says_what_the_server_did_entered_already_late_or_over(
 
     async def over() -> bool:
         return (await _info(events_server, event)).status == "finished"
-    await eventually(over, "both one-second rounds played out (nobody joins: no-shows)")
+    await eventually(over, "both rounds played out (nobody joins: no-shows)")
     code, out, err = await thieves(capsys, "event", "join", event, "--server", url)
     assert (code, out, err) == (1, "", "thieves event join: the event is over: its final standings stand\n")
     player(tmp_path, monkeypatch, "cy")
@@ -194,18 +194,26 @@ async def test_watch_at_80x24_puts_who_is_still_racing_first_and_pages_the_rest(
         await eventually(live_shown, "the watch shows the thirteen who gave up")
         await pilot.pause()
         rows = screen_text(app).splitlines()
-        assert rows[2].startswith("round 1 live: 1 of 14 still racing")
-        assert "zed" in rows[3] and "racing" in rows[3], "the one still racing comes first"
-        body = rows[2:23]  # below the event's two lines, above the footer
+        top = header_height(rows, "round 1 live: 1 of 14 still racing")
+        assert "zed" in rows[top + 1] and "racing" in rows[top + 1], "the one still racing comes first"
+        body = rows[top:23]  # below the event's lines, above the footer
         assert all(row.strip() for row in body), "no row left blank while there is more to show:\n" + "\n".join(rows)
         assert "pgdn more" in rows[23]
         first = "\n".join(body)
         await pilot.press("pagedown")
         await pilot.pause()
-        later = "\n".join(screen_text(app).splitlines()[2:23])
+        later = "\n".join(screen_text(app).splitlines()[top:23])
         assert later != first and "zed" in later, "the standings below (zed is last) come into view"
     for c in clients:
         await c.close()
+
+
+def header_height(rows: list[str], first: str) -> int:
+    """The rows of the event's summary and clock above the body, whose first row starts with ``first``:
+    two or three (the summary is wrapped to the width, not cut), each within 80 columns."""
+    top = next(i for i, row in enumerate(rows) if row.startswith(first))
+    assert top in (2, 3) and all(len(row) <= 80 for row in rows[:top]), rows[:top]
+    return top
 
 
 async def test_watch_shows_an_arenas_races_under_way(events_server: LiveServer) -> None:
@@ -219,8 +227,8 @@ async def test_watch_shows_an_arenas_races_under_way(events_server: LiveServer) 
         await eventually(lambda: app.frame is not None and app.frame.event.schedule != [], "the pairing shown")
         await pilot.pause()
         rows = screen_text(app).splitlines()
-    assert rows[2] == "racing now: 1 race"
-    assert rows[3].split()[:4] == [race.code, "ann", "vs", "bob"] and "starts in 0:5" in rows[3]
+    top = header_height(rows, "racing now: 1 race")
+    assert rows[top + 1].split()[:4] == [race.code, "ann", "vs", "bob"] and "starts in 0:5" in rows[top + 1]
 
 
 def test_event_play_says_what_it_waits_for_and_prints_a_line_only_when_that_changes() -> None:

@@ -11,7 +11,7 @@ from typing import Callable
 
 import msgpack
 import pytest
-from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
+from redis_util import Client, LiveServer, create_race, create_short_race, eventually, live_server, start_race
 
 from server.race.clock import now_ms
 from shared import protocol as p
@@ -125,7 +125,7 @@ async def test_equal_cards_home_rank_by_who_got_there_first(server: LiveServer) 
 
 
 async def test_the_time_limit_ends_the_race_for_everyone(server: LiveServer) -> None:
-    created = await create_race(server, seats=2, time_limit=1, deal_source="number", deal=7)
+    created = await create_short_race(server, seats=2, time_limit=1, deal_source="number", deal=7)
     (ann, bob), _ = await _join(server, created.race.id, ["ann", "bob"])
     await start_race(server, created.creator_token, [ann, bob])
     assert isinstance(await ann.move("S"), p.Ack)

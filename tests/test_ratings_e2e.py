@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from redis_util import Client, LiveServer, create_race, eventually, register, start_race
+from redis_util import Client, LiveServer, create_short_race, eventually, register, start_race
 
 from server.players import ratings
 from shared import protocol as p
@@ -16,7 +16,8 @@ WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_te
 
 async def test_a_rated_race_updates_history_profile_and_leaderboard_once(server: LiveServer) -> None:
     keys = {name: await register(server, name) for name in ("Ann", "Bob", "Cy")}
-    created = await create_race(server, seats=3, rated=True, time_limit=2, deal_source="number", deal=WIN["deal"])
+    created = await create_short_race(server, seats=3, rated=True, time_limit=2, deal_source="number",
+                                      deal=WIN["deal"])
     race = created.race.id
     ann, bob, cy = players = [await Client.connect(server) for _ in range(3)]
     for client, name in zip(players, keys):

@@ -4,6 +4,7 @@ presses q has its seek cancelled on the server; ``thieves list`` shows the pools
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from typing import Iterator
@@ -33,6 +34,7 @@ def test_two_terminals_seeking_are_racing_within_seconds(seek_server: ServerProc
     try:
         waiting = ann.wait_for(lambda s: "1 waiting" in s)
         assert "seeking forty-thieves, 2 players, 60 s, casual" in waiting and "gap now ±" in waiting
+        assert "q Cancel the seek" in waiting and "palette" not in waiting  # no ^p palette in the footer
         listed = subprocess.run([str(THIEVES), "list", "--server", seek_server.url], capture_output=True, text=True,
                                 timeout=30)
         assert "seeking:   1 waiting  forty-thieves, 2 players, 60 s, casual" in listed.stdout
@@ -66,7 +68,19 @@ def test_a_bad_seek_says_why_and_exits_2(seek_server: ServerProcess) -> None:
     done = subprocess.run([str(THIEVES), "seek", "--name", "dee", "--seats", "12", "--server", seek_server.url],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "thieves seek: seek: a race from a seek has 2 to 8 players, not 12" in done.stderr
+    assert "thieves seek: a race from a seek has 2 to 8 players, not 12" in done.stderr
+    assert "seek: seek:" not in done.stderr  # one prefix: the command's
+
+
+def test_a_rated_seek_without_an_account_is_refused_in_one_sentence(seek_server: ServerProcess) -> None:
+    """The server's reason was followed by the client's advice for `thieves play` ("; this race is rated,
+    for accounts only: ... then `thieves play CODE` without --anonymous"): two messages on one line."""
+    done = subprocess.run([str(THIEVES), "seek", "--name", "dee", "--rated", "--server", seek_server.url],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    said = re.findall(r"thieves seek: [^\n\x1b]*", done.stderr)  # after the screen's own output, if any
+    assert said == ["thieves seek: a rated race is for accounts only: seek an unrated race, or register "
+                    "(thieves register NAME) and seek with its key"], done.stderr
 
 
 def test_a_partner_who_does_not_come_puts_the_seeker_back_on_the_waiting_screen(redis_url: str) -> None:

@@ -14,7 +14,8 @@ from typing import Any, AsyncIterator
 import msgpack
 import pytest
 import websockets
-from redis_util import TEST_SECRET, Client, LiveServer, create_race, eventually, live_server, start_race
+from redis_util import (TEST_SECRET, Client, LiveServer, create_race, create_short_race, eventually, live_server,
+                        start_race)
 
 from server.race.connection import Connection
 from server.race.tokens import CREATOR, PLAYER, Signer
@@ -38,7 +39,9 @@ class Race:
 
 
 async def _race(server: LiveServer, start: bool = True, **fields: Any) -> Race:
-    created = await create_race(server, seats=2, deal_source="number", deal=2, **fields)
+    short = fields.get("time_limit", p.MIN_TIME_LIMIT) < p.MIN_TIME_LIMIT  # a race whose time runs out at once
+    created = await (create_short_race if short else create_race)(server, seats=2, deal_source="number", deal=2,
+                                                                  **fields)
     ann = await Client.connect(server)
     welcome = await ann.hello(created.race.id, "ann")
     bob = await Client.connect(server)

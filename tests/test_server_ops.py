@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from process_util import _clean_env, thieves_server_command
-from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race, until
+from redis_util import Client, LiveServer, create_race, create_short_race, eventually, live_server, start_race, until
 
 from server.ops.embedded import EmbeddedRedis, free_port
 from server.race.clock import now_ms
@@ -341,7 +341,7 @@ async def test_create_and_ping_over_the_socket(server: LiveServer) -> None:
 async def test_an_abandoned_race_ends_when_its_time_is_read(redis_url: str) -> None:
     """Nobody connected when the time ran out: the first read closes it and shows results."""
     async with live_server(redis_url) as server:
-        created = await create_race(server, seats=1, time_limit=1)
+        created = await create_short_race(server, seats=1, time_limit=1)
         ann = await Client.connect(server)
         await ann.hello(created.race.id, "ann")
         countdown, = await start_race(server, created.creator_token, [ann])

@@ -146,7 +146,7 @@ async def test_countdown_then_race_and_undo_disabled(redis_url: str) -> None:
             await pa.press("u")
             assert ann.message.text == p.ErrorCode.UNDO_DISABLED.explanation
             await pa.press("g")
-            assert "press g again" in ann.message.text
+            assert "give up? g or y gives up" in ann.message.text
             await pa.press("g")
             await until(lambda: isinstance(ann.screen, StandingsScreen), what="standings")
             await pa.pause()

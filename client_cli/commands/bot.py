@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
     store = LocalStore()
     try:
         name = args.name if args.name is not None or store.account(server) is not None else DEFAULT_NAME
-        joining = resolve(store, server, args.race, name, args.name is not None, args.creator_token)
+        joining = resolve(store, server, args.race, name, args.name is not None, args.creator_token,
+                          take_kept=False)
     except (IdentityProblem, StoreError) as exc:
         print(f"thieves bot: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, IdentityProblem) else 1

@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--variant", "-v", default=DEFAULT_VARIANT.key, choices=list(VARIANTS), help="game of the family")
     parser.add_argument("--seats", type=int, default=d.seats, help=f"most racers (default {d.seats})")
     parser.add_argument(
-        "--time-limit", type=int, default=d.time_limit, help=f"seconds from the start (default {d.time_limit})"
+        "--time-limit", type=int, default=d.time_limit,
+        help=f"seconds from the start, {p.MIN_TIME_LIMIT} or more (default {d.time_limit})"
     )
     parser.add_argument("--no-undo", dest="undo", action="store_false", help="forbid taking moves back")
     parser.add_argument(
@@ -120,8 +121,13 @@ def run(args: argparse.Namespace) -> int:
 
     store = LocalStore()
     try:
-        store.save_created(server, race.id, race.code, created.creator_token)
+        own = store.account(server)
+        # The seat the creator plays under holds the kept token; without --join NAME or an account the
+        # first seat this machine plays in the race does.
+        holder = args.join if isinstance(args.join, str) else own.name if own is not None else None
+        store.save_created(server, race.id, race.code, created.creator_token, holder)
     except StoreError as exc:
+        own = None
         print(f"thieves create: the creator token is not kept ({exc}): copy it from here", file=sys.stderr)
     if args.json:
         print(msgspec.json.encode(created).decode())
@@ -138,10 +144,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"players join with:  thieves play {race.code}   (each with an account: thieves register NAME)")
         else:
             print(f"players join with:  thieves play {race.code} --name NAME   (no --name with an account)")
-        try:
-            own = store.account(server)
-        except StoreError:
-            own = None
         # Without an account kept here, `thieves play CODE` alone stops at "--name NAME is needed".
         you = (f"thieves play {race.code}" if own is not None or race.rated
                else f"thieves play {race.code} --name NAME")

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="join a race by id or join code and play it",
         description="Join a race and play. The board is the server's copy of your game; keys as in "
         "`thieves solo` (1-9,0 and shift+1..3 pick columns, w the waste, f/Enter home, space draws), "
-        "u undoes where the race allows it, g gives up. In the lobby, s says you are ready and b starts "
+        "u undoes where the race allows it, g gives up (it asks first: g or y again). In the lobby, s says you are ready and b starts "
         "the race (its creator only). A dropped connection is retried by itself; your seat and game wait. "
         "With an account kept for the server (`thieves register NAME`) you join as that account and need "
         "no --name. Your seat is saved: after q, a crash or a closed terminal, the same command takes the "

@@ -33,9 +33,14 @@ def race_row(race: p.RaceInfo, now_ms: float) -> str:
     else:
         when = f"{max(0, int((now_ms - race.created_at) / 1000))}s old"
     return (
-        f"{race.code:<8} {race.id:<14} {race.status:<9} {race.variant:<16} "
-        f"{race.players:>3}/{race.seats:<3} {race.time_limit:>6}s  {'undo' if race.undo else '    '}  {when}"
+        f"{race.code:<6} {race.id:<12} {race.status:<9} {race.variant:<15} "
+        f"{race.players:>3}/{race.seats:<3} {race.time_limit:>5}s {'undo' if race.undo else '    '} {when}"
     )
+
+
+HEADER = f"{'code':<6} {'id':<12} {'status':<9} {'variant':<15} {'seats':>7} {'limit':>6}      age/left"
+"""The columns of :func:`race_row`, sized to the longest value each holds (a join code is 6 characters,
+an id 12, ``forty-and-eight`` 15), so that a row fits an 80-column terminal."""
 
 
 def seek_rows(pools: p.SeekPools) -> list[str]:
@@ -62,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"no open or running races{' and none finished lately' if args.all else ''} "
               "(create one with `thieves create`)")
         return 0
-    print(f"{'code':<8} {'id':<14} {'status':<9} {'variant':<16} {'seats':>7} {'limit':>7}        age/left")
+    print(HEADER)
     now = time.time() * 1000
     for race in races:
         print(race_row(race, now))

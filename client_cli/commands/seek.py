@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from client_cli.commands.netargs import add_server_option, run_race_app, server_of
 from shared import protocol as proto
+from shared.seeks import SEEK_SEATS, SEEK_TIME_LIMIT
 
 if TYPE_CHECKING:
     from client_cli.seek_app import SeekPlayApp
@@ -34,8 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "seek as that account (rated pools need one); without, give --name.",
     )
     p.add_argument("--variant", default="forty-thieves", help="the game (see `thieves variants`)")
-    p.add_argument("--seats", type=int, default=2, help="players in the race, 2 to 8 (default 2)")
-    p.add_argument("--time-limit", type=int, default=300, help="seconds the race lasts, 30 to 3600 (default 300)")
+    p.add_argument("--seats", type=int, default=2,
+                   help=f"players in the race, {SEEK_SEATS[0]} to {SEEK_SEATS[1]} (default 2)")
+    p.add_argument("--time-limit", type=int, default=300,
+                   help=f"seconds the race lasts, {SEEK_TIME_LIMIT[0]} to {SEEK_TIME_LIMIT[1]} (default 300)")
     p.add_argument("--rated", action="store_true", help="a rated race (accounts only)")
     p.add_argument("--name", "-n", default=None, help="your name, without an account")
     p.add_argument("--anonymous", action="store_true", help="seek without the account kept for this server")
@@ -86,7 +89,11 @@ def waiting_words(s: proto.Seeking, local_start: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from client_cli.local_store import LocalStore, StoreError
+    from shared.seeks import out_of_range
 
+    if (why := out_of_range(args.seats, args.time_limit)) is not None:  # the server's rule, checked before sending
+        print(f"thieves seek: {why}", file=sys.stderr)
+        return 2
     server = server_of(args)
     try:
         account = None if args.anonymous else LocalStore().account(server)

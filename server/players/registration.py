@@ -44,8 +44,18 @@ async def register_player(request: Request) -> Response:
             response.headers["Retry-After"] = str(wait)
             return response
         return error_response(p.ErrorCode.ACCOUNT_NAME_TAKEN, 409,
-                              f"{name!r}: {p.ErrorCode.ACCOUNT_NAME_TAKEN.explanation}")
+                              taken_words(name, await service.accounts.look_alike(name)))
     return json_response(p.AccountKeyAnswer(name=name, key=key), 201)
+
+
+def taken_words(name: str, holder: str | None) -> str:
+    """Why ``name`` cannot be registered, naming the account that has it: a look-alike is said to look
+    like it (``B0B looks like bob, which is taken``), not to be the same name in another case."""
+    if holder is None or holder == name:
+        return f"{name} is taken: an account has that name"
+    if holder.casefold() == name.casefold():
+        return f"{name} is taken: the account {holder} has it (names are the same in any case)"
+    return f"{name} looks like {holder}, which is taken"
 
 
 async def bearer_account(request: Request) -> Account | Response:

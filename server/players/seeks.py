@@ -109,9 +109,9 @@ class Seeks:
         try:
             variant = get_variant(msg.variant)
         except UnknownVariant as exc:
-            raise Refused(p.ErrorCode.BAD_VARIANT, f"seek: {exc}") from None
+            raise Refused(p.ErrorCode.BAD_VARIANT, str(exc)) from None
         if (why := rule.out_of_range(msg.seats, msg.time_limit)) is not None:
-            raise Refused(p.ErrorCode.SEEK_OUT_OF_RANGE, f"seek: {why}; nothing was stored")
+            raise Refused(p.ErrorCode.SEEK_OUT_OF_RANGE, f"{why}; nothing was stored")
         pool = rule.Pool(variant.key, msg.seats, msg.time_limit, msg.rated)
         if msg.key is not None:
             try:
@@ -122,10 +122,10 @@ class Seeks:
             rating = await self._rating(account.account, variant.key)
         else:
             if msg.rated:
-                raise Refused(p.ErrorCode.ACCOUNT_REQUIRED, "seek: a rated race is for accounts only: seek an "
+                raise Refused(p.ErrorCode.ACCOUNT_REQUIRED, "a rated race is for accounts only: seek an "
                               "unrated race, or register (thieves register NAME) and seek with its key")
             if msg.name is None or not msg.name.strip():
-                raise Refused(p.ErrorCode.BAD_FIELD, "seek: a player without an account needs a name")
+                raise Refused(p.ErrorCode.BAD_FIELD, "a player without an account needs a name")
             try:
                 name = display_name(msg.name)
             except NameRefused as exc:

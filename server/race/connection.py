@@ -479,7 +479,7 @@ class Connection:
         except BadKey as exc:
             raise Refused(p.ErrorCode.BAD_KEY, str(exc), close=p.CloseCode.HELLO_REFUSED) from None
         if msg.name is not None and account_of(msg.name.strip()) != account.account:
-            raise Refused(p.ErrorCode.BAD_FIELD, f"hello: this key is {account.name!r}'s; leave out the name "
+            raise Refused(p.ErrorCode.BAD_FIELD, f"this key is {account.name!r}'s; leave out the name "
                           f"or give that one", close=p.CloseCode.HELLO_REFUSED)
         return account
 
@@ -517,7 +517,7 @@ class Connection:
             if meta.rated:
                 raise Refused(p.ErrorCode.ACCOUNT_REQUIRED, close=p.CloseCode.HELLO_REFUSED)
             if msg.name is None or not msg.name.strip():
-                raise Refused(p.ErrorCode.BAD_FIELD, "hello: a new player needs a name (or an account key)",
+                raise Refused(p.ErrorCode.BAD_FIELD, "a new player needs a name (or an account key)",
                               close=p.CloseCode.HELLO_REFUSED)
             try:
                 name = display_name(msg.name)
@@ -666,7 +666,7 @@ class Connection:
             self.version = await self.store.leave(race, seat, self.gen)
         except StoreError as exc:
             if exc.code == p.ErrorCode.RACE_CLOSED.value:
-                raise Refused(exc.code, "the race has started: a racer gives up (give_up) instead of leaving; "
+                raise Refused(exc.code, "the race has started: a racer gives up instead of leaving; "
                                         "the seat stays yours") from None
             raise Refused(exc.code) from None
         log("seat_left", race=race, seat=seat, peer=self.peer)

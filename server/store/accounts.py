@@ -91,6 +91,14 @@ class AccountStore:
         return bool(await self.redis.exists(name_index_key(name_key(name)))
                     or await self.redis.exists(AccountKeys(name.casefold()).main))
 
+    async def look_alike(self, name: str) -> str | None:
+        """The registered name of the account whose name is ``name`` or looks like it (``B0B``: ``bob``),
+        or ``None``: a refusal names the name that is taken, not only ``name``."""
+        held = await self.redis.get(name_index_key(name_key(name)))
+        account = text(held) if held is not None else name.casefold()
+        shown = await self.redis.hget(AccountKeys(account).main, "name")
+        return text(shown) if shown is not None else None
+
     async def create(self, name: str, key_hash: str, client: str, limit: Bucket) -> None:
         """Register ``name`` with the key whose hash is ``key_hash``, spending a token of ``limit``
         (the registrations' bucket); raises :class:`RegisterRefused`."""
