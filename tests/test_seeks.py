@@ -147,6 +147,20 @@ async def test_a_second_seek_by_the_same_player_is_refused(fast: LiveServer) -> 
     await again.close()
 
 
+async def test_a_seek_with_one_accounts_key_and_another_name_is_refused_as_hello_is(fast: LiveServer) -> None:
+    key = await register(fast, "Ann")
+    before = await seek_keys(fast)
+    client = await Client.connect(fast)
+    await client.send(p.Seek(key=key, name="bob"))
+    error = await client.error()
+    assert (error.code, error.ref) == ("bad_field", "seek")
+    assert "this key is 'Ann''s; leave out the name or give that one" in error.message
+    assert await seek_keys(fast) == before
+    await client.send(p.Seek(key=key, name="ANN"))  # the key's own name, in any case, is no mistake
+    assert (await client.expect(p.Seeking)).pool == "forty-thieves/2/300/casual"
+    await client.close()
+
+
 # ------------------------------------------------------------------ no-shows
 async def metrics_text(server: LiveServer) -> str:
     def call() -> str:

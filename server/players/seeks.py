@@ -42,7 +42,7 @@ from ..race.session import Refused
 from ..race.tokens import PLAYER
 from ..store.records import FormedRace, SeekEntry
 from ..store.seeks import SeekStore
-from .accounts import BadKey, check_key
+from .accounts import BadKey, check_key, name_refused
 from .ratings import shown
 
 POLL_SECONDS = 0.2
@@ -104,6 +104,8 @@ class Seeks:
                 account = await check_key(self.service.accounts, msg.key)
             except BadKey as exc:
                 raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
+            if (why := name_refused(account, msg.name, "seek")) is not None:
+                raise Refused(p.ErrorCode.BAD_FIELD, f"{why}; nothing was stored")
             who, name, acct = f"a:{account.account}", account.name, account.account
             rating = await self._rating(account.account, variant.key)
         else:

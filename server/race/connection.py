@@ -26,7 +26,7 @@ from shared.variants import get_variant
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
 from ..ops.websocket import BACKLOG, Backlog
-from ..players.accounts import BadKey, account_of, check_key
+from ..players.accounts import BadKey, check_key, name_refused
 from ..store import UNAVAILABLE, Committed, CommitResult, Conflict, EventKind, HintRefused, RaceMeta, StoreError
 from ..store.accounts import Account
 from . import rules as races
@@ -478,9 +478,8 @@ class Connection:
             account = await check_key(self.service.accounts, msg.key)
         except BadKey as exc:
             raise Refused(p.ErrorCode.BAD_KEY, str(exc), close=p.CloseCode.HELLO_REFUSED) from None
-        if msg.name is not None and account_of(msg.name.strip()) != account.account:
-            raise Refused(p.ErrorCode.BAD_FIELD, f"hello: this key is {account.name!r}'s; leave out the name "
-                          f"or give that one", close=p.CloseCode.HELLO_REFUSED)
+        if (why := name_refused(account, msg.name, "hello")) is not None:
+            raise Refused(p.ErrorCode.BAD_FIELD, why, close=p.CloseCode.HELLO_REFUSED)
         return account
 
     async def _claim(self, token: str, meta: RaceMeta, account: Account | None, now: int) -> tuple[int, int]:
