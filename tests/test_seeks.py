@@ -161,6 +161,39 @@ async def test_a_seek_with_one_accounts_key_and_another_name_is_refused_as_hello
     await client.close()
 
 
+async def test_a_race_from_seeks_reports_a_secret_random_deal_and_never_shows_its_number(fast: LiveServer) -> None:
+    ann, _ = await seek(fast, name="ann", time_limit=60)
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    ma, mb = await matched(ann), await matched(bob)
+    a, b = await join(fast, ma), await join(fast, mb)
+    await a.expect(p.Countdown)
+    meta = await fast.service.store.meta(ma.race)
+    assert meta is not None and meta.deal_source == "random" and meta.status == "started"
+    status, body = await fast.http("GET", f"/races/{ma.race}")
+    assert status == 200 and body["race"]["deal_source"] == "random"
+    assert str(meta.deal) not in str(body) and meta.salt not in str(body)
+    spectator = await Client.connect(fast)
+    welcome = await spectator.hello(ma.race, role="spectator")
+    assert welcome.race.deal_source == "random"
+    assert str(meta.deal) not in str(welcome)
+    for c in (ann, bob, a, b, spectator):
+        await c.close()
+
+
+async def test_server_made_races_report_where_their_secret_deal_came_from(fast: LiveServer) -> None:
+    """The one path challenges, rematches, daily plays, event heats and seeks make their races by."""
+    from server.deals.checked import CheckedDeal
+
+    svc = fast.service
+    drawn = await svc.create_for(["ann", "bob"], CheckedDeal("forty-thieves", 123_456_789, ()), 60, "all-ready", "")
+    chosen = await svc.create_for(["ann", "bob"], CheckedDeal("forty-thieves", 7, (), chosen=True), 60,
+                                  "all-ready", "")
+    assert (drawn.deal_source, drawn.deal, drawn.checked) == ("random", 123_456_789, False)
+    assert (chosen.deal_source, chosen.deal) == ("number", 7)
+    status, body = await fast.http("GET", f"/races/{drawn.id}")
+    assert status == 200 and body["race"]["deal_source"] == "random" and "123456789" not in str(body)
+
+
 # ------------------------------------------------------------------ no-shows
 async def metrics_text(server: LiveServer) -> str:
     def call() -> str:

@@ -479,14 +479,16 @@ class Service:
                          hints: bool = False, title: str = "", scheduled_at: int = 0, ends_by: int = 0) -> RaceMeta:
         """A race the server makes (an event's heat, a daily deal's play, an accepted challenge) for
         ``entrants`` only (the only accounts that may join), on a secret deal: a checked deal keeps its
-        mark and line, another is a secret number; ``event`` names what it belongs to ("" for none).
+        mark and line (``deal_source`` "pool"), a drawn one is "random" and a chosen one "number", none
+        of them shown before the race's reveal (rules.revealed); ``event`` names what it belongs to ("" for none).
         Not counted against any address's creation limits here (a challenge spent its challenger's
         token when it was made). ``title`` and ``scheduled_at`` (when the maker will start it) are the
         maker's words for the race's lobby (RaceInfo); ``ends_by`` the latest it may end (RaceMeta.ends_by)."""
-        req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
-                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
-                       start_mode=start_mode, rated=rated, undo=undo, hints=hints)
-        meta = await self._store_new(req, deal if deal.line else None, event=event, entrants=",".join(entrants),
+        source: p.DealSource = "pool" if deal.line else "number" if deal.chosen else "random"
+        req = p.Create(variant=deal.variant, deal_source=source, deal=deal.deal if source == "number" else None,
+                       seats=len(entrants), time_limit=time_limit, start_mode=start_mode, rated=rated, undo=undo,
+                       hints=hints)
+        meta = await self._store_new(req, deal, event=event, entrants=",".join(entrants),
                                      reveal_at=reveal_at, title=title, scheduled_at=scheduled_at, ends_by=ends_by)
         log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
         return meta
