@@ -20,6 +20,7 @@ import redis.asyncio as aioredis
 from redis_util import DEADLINE, Client, LiveServer, eventually, live_server, register
 from shared import protocol as p
 from shared import seeks as rule
+from server.race.clock import now_ms
 from server.store.keys import SeekKeys
 
 FAST = dict(seek_wave=0.1, seek_join=2.0, seek_deals="random")
@@ -192,6 +193,67 @@ async def test_server_made_races_report_where_their_secret_deal_came_from(fast: 
     assert (chosen.deal_source, chosen.deal) == ("number", 7)
     status, body = await fast.http("GET", f"/races/{drawn.id}")
     assert status == 200 and body["race"]["deal_source"] == "random" and "123456789" not in str(body)
+
+
+# ------------------------------------------------------------------ key replacement
+async def replace_key(server: LiveServer, old: str) -> str:
+    """``POST /players/{name}/key`` with the current key: the new one (the old one stops working)."""
+    status, body = await server.http("POST", f"/players/{old.split('.')[0]}/key",
+                                     headers={"authorization": f"Bearer {old}"})
+    assert status == 200, body
+    return str(body["key"])
+
+
+async def next_error(client: Client) -> p.Error:
+    """The connection's next ``error``, past the ``seeking`` updates."""
+    async def wait() -> p.Error:
+        while not isinstance(msg := await client.recv(DEADLINE), p.Error):
+            assert isinstance(msg, p.Seeking), msg
+        return msg
+    return await asyncio.wait_for(wait(), DEADLINE)
+
+
+async def waiting_names(server: LiveServer, pool: str) -> list[str]:
+    return sorted(e.name for e in await server.service.seeks.store.waiting(pool))
+
+
+async def test_a_key_replacement_ends_the_seek_made_with_the_old_key(fast: LiveServer) -> None:
+    old = await register(fast, "Ann")
+    ann, _ = await seek(fast, key=old, time_limit=60)
+    new = await replace_key(fast, old)
+    error = await next_error(ann)
+    assert error.code == "bad_key" and "replaced" in error.message
+    assert await seek_closed(ann) == p.CloseCode.KEY_REPLACED
+    pool = "forty-thieves/2/60/casual"
+    async def empty() -> bool:
+        return await waiting_names(fast, pool) == []
+    await eventually(empty, "the old key's seek to leave its pool")
+    # Nobody is paired with it; the account seeks again with its new key (its one-seek lock is free).
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    again, _ = await seek(fast, key=new, time_limit=60)
+    mb, ma = await matched(bob), await matched(again)
+    assert ma.race == mb.race and sorted(ma.names) == ["Ann", "bob"]
+    for c in (bob, again):
+        await c.close()
+
+
+async def test_a_wave_pairs_no_seek_whose_key_was_replaced_unheard(fast: LiveServer) -> None:
+    """The news of a replaced key reaches the seek's process over pub/sub (at most once) or at its next
+    heartbeat (seconds later); a wave in between must not form a race from the old key's seek, or its
+    token would seat whoever held that key as the account."""
+    old = await register(fast, "Ann")
+    ann, _ = await seek(fast, key=old, time_limit=60)
+    # What rotate.lua writes, without the news (a process that missed it).
+    await fast.service.redis.hset("account:{ann}", mapping={"key_hash": "0" * 64, "key_since": now_ms()})
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    pool = "forty-thieves/2/60/casual"
+
+    async def only_bob() -> bool:
+        return await waiting_names(fast, pool) == ["bob"]
+    await eventually(only_bob, "the wave to drop the old key's seek and keep bob waiting")
+    assert await fast.service.seeks.store.formed(pool) == []
+    for c in (ann, bob):
+        await c.close()
 
 
 # ------------------------------------------------------------------ no-shows

@@ -106,7 +106,7 @@ class Seeks:
                 raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
             if (why := name_refused(account, msg.name, "seek")) is not None:
                 raise Refused(p.ErrorCode.BAD_FIELD, f"{why}; nothing was stored")
-            who, name, acct = f"a:{account.account}", account.name, account.account
+            who, name, acct, key_hash = f"a:{account.account}", account.name, account.account, account.key_hash
             rating = await self._rating(account.account, variant.key)
         else:
             if msg.rated:
@@ -120,14 +120,14 @@ class Seeks:
                 raise Refused(exc.code, str(exc)) from None
             if await self.service.accounts.registered(name):
                 raise Refused(p.ErrorCode.NAME_REGISTERED)
-            who, acct, rating = f"n:{name_key(name)}", None, rule.DEFAULT_RATING
+            who, acct, rating, key_hash = f"n:{name_key(name)}", None, rule.DEFAULT_RATING, ""
         seek_id = secrets.token_hex(8)
         if not await self.store.lock(who, pool.key, seek_id):
             raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
                           "cancel that seek first; nothing was stored")
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
-                          shy=await self.store.shy(who) > 0)
+                          shy=await self.store.shy(who) > 0, key_hash=key_hash)
         try:
             count = await self.store.add(pool.key, entry, now + ALIVE_MS)
         except BaseException:
@@ -230,7 +230,7 @@ class Seeks:
             await self.store.unlock(dead.who, dead.id)
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
-        entries = {e.id: e for e in await self.store.waiting(pool.key)}
+        entries = await self._keys_current({e.id: e for e in await self.store.waiting(pool.key)}, pool)
         if not entries:
             await self.store.drop_if_idle(pool.key)
             return
@@ -238,6 +238,25 @@ class Seeks:
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
             await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
+
+    async def _keys_current(self, entries: dict[str, SeekEntry], pool: rule.Pool) -> dict[str, SeekEntry]:
+        """The entries less the seeks made with an account key that has been replaced since, which leave
+        the pool here. Their connections are closed (4008) when the news of the key reaches their process
+        (KeyHolders), but a wave may come first, and a race formed then would seat whoever held the old
+        key as the account; the tokens of a race formed after this read are older than any replacement
+        it missed, and a token older than the key seats nobody without the new key (connection._claim)."""
+        keyed = [e for e in entries.values() if e.account is not None]
+        if not keyed:
+            return entries
+        hashes = await self.service.accounts.key_hashes([e.account for e in keyed if e.account is not None])
+        for e, current in zip(keyed, hashes):
+            if current != e.key_hash:
+                del entries[e.id]
+                kind, _ = await self.store.cancel(pool.key, e.id)
+                if kind == "cancelled":
+                    await self.store.unlock(e.who, e.id)
+                    log("seek_key_replaced", pool=pool.key, seek=e.id, who=e.who)
+        return entries
 
     async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int) -> None:
         """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it)."""

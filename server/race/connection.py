@@ -621,6 +621,10 @@ class Connection:
             raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection already waits on a seek; nothing "
                           "was stored")
         self.seeking = await self.service.seeks.seek(self, msg)
+        entry = self.seeking.entry
+        if entry.account is not None:  # the seek ends with the key it was made with (KeyHolders)
+            self.account, self.key_hash = entry.account, entry.key_hash
+            self.service.key_holders.add(self.account, self.key_hash, self)
 
     async def on_seek_cancel(self, msg: p.SeekCancel) -> None:
         if self.seeking is None:
@@ -629,6 +633,9 @@ class Connection:
         cancelled = await self.service.seeks.cancel(waiting)
         if not cancelled:
             self.seeking = waiting  # matched first: the connection keeps telling its news
+        elif self.account is not None:  # a hello may follow, with another key or none
+            self.service.key_holders.remove(self.account, self)
+            self.account = None
         self.send_msg(p.SeekCancelled(cancelled=cancelled))
 
     # ----------------------------------------------------------- lobby
