@@ -259,6 +259,90 @@ async def test_a_wave_pairs_no_seek_whose_key_was_replaced_unheard(fast: LiveSer
         await c.close()
 
 
+# ------------------------------------------------------------------ creation limits
+async def creation_counts(server: LiveServer) -> dict[str, Any]:
+    """The creation limits' keys (the address's bucket and lobbies, every lobby): what a refused seek
+    must leave as it was."""
+    r = server.service.redis
+    out: dict[str, Any] = {}
+    for pattern in ("creator:*", "lobbies:*"):
+        async for key in r.scan_iter(match=pattern):
+            kind = (await r.type(key)).decode()
+            out[key.decode()] = await r.hgetall(key) if kind == "hash" else await r.zrange(key, 0, -1)
+    return out
+
+
+async def refused_seek(server: LiveServer, **fields: Any) -> p.Error:
+    """A seek the limits refuse: its typed error, and nothing written (the waves' own counters aside)."""
+    async def state() -> tuple[dict[str, Any], dict[str, Any]]:
+        return await creation_counts(server), await seek_keys(server)
+    before = await state()
+    client = await Client.connect(server)
+    await client.send(p.Seek(**fields))
+    error = await client.error()
+    assert error.ref == "seek" and error.message.startswith("seek: ") and "nothing was stored" in error.message
+    assert await state() == before
+    await client.close()
+    return error
+
+
+async def test_a_seek_spends_its_addresss_creation_token_as_creating_a_race_does(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=2, create_interval=600.0, **FAST) as server:
+        status, _ = await server.http("POST", "/races", {})
+        assert status == 201
+        ann, _ = await seek(server, name="ann", time_limit=60)  # the address's second creation
+        error = await refused_seek(server, name="bob", time_limit=60)
+        assert error.code == "create_rate_limited" and "races (or daily plays, or seeks)" in error.message
+        status, body = await server.http("POST", "/races", {})  # and the seek spent the race's token
+        assert (status, body["code"]) == (429, "create_rate_limited")
+        await ann.close()
+
+
+async def test_a_seek_holds_a_lobby_place_of_its_address_until_its_race_starts(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=0, lobbies_per_address=2, **dict(FAST, seek_join=30.0)) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        bob, _ = await seek(server, name="bob", time_limit=60)
+        ma, mb = await matched(ann), await matched(bob)
+        error = await refused_seek(server, name="cy", time_limit=90)
+        assert error.code == "too_many_lobbies" and "a seek counts as one until its race starts" in error.message
+        status, body = await server.http("POST", "/races", {})  # a race, too, finds the places taken
+        assert (status, body["code"]) == (429, "too_many_lobbies")
+        a, b = await join(server, ma), await join(server, mb)
+        await a.expect(p.Countdown)
+        cy = await Client.connect(server)
+
+        async def admitted() -> bool:
+            await cy.send(p.Seek(name="cy", time_limit=90))
+            return isinstance(await cy.recv(), p.Seeking)
+        await eventually(admitted, "the started race's places to come back")
+        for c in (ann, bob, a, b, cy):
+            await c.close()
+
+
+async def test_a_cancelled_seek_gives_its_lobby_place_back(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=0, lobbies_per_address=1, **FAST) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        assert (await refused_seek(server, name="bob", time_limit=90)).code == "too_many_lobbies"
+        await ann.send(p.SeekCancel())
+        assert (await ann.expect(p.SeekCancelled)).cancelled
+        bob, _ = await seek(server, name="bob", time_limit=90)
+        await ann.close()
+        await bob.close()
+
+
+async def test_the_janitor_keeps_a_waiting_seeks_place_in_the_total_until_the_lobby_ttl(redis_url: str) -> None:
+    from server.store import OPEN_LOBBIES
+
+    async with live_server(redis_url, **FAST) as server:
+        ann, seeking = await seek(server, name="ann", time_limit=60)
+        creations, place = server.service.creations, f"seek.{seeking.seek}"
+        # Past the grace a race id without its race is dropped; a seek's place is no race and stays.
+        assert await creations.repair([], now_ms() + creations.settings.grace_ms + 1000) == 0
+        assert await server.service.redis.zscore(OPEN_LOBBIES, place) is not None
+        assert await creations.repair([], now_ms() + creations.settings.ttl_ms + 1000) == 1
+        await ann.close()
+
+
 # ------------------------------------------------------------------ no-shows
 async def metrics_text(server: LiveServer) -> str:
     def call() -> str:

@@ -38,8 +38,10 @@ from ..deals.checked import CheckedDeal
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
+from ..race.rules import CreateError
 from ..race.session import Refused
 from ..race.tokens import PLAYER
+from ..store.limits import seek_place
 from ..store.records import FormedRace, SeekEntry
 from ..store.seeks import SeekStore
 from .accounts import BadKey, check_key, name_refused
@@ -87,8 +89,10 @@ class Seeks:
         self.metrics = service.metrics
 
     # ------------------------------------------------------------ a seek
-    async def seek(self, conn: SeekConnection, msg: p.Seek) -> Waiting:
-        """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored)."""
+    async def seek(self, conn: SeekConnection, msg: p.Seek, client: str) -> Waiting:
+        """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored). A seek
+        counts against ``client``'s creation limits as the race it may become (store/limits.py
+        ``seek_place``), until it ends or its race starts."""
         if msg.protocol != p.PROTOCOL_VERSION:
             raise Refused(p.ErrorCode.VERSION_MISMATCH,
                           f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}")
@@ -125,13 +129,20 @@ class Seeks:
         if not await self.store.lock(who, pool.key, seek_id):
             raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
                           "cancel that seek first; nothing was stored")
+        try:
+            await self.service.admit_creation(client, seek_place(seek_id))
+        except BaseException as exc:
+            await self.store.unlock(who, seek_id)
+            if isinstance(exc, CreateError):
+                raise Refused(exc.code, f"seek: {exc}; nothing was stored") from None
+            raise
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
-                          shy=await self.store.shy(who) > 0, key_hash=key_hash)
+                          shy=await self.store.shy(who) > 0, key_hash=key_hash, client=client)
         try:
             count = await self.store.add(pool.key, entry, now + ALIVE_MS)
         except BaseException:
-            await self.store.unlock(who, seek_id)
+            await self._let_go(entry)
             raise
         waiting = Waiting(pool, entry, conn)
         self.here.setdefault(pool.key, {})[seek_id] = waiting
@@ -162,11 +173,18 @@ class Seeks:
                 w.conn.send_msg(matched)
             return False
         self._forget(w)
-        await self.store.unlock(w.entry.who, w.entry.id)
+        await self._let_go(w.entry)
         if kind == "cancelled":
             self.metrics.seek_events["cancelled"] += 1
             log("seek_cancelled", pool=w.pool.key, seek=w.entry.id)
         return kind == "cancelled"
+
+    async def _let_go(self, entry: SeekEntry) -> None:
+        """The seek is over (it left its pool, or its race was settled): the player may seek again, and its
+        address's lobby place is given back."""
+        await self.store.unlock(entry.who, entry.id)
+        if entry.client:
+            await self.service.creations.release(entry.client, seek_place(entry.id))
 
     def _forget(self, w: Waiting) -> None:
         held = self.here.get(w.pool.key)
@@ -227,7 +245,7 @@ class Seeks:
         now = now_ms()
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
-            await self.store.unlock(dead.who, dead.id)
+            await self._let_go(dead)
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
         entries = await self._keys_current({e.id: e for e in await self.store.waiting(pool.key)}, pool)
@@ -254,7 +272,7 @@ class Seeks:
                 del entries[e.id]
                 kind, _ = await self.store.cancel(pool.key, e.id)
                 if kind == "cancelled":
-                    await self.store.unlock(e.who, e.id)
+                    await self._let_go(e)
                     log("seek_key_replaced", pool=pool.key, seek=e.id, who=e.who)
         return entries
 
@@ -320,7 +338,7 @@ class Seeks:
                 if m in back:
                     self.metrics.seek_events["requeued"] += 1
                     continue
-                await self.store.unlock(m.who, m.id)
+                await self._let_go(m)
                 if meta is not None and meta.status == "lobby":
                     shy = await self.store.mark_shy(m.who)
                     self.metrics.seek_events["no_show"] += 1

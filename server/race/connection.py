@@ -620,7 +620,7 @@ class Connection:
         if self.seeking is not None:
             raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection already waits on a seek; nothing "
                           "was stored")
-        self.seeking = await self.service.seeks.seek(self, msg)
+        self.seeking = await self.service.seeks.seek(self, msg, self._client())
         entry = self.seeking.entry
         if entry.account is not None:  # the seek ends with the key it was made with (KeyHolders)
             self.account, self.key_hash = entry.account, entry.key_hash
@@ -641,11 +641,14 @@ class Connection:
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
         try:
-            client = self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
-            meta, token = await self.service.create_race(msg, client)
+            meta, token = await self.service.create_race(msg, self._client())
         except races.CreateError as exc:
             raise Refused(exc.code, str(exc)) from None
         self.send_msg(p.Created(race=races.race_info(meta, now_ms()), creator_token=token))
+
+    def _client(self) -> str:
+        """The address this connection's creations (races, seeks) count against."""
+        return self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
 
     def _player(self) -> tuple[str, int]:
         if self.race is None:

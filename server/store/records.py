@@ -443,6 +443,8 @@ class SeekEntry(msgspec.Struct, kw_only=True):
     key_hash: str = ""
     """The hash of the account key the seek was made with ("": no account): a seek outlives no key
     replacement (a wave drops one whose key is not the account's any more)."""
+    client: str = ""
+    """The address whose creation limits the seek counts against (store/limits.py ``seek_place``)."""
 
 
 class FormedRace(msgspec.Struct, kw_only=True):
