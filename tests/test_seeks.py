@@ -343,6 +343,51 @@ async def test_the_janitor_keeps_a_waiting_seeks_place_in_the_total_until_the_lo
         await ann.close()
 
 
+# ------------------------------------------------------------------ a seek nobody pairs
+async def test_a_seek_expires_after_its_time_and_its_seeker_is_told(redis_url: str) -> None:
+    async with live_server(redis_url, seek_expire=1.0, **FAST) as server:
+        ann, seeking = await seek(server, name="ann", time_limit=60)
+        error = await next_error(ann)
+        assert (error.code, error.ref) == ("seek_expired", "seek")
+        assert "nobody was paired with you in 1 s, the longest a seek waits: seek again" in error.message
+        assert await seek_closed(ann) == 1000
+        assert await waiting_names(server, "forty-thieves/2/60/casual") == []
+        assert list(await creation_counts(server)) == ["creator:{127.0.0.1}:bucket"]  # its places given back
+        assert metric(await metrics_text(server), "expired") == 1
+        again, _ = await seek(server, name="ann", time_limit=60)  # the player may seek again
+        await again.close()
+
+
+async def test_one_address_waits_in_at_most_its_cap_of_pools(redis_url: str) -> None:
+    async with live_server(redis_url, seek_pools_per_address=2, **FAST) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        bob, _ = await seek(server, name="bob", seats=3, time_limit=60)
+        error = await refused_seek(server, name="cy", time_limit=90)
+        assert error.code == "too_many_seek_pools"
+        assert ("this address's seeks wait in 2 pools (forty-thieves/2/60/casual, forty-thieves/3/60/casual), the "
+                "most one address may") in error.message
+        cy, _ = await seek(server, name="cy", seats=3, time_limit=60)  # a pool it waits in already
+        await ann.send(p.SeekCancel())
+        assert (await ann.expect(p.SeekCancelled)).cancelled
+        dee, _ = await seek(server, name="dee", time_limit=90)  # a pool left: another may be taken
+        for c in (ann, bob, cy, dee):
+            await c.close()
+
+
+async def test_a_wave_drops_a_lone_seek_nobody_vouches_for(fast: LiveServer) -> None:
+    """A pool too empty to form a race is skipped cheaply, but not its dead seeks (a process died)."""
+    from server.store.records import SeekEntry
+
+    pool = "forty-thieves/2/60/casual"
+    entry = SeekEntry(id="0123456789abcdef", who="n:ghost", name="ghost", rating=1000, since=now_ms())
+    await fast.service.seeks.store.add(pool, entry, now_ms() - 1)
+
+    async def gone() -> bool:
+        return await waiting_names(fast, pool) == []
+    await eventually(gone, "the wave to drop the seek nobody vouches for")
+    assert metric(await metrics_text(fast), "dropped") == 1
+
+
 # ------------------------------------------------------------------ no-shows
 async def metrics_text(server: LiveServer) -> str:
     def call() -> str:

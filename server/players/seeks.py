@@ -130,11 +130,9 @@ class Seeks:
             raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
                           "cancel that seek first; nothing was stored")
         try:
-            await self.service.admit_creation(client, seek_place(seek_id))
-        except BaseException as exc:
+            await self._admit(client, seek_id, pool)
+        except BaseException:
             await self.store.unlock(who, seek_id)
-            if isinstance(exc, CreateError):
-                raise Refused(exc.code, f"seek: {exc}; nothing was stored") from None
             raise
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
@@ -151,6 +149,22 @@ class Seeks:
         self._say(waiting, now, count)
         return waiting
 
+    async def _admit(self, client: str, seek_id: str, pool: rule.Pool) -> None:
+        """Count a new seek against its address: the pools one address may wait in (each costs every
+        wave), then the creation limits; raises Refused (then nothing was written)."""
+        cap = self.config.seek_pools_per_address
+        if taken := await self.store.enter(client, seek_id, pool.key, cap):
+            raise Refused(p.ErrorCode.TOO_MANY_SEEK_POOLS,
+                          f"seek: this address's seeks wait in {len(taken)} pools ({', '.join(taken)}), the most "
+                          f"one address may: seek in one of those, or cancel a seek there first; nothing was stored")
+        try:
+            await self.service.admit_creation(client, seek_place(seek_id))
+        except BaseException as exc:
+            await self.store.leave(client, seek_id)
+            if isinstance(exc, CreateError):
+                raise Refused(exc.code, f"seek: {exc}; nothing was stored") from None
+            raise
+
     async def _rating(self, account: str, variant: str) -> int:
         """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
         found = (await self.service.history.ratings([account], variant)).get(account)
@@ -163,9 +177,10 @@ class Seeks:
                                   gap=rule.allowed_gap(waited), waited_ms=max(0, waited), server_time=now,
                                   requeued=requeued))
 
-    async def cancel(self, w: Waiting) -> bool:
+    async def cancel(self, w: Waiting, why: str = "cancelled") -> bool:
         """Take the seek out of its pool: True; False when a race was formed for it first (its
-        ``matched`` is sent first if it has not gone out yet)."""
+        ``matched`` is sent first if it has not gone out yet). ``why``: counted and logged as that
+        (``cancelled`` by its player, or ``expired``)."""
         kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
         if kind == "matched" and matched is not None:
             if not w.matched:
@@ -175,15 +190,26 @@ class Seeks:
         self._forget(w)
         await self._let_go(w.entry)
         if kind == "cancelled":
-            self.metrics.seek_events["cancelled"] += 1
-            log("seek_cancelled", pool=w.pool.key, seek=w.entry.id)
+            self.metrics.seek_events[why] += 1
+            log(f"seek_{why}", pool=w.pool.key, seek=w.entry.id)
         return kind == "cancelled"
+
+    async def _expire(self, w: Waiting) -> None:
+        """The seek has waited ``--seek-expire`` seconds: it leaves its pool (a seek nobody can pair would
+        cost every wave for ever), and its seeker is told so; a race formed for it first goes on."""
+        if await self.cancel(w, "expired"):
+            w.conn.send_msg(p.error(p.ErrorCode.SEEK_EXPIRED, f"nobody was paired with you in "
+                                    f"{self.config.seek_expire:g} s, the longest a seek waits: seek again, maybe "
+                                    "in a busier pool (thieves list shows them)", ref="seek"))
+        if not w.matched:
+            w.conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _let_go(self, entry: SeekEntry) -> None:
         """The seek is over (it left its pool, or its race was settled): the player may seek again, and its
         address's lobby place is given back."""
         await self.store.unlock(entry.who, entry.id)
         if entry.client:
+            await self.store.leave(entry.client, entry.id)
             await self.service.creations.release(entry.client, seek_place(entry.id))
 
     def _forget(self, w: Waiting) -> None:
@@ -203,6 +229,7 @@ class Seeks:
     async def poll(self) -> None:
         """Vouch for this process's seeks, and tell each its news: matched, back in the pool, over."""
         now = now_ms()
+        expire_ms = self.config.seek_expire * 1000
         for pool, held in list(self.here.items()):
             ids = list(held)
             await self.store.vouch(pool, ids, now + ALIVE_MS)
@@ -216,6 +243,8 @@ class Seeks:
                     if w.matched != matched.race:
                         w.matched = matched.race
                         w.conn.send_msg(matched)
+                elif waits and now - w.entry.since >= expire_ms:
+                    await self._expire(w)
                 elif waits:
                     requeued = bool(w.matched)
                     if requeued or time.monotonic() - w.said_at >= STATUS_SECONDS:
@@ -243,6 +272,11 @@ class Seeks:
 
     async def _pair(self, pool: rule.Pool) -> None:
         now = now_ms()
+        waiting, forming, dead = await self.store.census(pool.key, now)
+        if not (dead or forming or waiting >= pool.seats):  # nothing to drop, settle or form: one round trip
+            if not waiting:
+                await self.store.drop_if_idle(pool.key)
+            return
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
             await self._let_go(dead)

@@ -16,7 +16,7 @@ import msgspec
 
 from shared import protocol as p
 
-from .keys import SEEK_POOLS, SeekKeys, seeker_key, shy_key
+from .keys import SEEK_POOLS, SeekKeys, seek_places_key, seeker_key, shy_key
 from .records import FormedRace, SeekEntry, text
 from .scripts import register
 
@@ -42,6 +42,7 @@ class SeekStore:
         self._match = register(redis, "seek_match")
         self._settle = register(redis, "seek_settle")
         self._drop_dead = register(redis, "seek_drop_dead")
+        self._enter = register(redis, "seek_pools")
 
     # ------------------------------------------------------------ a player
     async def lock(self, who: str, pool: str, seek: str) -> bool:
@@ -53,6 +54,17 @@ class SeekStore:
         held = await self.redis.get(seeker_key(who))
         if held is not None and text(held).endswith(f" {seek}"):
             await self.redis.delete(seeker_key(who))
+
+    # ------------------------------------------------------------ an address
+    async def enter(self, client: str, seek: str, pool: str, cap: int) -> list[str]:
+        """Count the seek among its address's: [] when done; else (refused, nothing written) the pools the
+        address waits in already, ``cap`` of them (0: no cap) and ``pool`` not one."""
+        reply = await self._enter(keys=[seek_places_key(client)], args=[seek, pool, cap, LOCK_MS])
+        return sorted(text(x) for x in reply) if isinstance(reply, list) else []
+
+    async def leave(self, client: str, seek: str) -> None:
+        """The seek is over: it no longer counts among its address's (twice is once)."""
+        await self.redis.hdel(seek_places_key(client), seek)
 
     async def shy(self, who: str) -> int:
         """Races formed from the player's seeks it did not come to, lately."""
@@ -110,6 +122,18 @@ class SeekStore:
             for pool in pools:
                 pipe.hlen(SeekKeys(pool).q)
             return [int(n) for n in await pipe.execute()]
+
+    async def census(self, pool: str, now: int) -> tuple[int, int, int]:
+        """How many seeks wait in the pool, races form from it, and seeks wait that nobody vouched for
+        lately (one round trip): a wave that finds too few to form a race, nothing to settle and nothing
+        to drop is done (a pool where one player waits costs this, not a pairing)."""
+        k = SeekKeys(pool)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hlen(k.q)
+            pipe.zcard(k.formed)
+            pipe.zcount(k.alive, "-inf", now)
+            waiting, forming, dead = await pipe.execute()
+        return int(waiting), int(forming), int(dead)
 
     async def waiting(self, pool: str) -> list[SeekEntry]:
         return [_entry.decode(v) for v in (await self.redis.hgetall(SeekKeys(pool).q)).values()]
