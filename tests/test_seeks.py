@@ -47,8 +47,10 @@ async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
 
 async def seek_closed(client: Client) -> int:
     """The close code of a seek connection the server ends (its ``seeking`` frames keep coming until
-    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not)."""
-    return await asyncio.wait_for(client.closed(), DEADLINE)
+    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not). After
+    ``matched`` nothing comes until the close, which waits for the race's start and the next wave: the
+    quiet time allowed is the whole deadline (5 s failed the hundred seekers on a loaded machine)."""
+    return await asyncio.wait_for(client.closed(DEADLINE), DEADLINE)
 
 
 async def join(server: LiveServer, m: p.Matched) -> Client:
