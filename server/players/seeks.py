@@ -262,21 +262,29 @@ class Seeks:
         wave_ms = max(1, int(self.config.seek_wave * 1000))
         number = now_ms() // wave_ms
         for pool in await self.store.pools():
-            if not await self.store.claim_wave(pool, number, 10 * wave_ms):
-                continue
             started = time.process_time()
             try:
+                if await self._idle(rule.Pool.parse(pool)):
+                    continue
+                if not await self.store.claim_wave(pool, number, 10 * wave_ms):
+                    continue
                 await self._pair(rule.Pool.parse(pool))
             finally:
                 self.metrics.seek_cpu_seconds += time.process_time() - started
 
+    async def _idle(self, pool: rule.Pool) -> bool:
+        """Whether the pool has nothing for a wave: too few seeks to form a race, none to drop, no race
+        forming to settle (one round trip, before any claim: a pool where one player waits must not cost
+        a pairing every wave). A pool nobody waits in leaves the list."""
+        waiting, forming, dead = await self.store.census(pool.key, now_ms())
+        if dead or forming or waiting >= pool.seats:
+            return False
+        if not waiting:
+            await self.store.drop_if_idle(pool.key)
+        return True
+
     async def _pair(self, pool: rule.Pool) -> None:
         now = now_ms()
-        waiting, forming, dead = await self.store.census(pool.key, now)
-        if not (dead or forming or waiting >= pool.seats):  # nothing to drop, settle or form: one round trip
-            if not waiting:
-                await self.store.drop_if_idle(pool.key)
-            return
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
             await self._let_go(dead)
