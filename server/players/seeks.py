@@ -290,11 +290,12 @@ class Seeks:
             await self._let_go(dead)
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
+        checked = now_ms()  # before the keys are read: this wave's tokens are given as of then (_keys_current)
         entries = await self._keys_current({e.id: e for e in await self.store.waiting(pool.key)}, pool)
         if not entries:
             await self.store.drop_if_idle(pool.key)
             return
-        now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
+        now = max([checked, *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
             await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now)
@@ -304,7 +305,8 @@ class Seeks:
         the pool here. Their connections are closed (4008) when the news of the key reaches their process
         (KeyHolders), but a wave may come first, and a race formed then would seat whoever held the old
         key as the account; the tokens of a race formed after this read are older than any replacement
-        it missed, and a token older than the key seats nobody without the new key (connection._claim)."""
+        it missed (:meth:`_pair` gives them as of before this read), and a token older than the key seats
+        nobody without the new key (connection._claim)."""
         keyed = [e for e in entries.values() if e.account is not None]
         if not keyed:
             return entries
