@@ -230,10 +230,9 @@ class Seeks:
         """Vouch for this process's seeks, and tell each its news: matched, back in the pool, over."""
         now = now_ms()
         expire_ms = self.config.seek_expire * 1000
-        for pool, held in list(self.here.items()):
-            ids = list(held)
-            await self.store.vouch(pool, ids, now + ALIVE_MS)
-            states = await self.store.status(pool, ids)
+        looked = await self.store.look({pool: list(held) for pool, held in self.here.items()}, now + ALIVE_MS)
+        for pool, (ids, states) in looked.items():
+            held = self.here.get(pool, {})
             count = None
             for seek_id, (waits, matched) in zip(ids, states):
                 w = held.get(seek_id)

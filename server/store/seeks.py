@@ -10,7 +10,7 @@ cannot interleave with), never in two races from seeks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 
@@ -29,6 +29,13 @@ _entry = msgspec.msgpack.Decoder(SeekEntry)
 _formed = msgspec.msgpack.Decoder(FormedRace)
 _matched = msgspec.msgpack.Decoder(p.Matched)
 _enc = msgspec.msgpack.Encoder()
+
+Status = tuple[bool, Union[p.Matched, None]]
+"""A seek's state: whether it still waits, and its match if it has one."""
+
+
+def _states(waits: list[Any], gots: list[Any]) -> list[Status]:
+    return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
 
 class SeekStore:
@@ -108,10 +115,22 @@ class SeekStore:
         kind = text(reply[0])
         return kind, _matched.decode(reply[1]) if kind == "matched" else None
 
-    async def vouch(self, pool: str, seeks: list[str], until: int) -> None:
-        """These seeks' connections are alive until ``until`` (only seeks still waiting are touched)."""
-        if seeks:
-            await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
+    async def look(self, held: dict[str, list[str]], until: int) -> dict[str, tuple[list[str], list[Status]]]:
+        """Vouch for these seeks (pool -> seek ids: their connections are alive until ``until``; only seeks
+        still waiting are touched) and read each one's state (:data:`Status`): every pool in one round trip (a
+        process polls its seeks five times a second, and a round trip or two per pool each time was most
+        of what a few lone seeks in many pools cost)."""
+        pools = [(pool, ids) for pool, ids in held.items() if ids]
+        if not pools:
+            return {}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for pool, ids in pools:
+                k = SeekKeys(pool)
+                pipe.zadd(k.alive, {s: until for s in ids}, xx=True)
+                pipe.hmget(k.q, ids)
+                pipe.hmget(k.got, ids)
+            replies = await pipe.execute()
+        return {pool: (ids, _states(replies[3 * i + 1], replies[3 * i + 2])) for i, (pool, ids) in enumerate(pools)}
 
     async def pools(self) -> list[str]:
         """The pools in use (a seek waits, or a race forms; see :meth:`drop_if_idle`)."""
@@ -135,15 +154,6 @@ class SeekStore:
 
     async def waiting(self, pool: str) -> list[SeekEntry]:
         return [_entry.decode(v) for v in (await self.redis.hgetall(SeekKeys(pool).q)).values()]
-
-    async def status(self, pool: str, seeks: list[str]) -> list[tuple[bool, p.Matched | None]]:
-        """For each seek: whether it still waits, and its match if it has one (two commands)."""
-        k = SeekKeys(pool)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(k.q, seeks)
-            pipe.hmget(k.got, seeks)
-            waits, gots = await pipe.execute()
-        return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
     async def claim_wave(self, pool: str, wave: int, ttl_ms: int) -> bool:
         """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does)."""
