@@ -201,7 +201,7 @@ class Seeks:
             w.conn.send_msg(p.error(p.ErrorCode.SEEK_EXPIRED, f"nobody was paired with you in "
                                     f"{self.config.seek_expire:g} s, the longest a seek waits: seek again, maybe "
                                     "in a busier pool (thieves list shows them)", ref="seek"))
-        if not w.matched:
+        if w.entry.id not in self.here.get(w.pool.key, {}):  # expired, or gone meanwhile (not matched)
             w.conn.close_after_queue(p.CloseCode.NORMAL)
 
     async def _let_go(self, entry: SeekEntry) -> None:
@@ -260,14 +260,13 @@ class Seeks:
         """Pair the pools whose wave this process claims (every process ticks; one pairs each wave)."""
         wave_ms = max(1, int(self.config.seek_wave * 1000))
         number = now_ms() // wave_ms
-        for pool in await self.store.pools():
+        for name in await self.store.pools():
             started = time.process_time()
             try:
-                if await self._idle(rule.Pool.parse(pool)):
+                pool = rule.Pool.parse(name)
+                if await self._idle(pool) or not await self.store.claim_wave(name, number, 10 * wave_ms):
                     continue
-                if not await self.store.claim_wave(pool, number, 10 * wave_ms):
-                    continue
-                await self._pair(rule.Pool.parse(pool))
+                await self._pair(pool)
             finally:
                 self.metrics.seek_cpu_seconds += time.process_time() - started
 
