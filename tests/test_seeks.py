@@ -345,6 +345,33 @@ async def test_the_janitor_keeps_a_waiting_seeks_place_in_the_total_until_the_lo
         await ann.close()
 
 
+async def test_a_lock_a_dead_process_left_gives_its_seeks_places_back_when_taken_back(redis_url: str) -> None:
+    """A process killed between a seek's end and its release leaves the player's lock and the seek's
+    places among its address's (its pool, a lobby place). The player's next ``seek`` takes the lock back
+    (once older than a seek takes to enter its pool) and gives those places back with it: they do not
+    count against the address until they expire."""
+    from server.players.seeks import ALIVE_MS
+    from server.store import OPEN_LOBBIES
+    from server.store.keys import seek_places_key, seeker_key
+    from server.store.limits import seek_place
+    from server.store.seeks import LOCK_MS
+    from shared.names import name_key
+
+    async with live_server(redis_url, lobbies_per_address=1, seek_pools_per_address=1, **FAST) as server:
+        store, dead, pool, client = server.service.seeks.store, "0123456789abcdef", "forty-thieves/2/90/casual", \
+            "127.0.0.1"
+        who = f"n:{name_key('ann')}"
+        assert await store.lock(who, pool, dead, client)
+        assert await store.enter(client, dead, pool, 1) == []
+        await server.service.admit_creation(client, seek_place(dead))
+        await server.service.redis.pexpire(seeker_key(who), LOCK_MS - ALIVE_MS - 1000)
+        ann, seeking = await seek(server, name="ann", time_limit=60)  # another pool: the cap would refuse it
+        assert seeking.seek != dead and seeking.waiting == 1
+        assert await server.service.redis.hkeys(seek_places_key(client)) == [seeking.seek.encode()]
+        assert await server.service.redis.zscore(OPEN_LOBBIES, seek_place(dead)) is None
+        await ann.close()
+
+
 # ------------------------------------------------------------------ a seek nobody pairs
 async def test_a_seek_expires_after_its_time_and_its_seeker_is_told(redis_url: str) -> None:
     async with live_server(redis_url, seek_expire=1.0, **FAST) as server:

@@ -140,11 +140,11 @@ class Seeks:
                 raise Refused(p.ErrorCode.NAME_REGISTERED)
             who, acct, rating, key_hash = f"n:{name_key(name)}", None, rule.DEFAULT_RATING, ""
         seek_id = secrets.token_hex(8)
-        if not await self.store.lock(who, pool.key, seek_id):
+        if not await self.store.lock(who, pool.key, seek_id, client):
             resumed = await self._resume(conn, who)
             if resumed is not None:
                 return resumed
-            if not await self.store.lock(who, pool.key, seek_id):  # (again: the lock may have been a dead one)
+            if not await self.store.lock(who, pool.key, seek_id, client):  # (again: the lock may have been a dead one)
                 raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
                               "cancel that seek first (if its connection was lost, seek again in a second or two: "
                               "this connection takes it over); nothing was stored")
@@ -180,7 +180,7 @@ class Seeks:
         held = await self.store.held(who)
         if held is None:
             return None
-        pool_key, seek_id = held
+        pool_key, seek_id, client = held
         now = now_ms()
         kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS,
                                                        take_over=who.startswith("a:"))
@@ -188,7 +188,8 @@ class Seeks:
             if kind == "gone" and await self.store.lock_age(who) > ALIVE_MS:
                 # A lock naming a seek in no pool, taken longer ago than a seek takes to enter its pool: its
                 # process died between the seek's end and the lock's release (or before the seek entered).
-                await self.store.unlock(who, seek_id)
+                # Its address's places go with it (giving them back twice is once).
+                await self._release(who, seek_id, client)
             return None
         waiting = Waiting(rule.Pool.parse(pool_key), entry, conn)
         self.here.setdefault(pool_key, {})[seek_id] = waiting

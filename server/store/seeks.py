@@ -38,6 +38,13 @@ def _states(waits: list[Any], gots: list[Any]) -> list[Status]:
     return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
 
+def _lock_parts(value: str) -> tuple[str, str, str]:
+    """A player's lock, ``POOL SEEK [CLIENT]`` (a pool's name has no space; the address is last)."""
+    pool, _, rest = value.partition(" ")
+    seek, _, client = rest.partition(" ")
+    return pool, seek, client
+
+
 class SeekStore:
     """The seek pools, shared by every server process."""
 
@@ -55,17 +62,19 @@ class SeekStore:
         self._census = register(redis, "seek_census")
 
     # ------------------------------------------------------------ a player
-    async def lock(self, who: str, pool: str, seek: str) -> bool:
-        """Take the player's one seek; False when it has one already (anywhere)."""
-        return bool(await self.redis.set(seeker_key(who), f"{pool} {seek}", nx=True, px=LOCK_MS))
+    async def lock(self, who: str, pool: str, seek: str, client: str = "") -> bool:
+        """Take the player's one seek; False when it has one already (anywhere). ``client``: the address
+        the seek counts against, kept so that a lock its dead process left can give its places back."""
+        value = f"{pool} {seek} {client}" if client else f"{pool} {seek}"
+        return bool(await self.redis.set(seeker_key(who), value, nx=True, px=LOCK_MS))
 
-    async def held(self, who: str) -> tuple[str, str] | None:
-        """The pool and id of the seek the player's lock names (None: it has none)."""
+    async def held(self, who: str) -> tuple[str, str, str] | None:
+        """The pool, id and address ("" if not named) of the seek the player's lock names (None: it has
+        none)."""
         held = await self.redis.get(seeker_key(who))
         if held is None:
             return None
-        pool, _, seek = text(held).rpartition(" ")
-        return pool, seek
+        return _lock_parts(text(held))
 
     async def lock_age(self, who: str) -> int:
         """Milliseconds since the player's lock was taken (0 without one)."""
@@ -75,7 +84,7 @@ class SeekStore:
     async def unlock(self, who: str, seek: str) -> None:
         """Give the player's lock back if it is still this seek's."""
         held = await self.redis.get(seeker_key(who))
-        if held is not None and text(held).endswith(f" {seek}"):
+        if held is not None and _lock_parts(text(held))[1] == seek:
             await self.redis.delete(seeker_key(who))
 
     # ------------------------------------------------------------ an address
