@@ -119,6 +119,11 @@ class Config:
     """Seconds between two pairing waves of a seek pool (one process pairs each wave)."""
     seek_join: float = 10.0
     """Seconds the players of a race formed from seeks have to join it before a no-show is dropped."""
+    seek_expire: float = 600.0
+    """Seconds a seek may wait in its pool (its waiting time, kept across a partner's no-show) before it
+    expires: its seeker hears ``seek_expired``, so a seek nobody can pair is not kept for ever."""
+    seek_pools_per_address: int = 4
+    """Seek pools one client address may wait in at once (0: no cap): each pool a wave looks at costs."""
     seek_deals: str = "pool"
     """Deals of races formed from seeks: ``pool`` (a checked deal when one is ready, else a random one) or
     ``random``."""
@@ -213,6 +218,8 @@ _HELP = {
     "is spent",
     "seek_wave": "seconds between two pairing waves of a seek pool",
     "seek_join": "seconds the players of a race formed from seeks have to join it (then a no-show is dropped)",
+    "seek_expire": "seconds a seek may wait in its pool before it expires (the seeker is told: seek_expired)",
+    "seek_pools_per_address": "seek pools one client address may wait in at once (0: no cap)",
     "seek_deals": "deals of races formed from seeks: pool (a checked deal when one is ready, else random) or random",
     "log_level": "debug, info, warning or error",
 }

@@ -1205,6 +1205,8 @@ class ErrorCode(str, enum.Enum):
     SEEK_OUT_OF_RANGE = "seek_out_of_range"
     ALREADY_SEEKING = "already_seeking"
     NOT_SEEKING = "not_seeking"
+    TOO_MANY_SEEK_POOLS = "too_many_seek_pools"
+    SEEK_EXPIRED = "seek_expired"
     # the daily deal
     DAY_OVER = "day_over"
 
@@ -1309,6 +1311,10 @@ _EXPLANATIONS = {
     ErrorCode.ALREADY_SEEKING: "this player already waits for a race (one seek at a time): cancel it first; "
     "nothing was stored",
     ErrorCode.NOT_SEEKING: "this connection has no seek waiting",
+    ErrorCode.TOO_MANY_SEEK_POOLS: "this address's seeks wait in as many pools as one address may: seek in one "
+    "of those, or cancel a seek there first; nothing was stored",
+    ErrorCode.SEEK_EXPIRED: "nobody was paired with this seek in the time a seek may wait: seek again, maybe "
+    "in a busier pool (thieves list shows them)",
     ErrorCode.DAY_OVER: "the day of this daily deal is over: a play begins and ends within its UTC day (the "
                         "day's board shows the deal and every game once it is over); play today's deal",
 }

@@ -27,7 +27,7 @@ from shared import protocol as p
 
 TEST_SECRET = "test-secret-0123456789abcdef"
 CREATION_LIMITS = dict(create_burst=100_000, lobbies_per_address=100_000, lobbies_max=1_000_000,
-                       register_burst=0)
+                       register_burst=0, seek_pools_per_address=1_000)
 """Every test creates its races from 127.0.0.1: limits no test reaches, yet checked on every
 creation (tests/test_creation_limits.py sets low ones)."""
 CREATION_ARGS = [arg for name, value in CREATION_LIMITS.items()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 from cluster_util import LocalCluster
-from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, seed_checked, start_race
+from redis_util import (Client, LiveServer, caught_up, create_race, eventually, live_server, register, seed_checked,
+                        start_race)
 
 from server.store import Keys
 from server.store.keys import NAMES_INDEXED
@@ -464,3 +465,35 @@ async def test_a_racer_given_its_first_table_between_two_racers_frames_gets_ever
             await _until_status(ann, seat, "waiting", 30)
             for c in (ann, bob, cy):
                 await c.close()
+
+
+async def test_a_seeks_limits_expiry_and_key_replacement_on_a_cluster(empty_cluster: LocalCluster) -> None:
+    """What bounds a seek, on a Redis Cluster: its address's pools and lobby places (the address's keys
+    in one slot, the pool's in another), the end of its key (the account in a third) and its expiry."""
+    bounds = dict(redis_cluster=True, seek_wave=0.1, seek_deals="random", seek_expire=2.0, create_burst=0,
+                  lobbies_per_address=2, seek_pools_per_address=1)
+    async with live_server(empty_cluster.urls[0], **bounds) as server:
+        key = await register(server, "Ann")
+        ann = await Client.connect(server)
+        await ann.send(p.Seek(key=key, time_limit=60))
+        await ann.expect(p.Seeking)
+        bob = await Client.connect(server)
+        await bob.send(p.Seek(name="bob", time_limit=90))
+        assert (await bob.error()).code == "too_many_seek_pools"
+        status, _ = await server.http("POST", "/players/ann/key", headers={"authorization": f"Bearer {key}"})
+        assert status == 200
+
+        async def next_error(client: Client) -> p.Error:
+            while not isinstance(msg := await client.recv(20), p.Error):
+                assert isinstance(msg, p.Seeking)
+            return msg
+        assert (await asyncio.wait_for(next_error(ann), 20)).code == "bad_key"
+        assert await asyncio.wait_for(ann.closed(20), 20) == p.CloseCode.KEY_REPLACED
+
+        async def admitted() -> bool:  # ann's seek and its pool are given back
+            await bob.send(p.Seek(name="bob", time_limit=90))
+            return isinstance(await bob.recv(), p.Seeking)
+        await eventually(admitted, "bob's seek to be admitted once ann's ended")
+        error = await asyncio.wait_for(next_error(bob), 20)
+        assert (error.code, error.ref) == ("seek_expired", "seek")
+        await bob.close()

@@ -102,3 +102,16 @@ def test_a_partner_who_does_not_come_puts_the_seeker_back_on_the_waiting_screen(
             assert server.events("seek_no_show")
         finally:
             ann.close()
+
+
+def test_a_seek_nobody_is_paired_with_expires_and_says_so(redis_url: str) -> None:
+    with ServerProcess(redis_url, args=[*PROCESS_ARGS, "--seek-wave", "0.2", "--seek-expire", "2"]) as server:
+        eve = seek_term(server, "eve")
+        try:
+            eve.wait_for(lambda s: "1 waiting" in s)
+            done = eve.wait_for(lambda s: "exit status" in s, timeout=30)
+            assert "thieves seek: nobody was paired with you" in done and "exit status 2" in done
+            until(lambda: http_json(server.url + "/seeks")[1]["pools"] == [], "the pool to empty and go")
+            assert server.events("seek_expired")
+        finally:
+            eve.close()

@@ -20,6 +20,7 @@ import redis.asyncio as aioredis
 from redis_util import DEADLINE, Client, LiveServer, eventually, live_server, register
 from shared import protocol as p
 from shared import seeks as rule
+from server.race.clock import now_ms
 from server.store.keys import SeekKeys
 
 FAST = dict(seek_wave=0.1, seek_join=2.0, seek_deals="random")
@@ -46,8 +47,9 @@ async def matched(client: Client, timeout: float = DEADLINE) -> p.Matched:
 
 async def seek_closed(client: Client) -> int:
     """The close code of a seek connection the server ends (its ``seeking`` frames keep coming until
-    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not; a
-    placed seek hears nothing until then, so that quiet time is the whole deadline too)."""
+    then, so :meth:`Client.closed`'s quiet-time wait alone would never end if the server did not). After
+    ``matched`` nothing comes until the close, which waits for the race's start and the next wave: the
+    quiet time allowed is the whole deadline (5 s failed the hundred seekers on a loaded machine)."""
     return await asyncio.wait_for(client.closed(DEADLINE), DEADLINE)
 
 
@@ -149,6 +151,270 @@ async def test_a_second_seek_by_the_same_player_is_refused(fast: LiveServer) -> 
     assert (await again.expect(p.Seeking)).pool == "forty-thieves/2/120/casual"
     await first.close()
     await again.close()
+
+
+async def test_a_seek_with_one_accounts_key_and_another_name_is_refused_as_hello_is(fast: LiveServer) -> None:
+    key = await register(fast, "Ann")
+    before = await seek_keys(fast)
+    client = await Client.connect(fast)
+    await client.send(p.Seek(key=key, name="bob"))
+    error = await client.error()
+    assert (error.code, error.ref) == ("bad_field", "seek")
+    assert "this key is 'Ann''s; leave out the name or give that one" in error.message
+    assert await seek_keys(fast) == before
+    await client.send(p.Seek(key=key, name="ANN"))  # the key's own name, in any case, is no mistake
+    assert (await client.expect(p.Seeking)).pool == "forty-thieves/2/300/casual"
+    await client.close()
+
+
+async def test_a_race_from_seeks_reports_a_secret_random_deal_and_never_shows_its_number(fast: LiveServer) -> None:
+    ann, _ = await seek(fast, name="ann", time_limit=60)
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    ma, mb = await matched(ann), await matched(bob)
+    a, b = await join(fast, ma), await join(fast, mb)
+    await a.expect(p.Countdown)
+    meta = await fast.service.store.meta(ma.race)
+    assert meta is not None and meta.deal_source == "random" and meta.status == "started"
+    status, body = await fast.http("GET", f"/races/{ma.race}")
+    assert status == 200 and body["race"]["deal_source"] == "random"
+    assert str(meta.deal) not in str(body) and meta.salt not in str(body)
+    spectator = await Client.connect(fast)
+    welcome = await spectator.hello(ma.race, role="spectator")
+    assert welcome.race.deal_source == "random"
+    assert str(meta.deal) not in str(welcome)
+    for c in (ann, bob, a, b, spectator):
+        await c.close()
+
+
+async def test_server_made_races_report_where_their_secret_deal_came_from(fast: LiveServer) -> None:
+    """The one path challenges, rematches, daily plays, event heats and seeks make their races by."""
+    from server.deals.checked import CheckedDeal
+
+    svc = fast.service
+    drawn = await svc.create_for(["ann", "bob"], CheckedDeal("forty-thieves", 123_456_789, ()), 60, "all-ready", "")
+    chosen = await svc.create_for(["ann", "bob"], CheckedDeal("forty-thieves", 7, (), chosen=True), 60,
+                                  "all-ready", "")
+    assert (drawn.deal_source, drawn.deal, drawn.checked) == ("random", 123_456_789, False)
+    assert (chosen.deal_source, chosen.deal) == ("number", 7)
+    status, body = await fast.http("GET", f"/races/{drawn.id}")
+    assert status == 200 and body["race"]["deal_source"] == "random" and "123456789" not in str(body)
+
+
+# ------------------------------------------------------------------ key replacement
+async def replace_key(server: LiveServer, old: str) -> str:
+    """``POST /players/{name}/key`` with the current key: the new one (the old one stops working)."""
+    status, body = await server.http("POST", f"/players/{old.split('.')[0]}/key",
+                                     headers={"authorization": f"Bearer {old}"})
+    assert status == 200, body
+    return str(body["key"])
+
+
+async def next_error(client: Client) -> p.Error:
+    """The connection's next ``error``, past the ``seeking`` updates."""
+    async def wait() -> p.Error:
+        while not isinstance(msg := await client.recv(DEADLINE), p.Error):
+            assert isinstance(msg, p.Seeking), msg
+        return msg
+    return await asyncio.wait_for(wait(), DEADLINE)
+
+
+async def waiting_names(server: LiveServer, pool: str) -> list[str]:
+    return sorted(e.name for e in await server.service.seeks.store.waiting(pool))
+
+
+async def test_a_key_replacement_ends_the_seek_made_with_the_old_key(fast: LiveServer) -> None:
+    old = await register(fast, "Ann")
+    ann, _ = await seek(fast, key=old, time_limit=60)
+    new = await replace_key(fast, old)
+    error = await next_error(ann)
+    assert error.code == "bad_key" and "replaced" in error.message
+    assert await seek_closed(ann) == p.CloseCode.KEY_REPLACED
+    pool = "forty-thieves/2/60/casual"
+    async def empty() -> bool:
+        return await waiting_names(fast, pool) == []
+    await eventually(empty, "the old key's seek to leave its pool")
+    # Nobody is paired with it; the account seeks again with its new key (its one-seek lock is free).
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    again, _ = await seek(fast, key=new, time_limit=60)
+    mb, ma = await matched(bob), await matched(again)
+    assert ma.race == mb.race and sorted(ma.names) == ["Ann", "bob"]
+    for c in (bob, again):
+        await c.close()
+
+
+async def test_a_wave_pairs_no_seek_whose_key_was_replaced_unheard(fast: LiveServer) -> None:
+    """The news of a replaced key reaches the seek's process over pub/sub (at most once) or at its next
+    heartbeat (seconds later); a wave in between must not form a race from the old key's seek, or its
+    token would seat whoever held that key as the account."""
+    old = await register(fast, "Ann")
+    ann, _ = await seek(fast, key=old, time_limit=60)
+    # What rotate.lua writes, without the news (a process that missed it).
+    await fast.service.redis.hset("account:{ann}", mapping={"key_hash": "0" * 64, "key_since": now_ms()})
+    bob, _ = await seek(fast, name="bob", time_limit=60)
+    pool = "forty-thieves/2/60/casual"
+
+    async def only_bob() -> bool:
+        return await waiting_names(fast, pool) == ["bob"]
+    await eventually(only_bob, "the wave to drop the old key's seek and keep bob waiting")
+    assert await fast.service.seeks.store.formed(pool) == []
+    for c in (ann, bob):
+        await c.close()
+
+
+# ------------------------------------------------------------------ creation limits
+async def creation_counts(server: LiveServer) -> dict[str, Any]:
+    """The creation limits' keys (the address's bucket and lobbies, every lobby): what a refused seek
+    must leave as it was."""
+    r = server.service.redis
+    out: dict[str, Any] = {}
+    for pattern in ("creator:*", "lobbies:*"):
+        async for key in r.scan_iter(match=pattern):
+            kind = (await r.type(key)).decode()
+            out[key.decode()] = await r.hgetall(key) if kind == "hash" else await r.zrange(key, 0, -1)
+    return out
+
+
+async def refused_seek(server: LiveServer, **fields: Any) -> p.Error:
+    """A seek the limits refuse: its typed error, and nothing written (the waves' own counters aside)."""
+    async def state() -> tuple[dict[str, Any], dict[str, Any]]:
+        return await creation_counts(server), await seek_keys(server)
+    before = await state()
+    client = await Client.connect(server)
+    await client.send(p.Seek(**fields))
+    error = await client.error()
+    assert error.ref == "seek" and not error.message.startswith("seek") and "nothing was stored" in error.message
+    assert await state() == before
+    await client.close()
+    return error
+
+
+async def test_a_seek_spends_its_addresss_creation_token_as_creating_a_race_does(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=2, create_interval=600.0, **FAST) as server:
+        status, _ = await server.http("POST", "/races", {})
+        assert status == 201
+        ann, _ = await seek(server, name="ann", time_limit=60)  # the address's second creation
+        error = await refused_seek(server, name="bob", time_limit=60)
+        assert error.code == "create_rate_limited" and "races (or daily plays, or seeks)" in error.message
+        status, body = await server.http("POST", "/races", {})  # and the seek spent the race's token
+        assert (status, body["code"]) == (429, "create_rate_limited")
+        await ann.close()
+
+
+async def test_a_seek_holds_a_lobby_place_of_its_address_until_its_race_starts(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=0, lobbies_per_address=2, **dict(FAST, seek_join=30.0)) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        bob, _ = await seek(server, name="bob", time_limit=60)
+        ma, mb = await matched(ann), await matched(bob)
+        error = await refused_seek(server, name="cy", time_limit=90)
+        assert error.code == "too_many_lobbies" and "a seek counts as one until its race starts" in error.message
+        status, body = await server.http("POST", "/races", {})  # a race, too, finds the places taken
+        assert (status, body["code"]) == (429, "too_many_lobbies")
+        a, b = await join(server, ma), await join(server, mb)
+        await a.expect(p.Countdown)
+        cy = await Client.connect(server)
+
+        async def admitted() -> bool:
+            await cy.send(p.Seek(name="cy", time_limit=90))
+            return isinstance(await cy.recv(), p.Seeking)
+        await eventually(admitted, "the started race's places to come back")
+        for c in (ann, bob, a, b, cy):
+            await c.close()
+
+
+async def test_a_cancelled_seek_gives_its_lobby_place_back(redis_url: str) -> None:
+    async with live_server(redis_url, create_burst=0, lobbies_per_address=1, **FAST) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        assert (await refused_seek(server, name="bob", time_limit=90)).code == "too_many_lobbies"
+        await ann.send(p.SeekCancel())
+        assert (await ann.expect(p.SeekCancelled)).cancelled
+        bob, _ = await seek(server, name="bob", time_limit=90)
+        await ann.close()
+        await bob.close()
+
+
+async def test_the_janitor_keeps_a_waiting_seeks_place_in_the_total_until_the_lobby_ttl(redis_url: str) -> None:
+    from server.store import OPEN_LOBBIES
+
+    async with live_server(redis_url, **FAST) as server:
+        ann, seeking = await seek(server, name="ann", time_limit=60)
+        creations, place = server.service.creations, f"seek.{seeking.seek}"
+        # Past the grace a race id without its race is dropped; a seek's place is no race and stays.
+        assert await creations.repair([], now_ms() + creations.settings.grace_ms + 1000) == 0
+        assert await server.service.redis.zscore(OPEN_LOBBIES, place) is not None
+        assert await creations.repair([], now_ms() + creations.settings.ttl_ms + 1000) == 1
+        await ann.close()
+
+
+async def test_a_lock_a_dead_process_left_gives_its_seeks_places_back_when_taken_back(redis_url: str) -> None:
+    """A process killed between a seek's end and its release leaves the player's lock and the seek's
+    places among its address's (its pool, a lobby place). The player's next ``seek`` takes the lock back
+    (once older than a seek takes to enter its pool) and gives those places back with it: they do not
+    count against the address until they expire."""
+    from server.players.seeks import ALIVE_MS
+    from server.store import OPEN_LOBBIES
+    from server.store.keys import seek_places_key, seeker_key
+    from server.store.limits import seek_place
+    from server.store.seeks import LOCK_MS
+    from shared.names import name_key
+
+    async with live_server(redis_url, lobbies_per_address=1, seek_pools_per_address=1, **FAST) as server:
+        store, dead, pool, client = server.service.seeks.store, "0123456789abcdef", "forty-thieves/2/90/casual", \
+            "127.0.0.1"
+        who = f"n:{name_key('ann')}"
+        assert await store.lock(who, pool, dead, client)
+        assert await store.enter(client, dead, pool, 1) == []
+        await server.service.admit_creation(client, seek_place(dead))
+        await server.service.redis.pexpire(seeker_key(who), LOCK_MS - ALIVE_MS - 1000)
+        ann, seeking = await seek(server, name="ann", time_limit=60)  # another pool: the cap would refuse it
+        assert seeking.seek != dead and seeking.waiting == 1
+        assert await server.service.redis.hkeys(seek_places_key(client)) == [seeking.seek.encode()]
+        assert await server.service.redis.zscore(OPEN_LOBBIES, seek_place(dead)) is None
+        await ann.close()
+
+
+# ------------------------------------------------------------------ a seek nobody pairs
+async def test_a_seek_expires_after_its_time_and_its_seeker_is_told(redis_url: str) -> None:
+    async with live_server(redis_url, seek_expire=1.0, **FAST) as server:
+        ann, seeking = await seek(server, name="ann", time_limit=60)
+        error = await next_error(ann)
+        assert (error.code, error.ref) == ("seek_expired", "seek")
+        assert "nobody was paired with you in 1 s, the longest a seek waits: seek again" in error.message
+        assert await seek_closed(ann) == 1000
+        assert await waiting_names(server, "forty-thieves/2/60/casual") == []
+        assert list(await creation_counts(server)) == ["creator:{127.0.0.1}:bucket"]  # its places given back
+        assert metric(await metrics_text(server), "expired") == 1
+        again, _ = await seek(server, name="ann", time_limit=60)  # the player may seek again
+        await again.close()
+
+
+async def test_one_address_waits_in_at_most_its_cap_of_pools(redis_url: str) -> None:
+    async with live_server(redis_url, seek_pools_per_address=2, **FAST) as server:
+        ann, _ = await seek(server, name="ann", time_limit=60)
+        bob, _ = await seek(server, name="bob", seats=3, time_limit=60)
+        error = await refused_seek(server, name="cy", time_limit=90)
+        assert error.code == "too_many_seek_pools"
+        assert ("this address's seeks wait in 2 pools (forty-thieves/2/60/casual, forty-thieves/3/60/casual), the "
+                "most one address may") in error.message
+        cy, _ = await seek(server, name="cy", seats=3, time_limit=60)  # a pool it waits in already
+        await ann.send(p.SeekCancel())
+        assert (await ann.expect(p.SeekCancelled)).cancelled
+        dee, _ = await seek(server, name="dee", time_limit=90)  # a pool left: another may be taken
+        for c in (ann, bob, cy, dee):
+            await c.close()
+
+
+async def test_a_wave_drops_a_lone_seek_nobody_vouches_for(fast: LiveServer) -> None:
+    """A pool too empty to form a race is skipped cheaply, but not its dead seeks (a process died)."""
+    from server.store.records import SeekEntry
+
+    pool = "forty-thieves/2/60/casual"
+    entry = SeekEntry(id="0123456789abcdef", who="n:ghost", name="ghost", rating=1000, since=now_ms())
+    await fast.service.seeks.store.add(pool, entry, now_ms() - 1)
+
+    async def gone() -> bool:
+        return await waiting_names(fast, pool) == []
+    await eventually(gone, "the wave to drop the seek nobody vouches for")
+    assert metric(await metrics_text(fast), "dropped") == 1
 
 
 # ------------------------------------------------------------------ no-shows

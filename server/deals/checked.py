@@ -89,11 +89,14 @@ class _Search:
 
 @dataclass(frozen=True)
 class CheckedDeal:
-    """A deal number the solver proved winnable, with its winning line from the start."""
+    """A deal number the solver proved winnable, with its winning line from the start (a race's secret
+    deal otherwise: no line, drawn at random or, ``chosen``, someone's choice)."""
 
     variant: str
     deal: int
     line: tuple[str, ...]
+    chosen: bool = False
+    """The number was chosen (an organiser's deal), not drawn: its race reports ``deal_source`` "number"."""
 
     def dumps(self) -> str:
         """The form kept in Redis (and crossing the worker's process boundary)."""

@@ -130,7 +130,7 @@ class EventContext:
         private pool, or a random one."""
         named = meta.organiser_deal(number)
         if named is not None:
-            return CheckedDeal(meta.variant, named, ())
+            return CheckedDeal(meta.variant, named, (), chosen=True)
         if meta.deal_source == "pool":
             return await self.pool.take(meta.variant)
         return CheckedDeal(meta.variant, secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ())

@@ -68,8 +68,8 @@ class Metrics:
         self.checked_taken: dict[str, int] = defaultdict(int)
         """``variant|source`` -> pool races created (source pool / on_demand) or refused (none)."""
         self.seek_events: dict[str, int] = defaultdict(int)
-        """what -> seeks this process saw: ``placed`` (matched), ``cancelled``, ``no_show``, ``requeued``,
-        ``dropped`` (their connection stopped vouching), and ``races`` formed."""
+        """what -> seeks this process saw: ``placed`` (matched), ``cancelled``, ``expired``, ``no_show``,
+        ``requeued``, ``dropped`` (their connection stopped vouching), and ``races`` formed."""
         self.seek_cpu_seconds = 0.0
         """Process CPU time spent in pairing waves (forming groups, creating and seating their races)."""
 

@@ -52,6 +52,15 @@ def split_key(key: str) -> tuple[str, str]:
     return account, secret
 
 
+def name_refused(account: Account, name: str | None) -> str | None:
+    """Why ``name``, given beside ``account``'s key (in a ``hello`` or a ``seek``), is refused (another
+    account's name), or None. The key decides who plays: a name that says otherwise is a mistake the player must hear of
+    (``bad_field``), never one silently dropped for the key's."""
+    if name is None or account_of(name.strip()) == account.account:
+        return None
+    return f"this key is {account.name!r}'s; leave out the name or give that one"
+
+
 async def check_key(accounts: AccountStore, key: str) -> Account:
     """The account ``key`` belongs to; raises :class:`BadKey` for an unknown, forged or replaced key."""
     account, secret = split_key(key)

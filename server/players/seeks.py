@@ -43,11 +43,13 @@ from ..deals.checked import CheckedDeal
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
+from ..race.rules import CreateError
 from ..race.session import Refused
 from ..race.tokens import PLAYER
+from ..store.limits import seek_place
 from ..store.records import FormedRace, SeekEntry
 from ..store.seeks import SeekStore
-from .accounts import BadKey, check_key
+from .accounts import BadKey, check_key, name_refused
 from .ratings import shown
 
 POLL_SECONDS = 0.2
@@ -101,8 +103,10 @@ class Seeks:
         self.metrics = service.metrics
 
     # ------------------------------------------------------------ a seek
-    async def seek(self, conn: SeekConnection, msg: p.Seek) -> Waiting:
-        """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored)."""
+    async def seek(self, conn: SeekConnection, msg: p.Seek, client: str) -> Waiting:
+        """Check the seek, put it in its pool, tell the player; raises Refused (nothing stored). A seek
+        counts against ``client``'s creation limits as the race it may become (store/limits.py
+        ``seek_place``), until it ends or its race starts."""
         if msg.protocol != p.PROTOCOL_VERSION:
             raise Refused(p.ErrorCode.VERSION_MISMATCH,
                           f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}")
@@ -118,7 +122,9 @@ class Seeks:
                 account = await check_key(self.service.accounts, msg.key)
             except BadKey as exc:
                 raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
-            who, name, acct = f"a:{account.account}", account.name, account.account
+            if (why := name_refused(account, msg.name)) is not None:
+                raise Refused(p.ErrorCode.BAD_FIELD, f"{why}; nothing was stored")
+            who, name, acct, key_hash = f"a:{account.account}", account.name, account.account, account.key_hash
             rating = await self._rating(account.account, variant.key)
         else:
             if msg.rated:
@@ -132,23 +138,28 @@ class Seeks:
                 raise Refused(exc.code, str(exc)) from None
             if await self.service.accounts.registered(name):
                 raise Refused(p.ErrorCode.NAME_REGISTERED)
-            who, acct, rating = f"n:{name_key(name)}", None, rule.DEFAULT_RATING
+            who, acct, rating, key_hash = f"n:{name_key(name)}", None, rule.DEFAULT_RATING, ""
         seek_id = secrets.token_hex(8)
-        if not await self.store.lock(who, pool.key, seek_id):
+        if not await self.store.lock(who, pool.key, seek_id, client):
             resumed = await self._resume(conn, who)
             if resumed is not None:
                 return resumed
-            if not await self.store.lock(who, pool.key, seek_id):  # (again: the lock may have been a dead one)
+            if not await self.store.lock(who, pool.key, seek_id, client):  # (again: the lock may have been a dead one)
                 raise Refused(p.ErrorCode.ALREADY_SEEKING, f"{name} already waits for a race (one seek at a time): "
                               "cancel that seek first (if its connection was lost, seek again in a second or two: "
                               "this connection takes it over); nothing was stored")
+        try:
+            await self._admit(client, seek_id, pool)
+        except BaseException:
+            await self.store.unlock(who, seek_id)
+            raise
         now = now_ms()
         entry = SeekEntry(id=seek_id, who=who, name=name, account=acct, rating=rating, since=now,
-                          shy=await self.store.shy(who) > 0)
+                          shy=await self.store.shy(who) > 0, key_hash=key_hash, client=client)
         try:
             count = await self.store.add(pool.key, entry, now + ALIVE_MS)
         except BaseException:
-            await self.store.unlock(who, seek_id)
+            await self._let_go(entry)
             raise
         waiting = Waiting(pool, entry, conn)
         self.here.setdefault(pool.key, {})[seek_id] = waiting
@@ -169,7 +180,7 @@ class Seeks:
         held = await self.store.held(who)
         if held is None:
             return None
-        pool_key, seek_id = held
+        pool_key, seek_id, client = held
         now = now_ms()
         kind, entry, matched = await self.store.resume(pool_key, seek_id, now + ALIVE_MS, now + ALIVE_MS - PRESENT_MS,
                                                        take_over=who.startswith("a:"))
@@ -177,7 +188,8 @@ class Seeks:
             if kind == "gone" and await self.store.lock_age(who) > ALIVE_MS:
                 # A lock naming a seek in no pool, taken longer ago than a seek takes to enter its pool: its
                 # process died between the seek's end and the lock's release (or before the seek entered).
-                await self.store.unlock(who, seek_id)
+                # Its address's places go with it (giving them back twice is once).
+                await self._release(who, seek_id, client)
             return None
         waiting = Waiting(rule.Pool.parse(pool_key), entry, conn)
         self.here.setdefault(pool_key, {})[seek_id] = waiting
@@ -187,6 +199,22 @@ class Seeks:
         else:
             self._say(waiting, now, (await self.store.waiting_counts([pool_key]))[0])
         return waiting
+
+    async def _admit(self, client: str, seek_id: str, pool: rule.Pool) -> None:
+        """Count a new seek against its address: the pools one address may wait in (each costs every
+        wave), then the creation limits; raises Refused (then nothing was written)."""
+        cap = self.config.seek_pools_per_address
+        if taken := await self.store.enter(client, seek_id, pool.key, cap):
+            raise Refused(p.ErrorCode.TOO_MANY_SEEK_POOLS,
+                          f"this address's seeks wait in {len(taken)} pools ({', '.join(taken)}), the most "
+                          f"one address may: seek in one of those, or cancel a seek there first; nothing was stored")
+        try:
+            await self.service.admit_creation(client, seek_place(seek_id))
+        except BaseException as exc:
+            await self.store.leave(client, seek_id)
+            if isinstance(exc, CreateError):
+                raise Refused(exc.code, f"{exc}; nothing was stored") from None
+            raise
 
     async def _rating(self, account: str, variant: str) -> int:
         """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
@@ -211,9 +239,10 @@ class Seeks:
         w.matched = matched.race
         w.conn.send_msg(matched)
 
-    async def cancel(self, w: Waiting) -> bool:
+    async def cancel(self, w: Waiting, why: str = "cancelled") -> bool:
         """Take the seek out of its pool: True; False when a race was formed for it first (its
-        ``matched`` is sent first if it has not gone out yet)."""
+        ``matched`` is sent first if it has not gone out yet). ``why``: counted and logged as that
+        (``cancelled`` by its player, or ``expired``)."""
         w.cancelling = True
         try:
             kind, matched = await self.store.cancel(w.pool.key, w.entry.id)
@@ -223,11 +252,34 @@ class Seeks:
             await self._tell_matched(w, matched, now_ms())
             return False
         self._forget(w)
-        await self.store.unlock(w.entry.who, w.entry.id)
+        await self._let_go(w.entry)
         if kind == "cancelled":
-            self.metrics.seek_events["cancelled"] += 1
-            log("seek_cancelled", pool=w.pool.key, seek=w.entry.id)
+            self.metrics.seek_events[why] += 1
+            log(f"seek_{why}", pool=w.pool.key, seek=w.entry.id)
         return kind == "cancelled"
+
+    async def _expire(self, w: Waiting) -> None:
+        """The seek has waited ``--seek-expire`` seconds: it leaves its pool (a seek nobody can pair would
+        cost every wave for ever), and its seeker is told so; a race formed for it first goes on."""
+        if await self.cancel(w, "expired"):
+            w.conn.send_msg(p.error(p.ErrorCode.SEEK_EXPIRED, f"nobody was paired with you in "
+                                    f"{self.config.seek_expire:g} s, the longest a seek waits: seek again, maybe "
+                                    "in a busier pool (thieves list shows them)", ref="seek"))
+        if w.entry.id not in self.here.get(w.pool.key, {}):  # expired, or gone meanwhile (not matched)
+            w.conn.close_after_queue(p.CloseCode.NORMAL)
+
+    async def _let_go(self, entry: SeekEntry) -> None:
+        """The seek is over (it left its pool, or its race was settled): the player may seek again, and its
+        address's lobby place is given back."""
+        await self._release(entry.who, entry.id, entry.client)
+
+    async def _release(self, who: str, seek_id: str, client: str) -> None:
+        """Give back what a seek held: its player's lock, and its place among its address's seeks and
+        lobbies (``client``; "" for a seek that counted against none)."""
+        await self.store.unlock(who, seek_id)
+        if client:
+            await self.store.leave(client, seek_id)
+            await self.service.creations.release(client, seek_place(seek_id))
 
     def _forget(self, w: Waiting) -> None:
         held = self.here.get(w.pool.key)
@@ -247,10 +299,10 @@ class Seeks:
     async def poll(self) -> None:
         """Vouch for this process's seeks, and tell each its news: matched, back in the pool, over."""
         now = now_ms()
-        for pool, held in list(self.here.items()):
-            ids = list(held)
-            await self.store.vouch(pool, ids, now + ALIVE_MS)
-            states = await self.store.status(pool, ids)
+        expire_ms = self.config.seek_expire * 1000
+        looked = await self.store.look({pool: list(held) for pool, held in self.here.items()}, now + ALIVE_MS)
+        for pool, (ids, states) in looked.items():
+            held = self.here.get(pool, {})
             count = None
             for seek_id, (waits, matched) in zip(ids, states):
                 w = held.get(seek_id)
@@ -258,6 +310,8 @@ class Seeks:
                     continue
                 if matched is not None:
                     await self._tell_matched(w, matched, now)
+                elif waits and now - w.entry.since >= expire_ms:
+                    await self._expire(w)
                 elif waits:
                     requeued = bool(w.matched)
                     if requeued or time.monotonic() - w.said_at >= STATUS_SECONDS:
@@ -276,36 +330,74 @@ class Seeks:
         wave_ms = max(1, int(self.config.seek_wave * 1000))
         number = now_ms() // wave_ms
         lease_ms = max(10 * wave_ms, LEASE_MS)
-        for pool in await self.store.pools():
-            lease = secrets.token_hex(8)
-            if not await self.store.claim_wave(pool, number, lease_ms, lease):
-                continue
+        for name in await self.store.pools():
             started = time.process_time()
+            lease = ""
             try:
-                await self._pair(rule.Pool.parse(pool), lease, lease_ms)
+                pool = rule.Pool.parse(name)
+                if await self._idle(pool):
+                    continue
+                lease = secrets.token_hex(8)
+                if not await self.store.claim_wave(name, number, lease_ms, lease):
+                    lease = ""  # (not ours: nothing to give back)
+                    continue
+                await self._pair(pool, lease, lease_ms)
             finally:
                 self.metrics.seek_cpu_seconds += time.process_time() - started
-                await self.store.wave_done(pool, lease)
+                if lease:
+                    await self.store.wave_done(name, lease)
+
+    async def _idle(self, pool: rule.Pool) -> bool:
+        """Whether the pool has nothing for a wave: too few seeks to form a race, none to drop, no race
+        forming to settle (one round trip, before any claim: a pool where one player waits must not cost
+        a pairing every wave). A pool nobody waits in leaves the list."""
+        waiting, forming, dead = await self.store.census(pool.key, now_ms())
+        if dead or forming or waiting >= pool.seats:
+            return False
+        if not waiting:
+            await self.store.drop_if_idle(pool.key)
+        return True
 
     async def _pair(self, pool: rule.Pool, lease: str, lease_ms: int) -> None:
         now = now_ms()
         for dead in await self.store.drop_dead(pool.key, now):
             self.metrics.seek_events["dropped"] += 1
-            await self.store.unlock(dead.who, dead.id)
+            await self._let_go(dead)
             log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
         await self._settle(pool, now)
-        entries = {e.id: e for e in await self.store.waiting(pool.key)}
+        checked = now_ms()  # before the keys are read: this wave's tokens are given as of then (_keys_current)
+        entries = await self._keys_current({e.id: e for e in await self.store.waiting(pool.key)}, pool)
         if not entries:
             await self.store.drop_if_idle(pool.key)
             return
         present = await self.store.present(pool.key, now_ms() + ALIVE_MS - PRESENT_MS)
         entries = {i: e for i, e in entries.items() if i in present}
-        now = max([now_ms(), *(e.since for e in entries.values())])  # (a seek of another process's clock)
+        now = max([checked, *(e.since for e in entries.values())])  # (a seek of another process's clock)
         seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
         for group in rule.form(seekers, pool.seats, now):
             if not await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now,
                                      lease, lease_ms):
                 return
+
+    async def _keys_current(self, entries: dict[str, SeekEntry], pool: rule.Pool) -> dict[str, SeekEntry]:
+        """The entries less the seeks made with an account key that has been replaced since, which leave
+        the pool here. Their connections are closed (4008) when the news of the key reaches their process
+        (KeyHolders), but a wave may come first, and a race formed then would seat whoever held the old
+        key as the account; the tokens of a race formed after this read are older than any replacement
+        it missed (:meth:`_pair` gives them as of before this read), and a token older than the key seats
+        nobody without the new key (connection._claim)."""
+        keyed = [e for e in entries.values() if e.account is not None]
+        if not keyed:
+            return entries
+        hashes = await self.service.accounts.key_hashes([e.account for e in keyed if e.account is not None])
+        for e, current in zip(keyed, hashes):
+            if current != e.key_hash:
+                del entries[e.id]
+                kind, _ = await self.store.cancel(pool.key, e.id)
+                if kind == "cancelled":
+                    await self._let_go(e)
+                    log("seek_key_replaced", pool=pool.key, seek=e.id, who=e.who)
+        return entries
 
     async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int, lease: str,
                      lease_ms: int) -> bool:
@@ -374,7 +466,7 @@ class Seeks:
                 if m in back:
                     self.metrics.seek_events["requeued"] += 1
                     continue
-                await self.store.unlock(m.who, m.id)
+                await self._let_go(m)
                 if meta is not None and meta.status == "lobby":
                     shy = await self.store.mark_shy(m.who)
                     self.metrics.seek_events["no_show"] += 1

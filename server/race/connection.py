@@ -26,7 +26,7 @@ from shared.variants import get_variant
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
 from ..ops.websocket import BACKLOG, Backlog
-from ..players.accounts import BadKey, account_of, check_key
+from ..players.accounts import BadKey, check_key, name_refused
 from ..store import UNAVAILABLE, Committed, CommitResult, Conflict, EventKind, HintRefused, RaceMeta, StoreError
 from ..store.accounts import Account
 from . import rules as races
@@ -478,9 +478,8 @@ class Connection:
             account = await check_key(self.service.accounts, msg.key)
         except BadKey as exc:
             raise Refused(p.ErrorCode.BAD_KEY, str(exc), close=p.CloseCode.HELLO_REFUSED) from None
-        if msg.name is not None and account_of(msg.name.strip()) != account.account:
-            raise Refused(p.ErrorCode.BAD_FIELD, f"this key is {account.name!r}'s; leave out the name "
-                          f"or give that one", close=p.CloseCode.HELLO_REFUSED)
+        if (why := name_refused(account, msg.name)) is not None:
+            raise Refused(p.ErrorCode.BAD_FIELD, why, close=p.CloseCode.HELLO_REFUSED)
         return account
 
     async def _claim(self, token: str, meta: RaceMeta, account: Account | None, now: int) -> tuple[int, int]:
@@ -621,7 +620,11 @@ class Connection:
         if self.seeking is not None:
             raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection already waits on a seek; nothing "
                           "was stored")
-        self.seeking = await self.service.seeks.seek(self, msg)
+        self.seeking = await self.service.seeks.seek(self, msg, self._client())
+        entry = self.seeking.entry
+        if entry.account is not None:  # the seek ends with the key it was made with (KeyHolders)
+            self.account, self.key_hash = entry.account, entry.key_hash
+            self.service.key_holders.add(self.account, self.key_hash, self)
 
     async def on_seek_cancel(self, msg: p.SeekCancel) -> None:
         if self.seeking is None:
@@ -630,16 +633,22 @@ class Connection:
         cancelled = await self.service.seeks.cancel(waiting)
         if not cancelled:
             self.seeking = waiting  # matched first: the connection keeps telling its news
+        elif self.account is not None:  # a hello may follow, with another key or none
+            self.service.key_holders.remove(self.account, self)
+            self.account = None
         self.send_msg(p.SeekCancelled(cancelled=cancelled))
 
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
         try:
-            client = self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
-            meta, token = await self.service.create_race(msg, client)
+            meta, token = await self.service.create_race(msg, self._client())
         except races.CreateError as exc:
             raise Refused(exc.code, str(exc)) from None
         self.send_msg(p.Created(race=races.race_info(meta, now_ms()), creator_token=token))
+
+    def _client(self) -> str:
+        """The address this connection's creations (races, seeks) count against."""
+        return self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
 
     def _player(self) -> tuple[str, int]:
         if self.race is None:

@@ -73,7 +73,7 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
 
     A ``"pool"`` race takes its secret deal and winning line from ``checked``
     (the caller drew it from the private pool); the others get a secret
-    random number or the number asked for. ``race_id``: the id the
+    random number (``checked``'s when the server drew it) or the number asked for. ``race_id``: the id the
     creation limits reserved (default: a new one).
     """
     variant = check_request(req)
@@ -82,8 +82,8 @@ def new_race(req: p.Create, now_ms: int, checked: CheckedDeal | None = None, rac
         if checked is None or checked.variant != variant.key:
             raise CreateError(p.ErrorCode.NO_POOL, f"no checked deal of {variant.key} was given")
         number, line = checked.deal, " ".join(checked.line)
-    elif req.deal_source == "random":
-        number = secrets.randbelow(p.MAX_WIRE_DEAL) + 1
+    elif req.deal_source == "random":  # drawn here, or already by the server making the race (``checked``)
+        number = checked.deal if checked is not None else secrets.randbelow(p.MAX_WIRE_DEAL) + 1
     else:
         assert req.deal is not None
         number = req.deal

@@ -408,12 +408,7 @@ class Service:
         """
         variant = races.check_request(req)
         race_id = races.new_id()
-        try:
-            await self.creations.admit(client, race_id)
-        except Limited as exc:
-            self.metrics.creations_refused[exc.code] += 1
-            self._log_create_refused(last_client=client, code=exc.code, wait_ms=exc.wait_ms)
-            raise self._limited(exc) from None
+        await self.admit_creation(client, race_id)
         try:
             meta, token = await self._create(req, variant.key, race_id)
         except BaseException:
@@ -423,6 +418,17 @@ class Service:
                 log("create_release_failed", logging.WARNING, client=client, race=race_id, error=exc)
             raise
         return meta, token
+
+    async def admit_creation(self, client: str, place: str) -> None:
+        """Count a creation against ``client``'s limits (a token, a lobby place named ``place``, a place in
+        the total): a race's (its id), or a seek's (``limits.seek_place``: it may become a race); raises
+        races.CreateLimited (then nothing was written)."""
+        try:
+            await self.creations.admit(client, place)
+        except Limited as exc:
+            self.metrics.creations_refused[exc.code] += 1
+            self._log_create_refused(last_client=client, code=exc.code, wait_ms=exc.wait_ms)
+            raise self._limited(exc) from None
 
     async def spend_creation(self, client: str) -> None:
         """One token of ``client``'s creation bucket for a server-made race it asked for (the first play
@@ -439,13 +445,15 @@ class Service:
         cfg, wait = self.config, exc.wait_ms / 1000
         code = p.ErrorCode(exc.code)
         if code is p.ErrorCode.CREATE_RATE_LIMITED:
-            why = (f"an address may create {cfg.create_burst} races (or daily plays) at once, then one every "
-                   f"{cfg.create_interval:g} s: the next in {wait:.1f} s")
+            why = (f"an address may create {cfg.create_burst} races (or daily plays, or seeks) at once, then one "
+                   f"every {cfg.create_interval:g} s: the next in {wait:.1f} s")
         elif code is p.ErrorCode.TOO_MANY_LOBBIES:
-            why = (f"this address has {cfg.lobbies_per_address} races waiting in the lobby: start one, or "
-                   f"retry in {wait:.0f} s at the latest (the oldest is removed then)")
+            why = (f"this address has {cfg.lobbies_per_address} races waiting in the lobby (a seek counts as one "
+                   f"until its race starts): start one, or retry in {wait:.0f} s at the latest (the oldest is "
+                   "removed then)")
         else:
-            why = f"{cfg.lobbies_max} races wait in the lobby on this server: retry in {wait:.0f} s at the latest"
+            why = (f"{cfg.lobbies_max} races wait in the lobby on this server (seeks included): retry in "
+                   f"{wait:.0f} s at the latest")
         return races.CreateLimited(code, why, retry_after(exc.wait_ms))
 
     async def _create(self, req: p.Create, variant: str, race_id: str) -> tuple[RaceMeta, str]:
@@ -480,14 +488,16 @@ class Service:
                          hints: bool = False, title: str = "", scheduled_at: int = 0, ends_by: int = 0) -> RaceMeta:
         """A race the server makes (an event's heat, a daily deal's play, an accepted challenge) for
         ``entrants`` only (the only accounts that may join), on a secret deal: a checked deal keeps its
-        mark and line, another is a secret number; ``event`` names what it belongs to ("" for none).
+        mark and line (``deal_source`` "pool"), a drawn one is "random" and a chosen one "number", none
+        of them shown before the race's reveal (rules.revealed); ``event`` names what it belongs to ("" for none).
         Not counted against any address's creation limits here (a challenge spent its challenger's
         token when it was made). ``title`` and ``scheduled_at`` (when the maker will start it) are the
         maker's words for the race's lobby (RaceInfo); ``ends_by`` the latest it may end (RaceMeta.ends_by)."""
-        req = p.Create(variant=deal.variant, deal_source="pool" if deal.line else "number",
-                       deal=None if deal.line else deal.deal, seats=len(entrants), time_limit=time_limit,
-                       start_mode=start_mode, rated=rated, undo=undo, hints=hints)
-        meta = await self._store_new(req, deal if deal.line else None, event=event, entrants=",".join(entrants),
+        source: p.DealSource = "pool" if deal.line else "number" if deal.chosen else "random"
+        req = p.Create(variant=deal.variant, deal_source=source, deal=deal.deal if source == "number" else None,
+                       seats=len(entrants), time_limit=time_limit, start_mode=start_mode, rated=rated, undo=undo,
+                       hints=hints)
+        meta = await self._store_new(req, deal, event=event, entrants=",".join(entrants),
                                      reveal_at=reveal_at, title=title, scheduled_at=scheduled_at, ends_by=ends_by)
         log("server_race_created", race=meta.id, code=meta.code, tournament=event, entrants=len(entrants))
         return meta

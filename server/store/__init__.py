@@ -51,6 +51,9 @@ races)::
                                   bucket: tokens, stamp (ms, Redis clock)
     creator:{ADDR}:lobbies zset   race id -> creation time: the address's
                                   lobbies, for the per-address cap
+    creator:{ADDR}:seeks   hash   seek id -> pool: the address's seeks, for
+                                  the cap on the pools it may wait in
+                                  (server/store/seeks.py)
     lobbies:open           zset   race id -> creation time: every lobby, for
                                   the total cap (these three: see
                                   server/store/limits.py)

@@ -91,6 +91,12 @@ def creator_keys(client: str) -> tuple[str, str]:
     return f"creator:{{{client}}}:bucket", f"creator:{{{client}}}:lobbies"
 
 
+def seek_places_key(client: str) -> str:
+    """hash seek id -> pool: the seeks of one client address waiting (or forming a race), for the cap on
+    the pools one address may wait in (its own slot, as a player's seek lock)."""
+    return f"creator:{{{client}}}:seeks"
+
+
 def presence_member(seat: int, gen: int, connection: str) -> str:
     """A presence zset member: the seat first, so a sweep knows whose count to lower, then the seat's
     generation (a lease of a seat given back in the lobby never counts for its next player)."""

@@ -13,7 +13,8 @@ server process. Why these shapes:
   started or was removed lives in another slot, so the script cannot look;
   instead, when the cap would refuse, :meth:`CreationLimits.admit` reads
   each member's status and calls the script again naming the members that
-  are no longer lobbies. A status never goes back to ``lobby`` and ids are
+  are no longer lobbies (a seek's place, :func:`seek_place`, is no race:
+  it counts until its seek gives it back). A status never goes back to ``lobby`` and ids are
   never reused, so that count is exact (at worst one too high, for a race
   starting during the call). A member whose race does not exist is
   dropped only after ``grace_ms`` (its creation may be under way); members
@@ -45,6 +46,17 @@ from .client import hget_each
 from .keys import OPEN_LOBBIES, Keys, creator_keys
 from .records import text
 from .scripts import register
+
+
+SEEK_PLACE = "seek."
+"""What a seek's lobby place is named by, before its id (no race id has a dot)."""
+
+
+def seek_place(seek: str) -> str:
+    """The lobby place a waiting seek holds in its address's set and in the total: a seek may become a
+    race at any wave, so it counts as the lobby it would be from the moment it is made until its race
+    starts or it ends (server/players/seeks.py gives the place back then; no race meta says so here)."""
+    return SEEK_PLACE + seek
 
 
 class Limited(Exception):
@@ -117,7 +129,7 @@ class CreationLimits:
     async def _closed(self, lobbies: str) -> list[str]:
         """``c <id>`` for each member of an address's lobby set that is no longer a lobby,
         ``m <id>`` for each whose race does not exist (yet, or any more)."""
-        ids = [text(m) for m in await self.redis.zrange(lobbies, 0, -1)]
+        ids = [rid for rid in map(text, await self.redis.zrange(lobbies, 0, -1)) if not rid.startswith(SEEK_PLACE)]
         if not ids:
             return []
         statuses = await hget_each(self.redis, [Keys(rid).meta for rid in ids], "status")
@@ -143,8 +155,11 @@ class CreationLimits:
         if self.settings.total <= 0:
             return 0
         live = set(lobbies)
-        old = await self.redis.zrangebyscore(OPEN_LOBBIES, "-inf", now_ms - self.settings.grace_ms)  # incl. expired
-        stale = [rid for rid in map(text, old) if rid not in live]
+        old = await self.redis.zrangebyscore(OPEN_LOBBIES, "-inf", now_ms - self.settings.grace_ms,
+                                             withscores=True)  # incl. expired
+        young = now_ms - self.settings.ttl_ms  # a seek's place stays until its seek gives it back (or it expires)
+        stale = [rid for rid, at in ((text(m), at) for m, at in old)
+                 if rid not in live and not (rid.startswith(SEEK_PLACE) and at >= young)]
         if stale:
             await self.redis.zrem(OPEN_LOBBIES, *stale)
         return len(stale)

@@ -467,6 +467,11 @@ class SeekEntry(msgspec.Struct, kw_only=True):
     since: int
     """When it first entered the pool (ms): kept when it is put back after a partner's no-show."""
     shy: bool = False
+    key_hash: str = ""
+    """The hash of the account key the seek was made with ("": no account): a seek outlives no key
+    replacement (a wave drops one whose key is not the account's any more)."""
+    client: str = ""
+    """The address whose creation limits the seek counts against (store/limits.py ``seek_place``)."""
 
 
 class FormedRace(msgspec.Struct, kw_only=True):

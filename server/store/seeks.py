@@ -10,13 +10,13 @@ cannot interleave with), never in two races from seeks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 
 from shared import protocol as p
 
-from .keys import SEEK_POOLS, SeekKeys, seeker_key, shy_key
+from .keys import SEEK_POOLS, SeekKeys, seek_places_key, seeker_key, shy_key
 from .records import FormedRace, SeekEntry, text
 from .scripts import register
 
@@ -29,6 +29,20 @@ _entry = msgspec.msgpack.Decoder(SeekEntry)
 _formed = msgspec.msgpack.Decoder(FormedRace)
 _matched = msgspec.msgpack.Decoder(p.Matched)
 _enc = msgspec.msgpack.Encoder()
+
+Status = tuple[bool, Union[p.Matched, None]]
+"""A seek's state: whether it still waits, and its match if it has one."""
+
+
+def _states(waits: list[Any], gots: list[Any]) -> list[Status]:
+    return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
+
+
+def _lock_parts(value: str) -> tuple[str, str, str]:
+    """A player's lock, ``POOL SEEK [CLIENT]`` (a pool's name has no space; the address is last)."""
+    pool, _, rest = value.partition(" ")
+    seek, _, client = rest.partition(" ")
+    return pool, seek, client
 
 
 class SeekStore:
@@ -44,19 +58,23 @@ class SeekStore:
         self._drop_dead = register(redis, "seek_drop_dead")
         self._wave_done = register(redis, "seek_wave_done")
         self._resume = register(redis, "seek_resume")
+        self._enter = register(redis, "seek_pools")
+        self._census = register(redis, "seek_census")
 
     # ------------------------------------------------------------ a player
-    async def lock(self, who: str, pool: str, seek: str) -> bool:
-        """Take the player's one seek; False when it has one already (anywhere)."""
-        return bool(await self.redis.set(seeker_key(who), f"{pool} {seek}", nx=True, px=LOCK_MS))
+    async def lock(self, who: str, pool: str, seek: str, client: str = "") -> bool:
+        """Take the player's one seek; False when it has one already (anywhere). ``client``: the address
+        the seek counts against, kept so that a lock its dead process left can give its places back."""
+        value = f"{pool} {seek} {client}" if client else f"{pool} {seek}"
+        return bool(await self.redis.set(seeker_key(who), value, nx=True, px=LOCK_MS))
 
-    async def held(self, who: str) -> tuple[str, str] | None:
-        """The pool and id of the seek the player's lock names (None: it has none)."""
+    async def held(self, who: str) -> tuple[str, str, str] | None:
+        """The pool, id and address ("" if not named) of the seek the player's lock names (None: it has
+        none)."""
         held = await self.redis.get(seeker_key(who))
         if held is None:
             return None
-        pool, _, seek = text(held).rpartition(" ")
-        return pool, seek
+        return _lock_parts(text(held))
 
     async def lock_age(self, who: str) -> int:
         """Milliseconds since the player's lock was taken (0 without one)."""
@@ -66,8 +84,19 @@ class SeekStore:
     async def unlock(self, who: str, seek: str) -> None:
         """Give the player's lock back if it is still this seek's."""
         held = await self.redis.get(seeker_key(who))
-        if held is not None and text(held).endswith(f" {seek}"):
+        if held is not None and _lock_parts(text(held))[1] == seek:
             await self.redis.delete(seeker_key(who))
+
+    # ------------------------------------------------------------ an address
+    async def enter(self, client: str, seek: str, pool: str, cap: int) -> list[str]:
+        """Count the seek among its address's: [] when done; else (refused, nothing written) the pools the
+        address waits in already, ``cap`` of them (0: no cap) and ``pool`` not one."""
+        reply = await self._enter(keys=[seek_places_key(client)], args=[seek, pool, cap, LOCK_MS])
+        return sorted(text(x) for x in reply) if isinstance(reply, list) else []
+
+    async def leave(self, client: str, seek: str) -> None:
+        """The seek is over: it no longer counts among its address's (twice is once)."""
+        await self.redis.hdel(seek_places_key(client), seek)
 
     async def shy(self, who: str) -> int:
         """Races formed from the player's seeks it did not come to, lately."""
@@ -110,11 +139,22 @@ class SeekStore:
         kind = text(reply[0])
         return kind, _matched.decode(reply[1]) if kind == "matched" else None
 
-    async def vouch(self, pool: str, seeks: list[str], until: int) -> None:
-        """These seeks' connections are alive until ``until`` (only seeks still waiting or placed are
-        touched)."""
-        if seeks:
-            await self.redis.zadd(SeekKeys(pool).alive, {s: until for s in seeks}, xx=True)
+    async def look(self, held: dict[str, list[str]], until: int) -> dict[str, tuple[list[str], list[Status]]]:
+        """Vouch for these seeks (pool -> seek ids: their connections are alive until ``until``; only seeks
+        still waiting or placed are touched) and read each one's state (:data:`Status`): every pool in one
+        round trip (a process polls its seeks five times a second, and a round trip or two per pool each
+        time was most of what a few lone seeks in many pools cost)."""
+        pools = [(pool, ids) for pool, ids in held.items() if ids]
+        if not pools:
+            return {}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for pool, ids in pools:
+                k = SeekKeys(pool)
+                pipe.zadd(k.alive, {s: until for s in ids}, xx=True)
+                pipe.hmget(k.q, ids)
+                pipe.hmget(k.got, ids)
+            replies = await pipe.execute()
+        return {pool: (ids, _states(replies[3 * i + 1], replies[3 * i + 2])) for i, (pool, ids) in enumerate(pools)}
 
     async def absent(self, pool: str, seek: str) -> None:
         """Nobody vouches for the seek any more (its connection closed after it was placed): its player may
@@ -156,17 +196,17 @@ class SeekStore:
                 pipe.hlen(SeekKeys(pool).q)
             return [int(n) for n in await pipe.execute()]
 
+    async def census(self, pool: str, now: int) -> tuple[int, int, int]:
+        """How many seeks wait in the pool, races form from it, and seeks wait that nobody vouched for
+        lately (one round trip): a wave that finds too few to form a race, nothing to settle and nothing
+        to drop is done (a pool where one player waits costs this, not a pairing). A script, not a
+        pipeline: a third of the cost in the client."""
+        k = SeekKeys(pool)
+        waiting, forming, dead = await self._census(keys=[k.q, k.formed, k.alive], args=[now])
+        return int(waiting), int(forming), int(dead)
+
     async def waiting(self, pool: str) -> list[SeekEntry]:
         return [_entry.decode(v) for v in (await self.redis.hgetall(SeekKeys(pool).q)).values()]
-
-    async def status(self, pool: str, seeks: list[str]) -> list[tuple[bool, p.Matched | None]]:
-        """For each seek: whether it still waits, and its match if it has one (two commands)."""
-        k = SeekKeys(pool)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(k.q, seeks)
-            pipe.hmget(k.got, seeks)
-            waits, gots = await pipe.execute()
-        return [(w is not None, _matched.decode(g) if g is not None else None) for w, g in zip(waits, gots)]
 
     async def claim_wave(self, pool: str, wave: int, ttl_ms: int, token: str) -> bool:
         """Whether this caller pairs wave number ``wave`` of the pool (exactly one caller does, and none
