@@ -114,7 +114,7 @@ async def test_leave_after_the_start_is_refused_and_the_seat_stays(server: LiveS
     before = await server.service.store.snapshot(created.race.id)
     await ann.send(p.Leave())
     err = await ann.error()
-    assert err.code == "race_closed" and "give_up" in err.message
+    assert err.code == "race_closed" and "gives up instead of leaving" in err.message
     assert await server.service.store.snapshot(created.race.id) == before
     assert isinstance(await ann.move("S"), p.Ack)
     for c in (ann, watcher):
