@@ -106,13 +106,17 @@ class Term:
 
     def wait_for(self, text: str) -> str:
         """The screen once ``text`` shows on it."""
+        return self.wait_until(lambda screen: text in screen, f"{text!r} on the screen")
+
+    def wait_until(self, check: Callable[[str], bool], what: str) -> str:
+        """The screen once ``check`` holds of it (a status line can be drawn a frame before the board)."""
         seen = [""]
 
         def shown() -> str | None:
             seen[0] = self.screen()
-            return seen[0] if text in seen[0] else None
+            return seen[0] if check(seen[0]) else None
 
-        return until(shown, f"{text!r} on the screen", last=lambda: "\n" + seen[0])  # type: ignore[no-any-return]
+        return until(shown, what, last=lambda: "\n" + seen[0])  # type: ignore[no-any-return]
 
     def keys(self, *keys: str) -> None:
         self.tmux.keys(*keys)
@@ -261,8 +265,8 @@ def test_a_killed_play_takes_the_same_seat_and_game_back(srv: ServerProcess, ter
 
     second = Term(play_shell(code, "--server", srv.url))
     terms.append(second)
-    screen = second.wait_for("moves 1")
-    assert "T♥" in screen.splitlines()[9] and "● online" in screen
+    second.wait_until(lambda s: "moves 1" in s and "T♥" in s.splitlines()[9] and "● online" in s,
+                      "the game back: moves 1, the ten of hearts on column 8, online")
     assert seated(srv, race) == [(0, "ann")]  # the same seat, not a second one
     until(lambda: race_json(srv, race)["progress"][0]["status"] == "racing", "ann racing again")
     second.keys("u")  # the game goes on from where it was
