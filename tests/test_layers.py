@@ -135,6 +135,13 @@ def test_shared_imports_nothing_of_the_server_or_the_client() -> None:
     assert wrong == set()
 
 
+def test_the_client_imports_only_shared_of_ours() -> None:
+    """The terminal client speaks the public protocol only: nothing of the server's."""
+    wrong = {(m, t) for m, ts in imports().items() if m.startswith("client_cli") for t in ts
+             if not t.startswith(("client_cli", "shared"))}
+    assert wrong == set()
+
+
 def test_only_the_store_and_the_embedded_redis_speak_redis() -> None:
     speakers = set()
     for path in (ROOT / "server").rglob("*.py"):
