@@ -37,9 +37,9 @@ $(DEV_STAMP): $(SOURCES)
 run: $(STAMP)
 	@$(BIN)/thieves-server $(ARGS)
 
-# Two pytest workers (pytest-xdist), a test file each at a time (module fixtures such as a Redis Cluster are
+# Three pytest workers (pytest-xdist), a test file each at a time (module fixtures such as a Redis Cluster are
 # made once): most tests wait on sockets, timers and child processes, not on a core. TEST_WORKERS=0: one process.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
