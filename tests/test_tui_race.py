@@ -341,7 +341,7 @@ async def test_a_stuck_player_is_told_so_and_offered_only_what_works(server: Liv
         await until(lambda: racing(ann), what="the start")
         for text in line:
             ann.link.send_move(text)
-        await until(lambda: ann.state.my_status == "blocked", timeout=20, what="ann stuck")
+        await until(lambda: ann.state.my_status == "blocked", timeout=60, what="ann stuck")
         await until(lambda: "no legal move" in ann.message.text, what="the notice")
         assert ann.message.text == "no legal move is left: g gives up (your cards home still count)"
         keys = offered(ann)  # what the footer draws (read from the bindings: its redraw can lag on a busy machine)
