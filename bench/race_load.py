@@ -128,6 +128,17 @@ def start_child(args: list[str], marker: str = "event=listening") -> tuple[subpr
     raise SystemExit(f"server failed to start (exit {proc.wait()})")
 
 
+def stop_child(proc: subprocess.Popen[str] | None) -> None:
+    """Stop a process :func:`start_child` started: SIGTERM (a graceful shutdown), SIGKILL after 10 s."""
+    if proc is None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def echo_server_main(port: int) -> None:
     """A bare echo endpoint on the race server's own uvicorn settings."""
     import uvicorn

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import websockets  # noqa: E402
 from procfs import cpu_seconds  # noqa: E402
-from race_load import server_command, start_child  # noqa: E402
+from race_load import server_command, start_child, stop_child  # noqa: E402
 from seek_load import metric_text, sample  # noqa: E402
 
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
@@ -78,12 +77,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             await ws.close()
         await asyncio.gather(*readers)
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_child(proc)
         redis_server.stop()
     wall = t1 - t0
     return {

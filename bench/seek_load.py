@@ -25,7 +25,6 @@ import json
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import redis.asyncio as aioredis  # noqa: E402
 import websockets  # noqa: E402
 from procfs import cpu_seconds  # noqa: E402
-from race_load import server_command, start_child  # noqa: E402
+from race_load import server_command, start_child, stop_child  # noqa: E402
 
 from server.ops.embedded import EmbeddedRedis, free_port  # noqa: E402
 from shared import protocol as p  # noqa: E402
@@ -152,12 +151,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                                for k, n, d in zip(keys, names, delays)))
         cpu1, t1, after_text = cpu_seconds(proc.pid), time.perf_counter(), metric_text(base)
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_child(proc)
         redis_server.stop()
     formed = sample(after_text, 'thieves_seeks_total{what="races"}') - sample(before_text,
                                                                               'thieves_seeks_total{what="races"}')
