@@ -37,9 +37,9 @@ $(DEV_STAMP): $(SOURCES)
 run: $(STAMP)
 	@$(BIN)/thieves-server $(ARGS)
 
-# Three pytest workers (pytest-xdist), a test file each at a time (module fixtures such as a Redis Cluster are
+# Two pytest workers (pytest-xdist), a test file each at a time (module fixtures such as a Redis Cluster are
 # made once): most tests wait on sockets, timers and child processes, not on a core. TEST_WORKERS=0: one process.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
