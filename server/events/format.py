@@ -21,6 +21,7 @@ import msgspec
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_states import Transition
 from shared.scoring import ScoredRound
 from shared.variants import get_variant
 
@@ -141,11 +142,11 @@ class EventContext:
         assert fresh is not None
         return fresh
 
-    async def step(self, meta: EventMeta, transition: str, now: int, **changes: object) -> bool:
+    async def step(self, meta: EventMeta, transition: Transition, now: int, **changes: object) -> bool:
         """Move the event by a transition of the state table (False: another process did first)."""
         return await self.events.step(meta, transition, now, **changes)
 
-    async def finish(self, meta: EventMeta, transition: str, now: int, results: list[ScoredRound] | None = None,
+    async def finish(self, meta: EventMeta, transition: Transition, now: int, results: list[ScoredRound] | None = None,
                      **changes: object) -> bool:
         """The event's last step (a transition to finished, writing a last round's ``results`` with it):
         every format ends through here, so what must happen as an event ends is written once. Off the
@@ -165,7 +166,7 @@ class Format(ABC):
 
     name: ClassVar[str]
     """The name organisers give (``EventCreate.format``)."""
-    start: ClassVar[str]
+    start: ClassVar[Transition]
     """The transition of the organiser's start (shared/event_states.py)."""
     pairing: ClassVar[bool] = False
     """Entrants are paired again as their races end (no rounds to wait for): EventInfo.pairing."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_states import Transition
 from shared.event_words import race_word
 
 from ..ops.log import log
@@ -42,7 +43,7 @@ class Drawn:
 class RoundsFormat(Format):
     """An event of ``meta.rounds`` rounds; subclasses draw a round's heats and score a round."""
 
-    start = "start_rounds"
+    start = Transition.START_ROUNDS
 
     @abstractmethod
     def draw(self, meta: EventMeta, field: list[str], results: scoring.Scores) -> Drawn:
@@ -82,14 +83,14 @@ class RoundsFormat(Format):
     # ------------------------------------------------------------ the round machine
     async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
         if meta.round_state == "done" and meta.round < meta.rounds and now >= meta.next_at:
-            if await ctx.step(meta, "claim_round", now, claim_until=now + CLAIM_MS):
+            if await ctx.step(meta, Transition.CLAIM_ROUND, now, claim_until=now + CLAIM_MS):
                 await self._open_round(ctx, await ctx.reread(meta))
         elif meta.round_state == "opening" and now >= meta.claim_until:
-            if await ctx.step(meta, "take_over_claim", now, claim_until=now + CLAIM_MS):
+            if await ctx.step(meta, Transition.TAKE_OVER_CLAIM, now, claim_until=now + CLAIM_MS):
                 await self._open_round(ctx, await ctx.reread(meta))
         elif meta.round_state == "open" and now >= meta.starts_at:
             await ctx.races.start_races([heat.race for heat in meta.schedule[-1].heats], now)
-            if await ctx.step(meta, "start_heats", now):
+            if await ctx.step(meta, Transition.START_HEATS, now):
                 log("event_round_started", tournament=meta.id, round=meta.round)
         elif meta.round_state == "running":
             await self._finish_round(ctx, meta, now)
@@ -111,7 +112,7 @@ class RoundsFormat(Format):
         now = now_ms()
         schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal,
                                                  byes=drawn.byes)]
-        if await ctx.step(meta, "open_round", now, round=number, starts_at=starts, schedule=schedule,
+        if await ctx.step(meta, Transition.OPEN_ROUND, now, round=number, starts_at=starts, schedule=schedule,
                           deal=deal.deal, line=" ".join(deal.line)):
             log("event_round_open", tournament=meta.id, round=number, heats=len(heats), entrants=len(field),
                 starts_at=starts)
@@ -136,7 +137,7 @@ class RoundsFormat(Format):
         results = scoring.with_points(field, self.score(field))
         last = meta.round >= meta.rounds
         next_at = now + meta.break_seconds * 1000
-        if await (ctx.finish(meta, "score_last_round", now, results) if last
-                  else ctx.events.score(meta, "score_round", now, results, next_at=next_at)):
+        if await (ctx.finish(meta, Transition.SCORE_LAST_ROUND, now, results) if last
+                  else ctx.events.score(meta, Transition.SCORE_ROUND, now, results, next_at=next_at)):
             log("event_round_scored", tournament=meta.id, round=meta.round, entrants=len(field), last=last)
 

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from shared import protocol as p
+from shared.event_states import Transition
 from shared.scoring import ArenaTally, ScoredRound
 
 from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, Keys, occurrence_id, series_key
@@ -297,7 +298,7 @@ class EventStore:
         raw = await self.redis.hgetall(EventKeys(event).entrants)
         return sorted((Entrant.loads(text(a), v) for a, v in raw.items()), key=lambda e: (e.joined_at, e.account))
 
-    async def step(self, meta: EventMeta, transition: str, now: int, **changes: Any) -> bool:
+    async def step(self, meta: EventMeta, transition: Transition, now: int, **changes: Any) -> bool:
         """Move the event by ``transition`` (shared/event_states.py) from the state ``meta`` shows, setting
         ``changes`` too; False when another process moved it first. Raises :class:`StoreError`
         (illegal_transition) for a move the state table does not allow: Redis refuses it, nothing changes."""
@@ -307,7 +308,7 @@ class EventStore:
             raise StoreError(rest[0])
         return kind == "ok"
 
-    async def score(self, meta: EventMeta, transition: str, now: int, results: list[ScoredRound],
+    async def score(self, meta: EventMeta, transition: Transition, now: int, results: list[ScoredRound],
                     **changes: Any) -> bool:
         """Write a round's scored results and move the event by ``transition``, in one step: once
         (False when another process scored it first)."""
@@ -322,7 +323,7 @@ class EventStore:
         return kind == "ok"
 
     @staticmethod
-    def _position(meta: EventMeta, transition: str, now: int) -> list[Any]:
+    def _position(meta: EventMeta, transition: Transition, now: int) -> list[Any]:
         """What a step compares: the transition and the state the caller read."""
         return [transition, meta.status, meta.round_state, meta.round, meta.pairings, now]
 

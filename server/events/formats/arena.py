@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_states import Transition
 
 from ...ops.log import log
 from ...store.events import ArenaRace, ArenaState, EventMeta, EventStore
@@ -20,7 +21,7 @@ ARENA_RACES_SHOWN = 6
 
 class Arena(Format):
     name = "arena"
-    start = "start_pairing"
+    start = Transition.START_PAIRING
     pairing = True
     score_field = "points"
     score_rule = "Points (a win 2, the top half 1, doubled on fire)"
@@ -61,7 +62,7 @@ class Arena(Format):
             elif race.started and not race.scored:
                 await self._score(ctx, meta, race)
         if now >= meta.ends_at and all(r.scored for r in await ctx.events.arena_races(meta.id)):
-            if await ctx.finish(meta, "close", now):
+            if await ctx.finish(meta, Transition.CLOSE, now):
                 log("event_finished", tournament=meta.id, races=len(races))
 
     async def _pair(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
@@ -71,7 +72,7 @@ class Arena(Format):
         states = await ctx.events.arena_states(meta.id)
         waiting = [(a, states.get(a, ArenaState())) for a in entrants if states.get(a, ArenaState()).status == "waiting"]
         groups = rules.pair(waiting, meta.group_size)
-        if not groups or not await ctx.step(meta, "pair", now, pairings=meta.pairings + 1):
+        if not groups or not await ctx.step(meta, Transition.PAIR, now, pairings=meta.pairings + 1):
             return  # nobody to pair, or another process pairs this very moment
         starts = now + meta.join_seconds * 1000
         # A fresh deal each pairing (or the organiser's own, in turn).
