@@ -24,7 +24,8 @@ from shared.event_words import race_word
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..store.events import EventMeta, EventStore
-from .format import EventContext, Format
+from .context import EventContext
+from .format import Format
 from .standings import event_totals, standings
 
 CLAIM_MS = 60_000
@@ -137,7 +138,7 @@ class RoundsFormat(Format):
         results = scoring.with_points(field, self.score(field))
         last = meta.round >= meta.rounds
         next_at = now + meta.break_seconds * 1000
-        if await (ctx.finish(meta, Transition.SCORE_LAST_ROUND, now, results) if last
+        if await (self.finish(ctx, meta, Transition.SCORE_LAST_ROUND, now, results) if last
                   else ctx.events.score(meta, Transition.SCORE_ROUND, now, results, next_at=next_at)):
             log("event_round_scored", tournament=meta.id, round=meta.round, entrants=len(field), last=last)
 

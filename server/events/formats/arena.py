@@ -12,7 +12,8 @@ from shared.event_states import Transition
 from ...ops.log import log
 from ...store.events import ArenaRace, ArenaState, EventMeta, EventStore
 from .. import arena as rules
-from ..format import EventContext, Format, register
+from ..context import EventContext
+from ..format import Format
 from ..standings import arena_standings
 
 ARENA_RACES_SHOWN = 6
@@ -62,7 +63,7 @@ class Arena(Format):
             elif race.started and not race.scored:
                 await self._score(ctx, meta, race)
         if now >= meta.ends_at and all(r.scored for r in await ctx.events.arena_races(meta.id)):
-            if await ctx.finish(meta, Transition.CLOSE, now):
+            if await self.finish(ctx, meta, Transition.CLOSE, now):
                 log("event_finished", tournament=meta.id, races=len(races))
 
     async def _pair(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
@@ -97,4 +98,4 @@ class Arena(Format):
                 points=",".join(f"{a}:{after[a].points - before[a].points}" for a in race.entrants))
 
 
-ARENA = register(Arena())
+ARENA = Arena()
