@@ -13,6 +13,7 @@ from ...ops.log import log
 from ...store.events import ArenaRace, ArenaState, EventMeta, EventStore
 from .. import arena as rules
 from ..context import EventContext
+from ..due import arena_closes, arena_pairs, arena_race_steps
 from ..format import Format
 from ..standings import arena_standings
 
@@ -52,18 +53,19 @@ class Arena(Format):
 
     async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
         """Pair the waiting (until the end), start what is due, score what has ended, and close the
-        arena once its time is up and its last races are scored."""
-        if now < meta.ends_at:
+        arena once its time is up and its last races are scored (what is due: server/events/due.py)."""
+        if arena_pairs(meta, now):
             await self._pair(ctx, meta, now)
         races = await ctx.events.arena_races(meta.id)
-        for race in races:
-            if not race.started and now >= race.starts_at:
+        for race, step in arena_race_steps(races, now):
+            if step == "start":
                 await ctx.races.start_races([race.race], now)
                 await ctx.events.arena_update(meta.id, race.race, "started", {})
-            elif race.started and not race.scored:
+            else:
                 await self._score(ctx, meta, race)
-        if now >= meta.ends_at and all(r.scored for r in await ctx.events.arena_races(meta.id)):
-            if await self.finish(ctx, meta, Transition.CLOSE, now):
+        if not arena_pairs(meta, now):  # (its time is up: read the races again only then)
+            if arena_closes(meta, await ctx.events.arena_races(meta.id), now) and \
+                    await self.finish(ctx, meta, Transition.CLOSE, now):
                 log("event_finished", tournament=meta.id, races=len(races))
 
     async def _pair(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
