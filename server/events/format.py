@@ -13,6 +13,7 @@ API, the deals). Its state moves only by the transitions of shared/event_states.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from typing import ClassVar, Iterable, Literal
 
@@ -21,7 +22,7 @@ from shared import scoring
 from shared.event_states import Transition
 from shared.scoring import ScoredRound
 
-from ..store.events import EventMeta, EventStore
+from ..store.events import EventMeta, EventSettings, EventStore
 from .context import EventContext
 from .secrecy import unseal
 
@@ -98,24 +99,33 @@ class Format(ABC):
         return [heat for r in info.schedule if r.round == info.round for heat in r.heats]
 
     async def info(self, events: EventStore, meta: EventMeta) -> p.EventInfo:
-        """What anyone may know of the event (``GET /events/{id}``)."""
+        """What anyone may know of the event (``GET /events/{id}``): its settings (:func:`public_settings`),
+        its state, and the format's words."""
         fields: dict[str, object] = dict(
-            id=meta.id, name=meta.name, format=meta.format, variant=meta.variant, rounds=meta.rounds,
-            heat_size=meta.heat_size, time_limit=meta.time_limit, join_seconds=meta.join_seconds,
-            break_seconds=meta.break_seconds, rated=meta.rated, late_entry=meta.late_entry,
-            status=meta.status, round=meta.round, round_state=meta.round_state, created_at=meta.created_at,
-            entrants=meta.entrants, check_in=meta.check_in, version=meta.version,
+            public_settings(meta), id=meta.id, status=meta.status, round=meta.round, round_state=meta.round_state,
+            created_at=meta.created_at, entrants=meta.entrants, version=meta.version,
             schedule=await self.schedule(events, meta),
             next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
             ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
             score_field=self.score_field, score_rule=self.score_rule, tiebreaks=list(self.tiebreaks),
-            # The organiser's deals are as secret as any other deal until the event is over.
-            deal_source="deals" if meta.deals else meta.deal_source,
-            deals=meta.deal_list if meta.deals and meta.status == "finished" else None,
-            starts_at=meta.scheduled_at or None, series=meta.series or None, occurrence=meta.occurrence,
-            repeat=meta.repeat or None, next_event=meta.next_event or None)
+            series=meta.series or None, occurrence=meta.occurrence, next_event=meta.next_event or None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
+
+
+SHOWN_OTHERWISE = ("deal_source", "deals", "scheduled_at", "repeat", "duration", "group_size")
+"""The settings an event's description shows in another shape than the record's: the organiser's deals
+(secret until the event is over; meanwhile their source reads ``deals``), its own start (``starts_at``),
+no repeat (null), and the arena's own (its format shows them: :meth:`Format.shown_settings`)."""
+
+
+def public_settings(meta: EventMeta) -> dict[str, object]:
+    """The event's settings (server/store/events.py ``EventSettings``) as ``EventInfo`` shows them: each by
+    its own name and value, but for the :data:`SHOWN_OTHERWISE`."""
+    same = {f.name: getattr(meta, f.name) for f in dataclasses.fields(EventSettings) if f.name not in SHOWN_OTHERWISE}
+    return {**same, "deal_source": "deals" if meta.deals else meta.deal_source,
+            "deals": meta.deal_list if meta.deals and meta.status == "finished" else None,
+            "starts_at": meta.scheduled_at or None, "repeat": meta.repeat or None}
 
 
 class UnknownFormat(ValueError):

@@ -5,8 +5,9 @@ whose time has come (the organiser's start, by the same transition), makes a rec
 occurrence once the current one has left registration, and hands each running event to its format
 (server/events/format.py, found in the ``Formats`` it is given), which takes the one step it is due
 for; the runner knows no format. Each step is a transition of the state table
-(shared/event_states.py), a compare-and-set in Redis, so of processes trying the same step one wins, and a process killed mid-step leaves nothing
-the others cannot finish: an event's races are races like any other.
+(shared/event_states.py), a compare-and-set in Redis, so of processes trying the same step one wins,
+and a process killed mid-step leaves nothing the others cannot finish: an event's races are races
+like any other.
 """
 
 from __future__ import annotations
