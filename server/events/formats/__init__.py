@@ -7,7 +7,7 @@ from .arena import ARENA
 from .duplicate import DUPLICATE
 from .swiss import SWISS
 
-ALL: tuple[Format, ...] = (DUPLICATE, SWISS, ARENA)
+ALL: tuple[Format, ...] = (DUPLICATE, ARENA, SWISS)
 """Every format this server plays, in the order they are documented (docs/events.md)."""
 
 __all__ = ["ALL", "ARENA", "DUPLICATE", "SWISS"]
