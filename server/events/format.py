@@ -1,11 +1,12 @@
 """The seam between the runner and the ways an event is played: a :class:`Format` says how a round or
-a pairing is drawn, how a finished race is scored, what step is due next, and how the standings and
-the public description are built; :class:`Formats` finds a format by its name. The runner, the feeds,
-the endpoints and the pages only ever call a format through this interface, found in the
-:class:`Formats` the composition root hands them (built from the explicit list in
-server/events/formats/__init__.py), so a new way to play is one new module behind this interface plus
-one line in that list, and a test may play a format of its own by handing its own list. Schedules (an
-event that starts itself, a series that repeats) are the runner's and work for every format alike.
+a pairing is drawn, how a finished race is scored, what step it takes next (decided by the pure
+functions of server/events/due.py), and how the standings and the public description are built;
+:class:`Formats` finds a format by its name. The runner, the feeds, the endpoints and the pages only
+ever call a format through this interface, found in the :class:`Formats` the composition root hands
+them (built from the explicit list in server/events/formats/__init__.py), so a new way to play is one
+new module behind this interface plus one line in that list, and a test may play a format of its own
+by handing its own list. Schedules (an event that starts itself, a series that repeats) are the
+runner's and work for every format alike.
 
 A format works through an :class:`~.context.EventContext` (the event store, the race layer's small
 API, the deals). Its state moves only by the transitions of shared/event_states.py, which Redis enforces.
