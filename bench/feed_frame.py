@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec  # noqa: E402
 
 from server.events.feed import EventFeed, Feeds, heat_rows  # noqa: E402
-from server.events.formats.duplicate import DUPLICATE  # noqa: E402
+from server.events.format import Formats  # noqa: E402
+from server.events.formats import ALL, DUPLICATE  # noqa: E402
 from server.store import Line  # noqa: E402
 from server.store.records import RaceMeta  # noqa: E402
 
@@ -70,7 +71,8 @@ def main() -> None:
         heats.append((len(heats) + 1, race, accounts))
         tables[race] = [Line(seat, name, "racing", 8, 0, 0, 0, 1) for seat, name in enumerate(accounts)]
     metas = {race: heat_meta(race) for _, race, _ in heats}
-    feed = EventFeed(Feeds(None, None), "E")  # type: ignore[arg-type]  # the parts timed here read no store
+    feeds = Feeds(None, None, formats=Formats(ALL), sse_event=bytes)  # type: ignore[arg-type]  # the parts timed here read no store
+    feed = EventFeed(feeds, "E")
     encoder = msgspec.json.Encoder()
     spent = {"rows": 0.0, "live": 0.0, "encode": 0.0}
     size = 0

@@ -9,7 +9,7 @@ call the service or store, encode with the same msgspec types as the wire.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterable
 
 import msgspec
 
@@ -38,6 +38,8 @@ from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_respo
                       service_of)
 from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
+from .events.format import Format
+from .events.formats import ALL
 from .web import people
 from .web.routes import page_or_json, unknown_path, web_routes
 
@@ -212,14 +214,15 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
 
 
-def create_app(config: Config, redis_url: str) -> Starlette:
-    """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given)."""
+def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) -> Starlette:
+    """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given); its events play
+    ``formats`` (server/compose.py)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         client = redis_client(redis_url, config.redis_cluster)
         probe = redis_client(redis_url, config.redis_cluster, retry=False)
-        service, tournaments = compose(config, client, probe)
+        service, tournaments = compose(config, client, probe, formats)
         await service.start()
         app.state.service = service
         app.state.tournaments = tournaments

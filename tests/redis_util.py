@@ -22,6 +22,7 @@ import websockets
 
 from server.app import create_app
 from server.config import Config
+from server.events.formats import ALL
 from server.main import uvicorn_config
 from shared import protocol as p
 
@@ -157,9 +158,10 @@ class PromptServer(uvicorn.Server):
 
 
 @contextlib.asynccontextmanager
-async def live_server(redis_url: str, **overrides: Any) -> AsyncIterator[LiveServer]:
+async def live_server(redis_url: str, formats: Any = ALL, **overrides: Any) -> AsyncIterator[LiveServer]:
+    """A server of the test settings with ``overrides``, playing ``formats`` (the shipped list by default)."""
     config = replace(TEST_CONFIG, **overrides)
-    app = create_app(config, redis_url)
+    app = create_app(config, redis_url, formats)
     server = PromptServer(uvicorn_config(app, config))
     task = asyncio.create_task(server.serve())
     while not server.started:

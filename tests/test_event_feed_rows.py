@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 
 from server.events.feed import EventFeed, Feeds, HeatRows, heat_rows
+from server.events.format import Formats
+from server.events.formats import ALL
 from server.store import Line
 from server.store.records import RaceMeta
 from shared import scoring
@@ -73,7 +75,8 @@ def test_rows_of_a_heat_not_started_are_not_kept() -> None:
 
 
 def _feed_with(rows: dict[str, HeatRows]) -> EventFeed:
-    feed = EventFeed(Feeds(None, None), "E1")  # type: ignore[arg-type]  # _live reads no store
+    feeds = Feeds(None, None, formats=Formats(ALL), sse_event=bytes)  # type: ignore[arg-type]  # _live reads no store
+    feed = EventFeed(feeds, "E1")
     feed._heat_rows = dict(rows)
     return feed
 

@@ -1,18 +1,22 @@
-"""The formats' seam (server/events/format.py): a third format written here, in the test tree, and
-registered without touching the runner, runs end to end on a real server and Redis; an unknown format
+"""The formats' seam (server/events/format.py): a format written here, in the test tree, and handed to
+a server with the shipped list (server/events/formats/__init__.py) without touching the runner, runs end
+to end on a real server and Redis; an unknown format
 is refused; an event writes nothing nobody reads (no pub/sub, no key beyond those read)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
 import httpx
+import pytest
 import msgspec
 import redis.asyncio as aioredis
-from redis_util import LiveServer, eventually, register
-from test_events import AUTH, WIN, _create, _enter, _info, _play, _round_open, events_server  # noqa: F401
+from redis_util import LiveServer, eventually, live_server, register
+from test_events import AUTH, ORGANISER, WIN, _create, _enter, _info, _play, _round_open
 from test_swiss_events import _verify
 
-from server.events.format import register as register_format
+from server.events.formats import ALL
 from server.events.rounds import Drawn, RoundsFormat
 from server.store.events import EventMeta
 from shared import protocol as p
@@ -39,7 +43,11 @@ class FirstWins(RoundsFormat):
         return "one heat, the first to win takes it"
 
 
-register_format(FirstWins())
+@pytest.fixture
+async def events_server(redis_url: str) -> Any:
+    """A server playing the shipped formats and the toy."""
+    async with live_server(redis_url, formats=[*ALL, FirstWins()], organiser_token=ORGANISER) as server:
+        yield server
 
 
 async def test_a_format_from_the_test_tree_runs_end_to_end(events_server: LiveServer, redis_url: str) -> None:

@@ -1,4 +1,4 @@
-"""An event's view of the races it made (server/events/format.py ``EventContext.outcome``): a race still
+"""An event's view of the races it made (server/events/context.py ``EventContext.outcome``): a race still
 running has no outcome, a finished one's outcome is read once and kept (a round's heats are looked at
 every tick until the last is over), a bounded number of them. Real server, real Redis."""
 
@@ -8,7 +8,7 @@ import pytest
 from redis_util import Client, LiveServer, register
 
 from server.deals.checked import CheckedDeal
-from server.events import format as formats
+from server.events import context
 from server.store.keys import Keys
 from shared import protocol as p
 
@@ -55,7 +55,7 @@ async def test_a_finished_race_is_read_once_and_a_running_one_not_kept(server: L
     await server.service.store.redis.delete(Keys(running.id).results, Keys(running.id).meta)
     assert await ctx.outcome(running.id) is over
 
-    monkeypatch.setattr(formats, "OUTCOMES_KEPT", 2)
+    monkeypatch.setattr(context, "OUTCOMES_KEPT", 2)
     second = await _finished_race(server, key, ["S"])  # (a move: a race with a game to leave out)
     third = await _finished_race(server, key, ["S", "S"])
     assert (await ctx.outcome(second)) is not None and (await ctx.outcome(third)) is not None

@@ -20,25 +20,37 @@ STATES = [states.REGISTRATION, states.BETWEEN_ROUNDS, states.OPENING, states.OPE
 NOW = 1_000_000
 
 
+T = states.Transition
+
+
 def test_the_table_leads_from_registration_to_finished_along_each_formats_path() -> None:
-    path = [("start_rounds", states.BETWEEN_ROUNDS), ("claim_round", states.OPENING),
-            ("take_over_claim", states.OPENING), ("open_round", states.OPEN), ("start_heats", states.RACING),
-            ("score_round", states.BETWEEN_ROUNDS), ("claim_round", states.OPENING), ("open_round", states.OPEN),
-            ("start_heats", states.RACING), ("score_last_round", states.FINISHED)]
+    path = [(T.START_ROUNDS, states.BETWEEN_ROUNDS), (T.CLAIM_ROUND, states.OPENING),
+            (T.TAKE_OVER_CLAIM, states.OPENING), (T.OPEN_ROUND, states.OPEN), (T.START_HEATS, states.RACING),
+            (T.SCORE_ROUND, states.BETWEEN_ROUNDS), (T.CLAIM_ROUND, states.OPENING), (T.OPEN_ROUND, states.OPEN),
+            (T.START_HEATS, states.RACING), (T.SCORE_LAST_ROUND, states.FINISHED)]
     state = states.REGISTRATION
     for name, target in path:
         assert states.next_state(state, name) == target, name
         state = target
     state = states.REGISTRATION
-    for name, target in [("start_pairing", states.RACING), ("pair", states.RACING), ("close", states.FINISHED)]:
+    for name, target in [(T.START_PAIRING, states.RACING), (T.PAIR, states.RACING), (T.CLOSE, states.FINISHED)]:
         assert states.next_state(state, name) == target, name
         state = target
     assert all(states.next_state(states.FINISHED, name) is None for name in states.TRANSITIONS), "finished is final"
-    assert states.next_state(states.REGISTRATION, "cancel") == states.CANCELLED
-    assert all(states.next_state(s, "cancel") is None for s in STATES if s != states.REGISTRATION), \
+    assert states.next_state(states.REGISTRATION, T.CANCEL) == states.CANCELLED
+    assert all(states.next_state(s, T.CANCEL) is None for s in STATES if s != states.REGISTRATION), \
         "only an event that has not started can be cancelled"
     assert all(states.next_state(states.CANCELLED, name) is None for name in states.TRANSITIONS), "cancelled is final"
-    assert states.next_state(states.REGISTRATION, "no_such_move") is None
+    assert set(states.TRANSITIONS) == set(T), "every transition has its rule"
+
+
+def test_the_transitions_keep_the_names_redis_stores() -> None:
+    """The enum's values are what the step scripts compare and event_cancel.lua names ('cancel'):
+    renaming a member is free, changing a value is not."""
+    assert {t.value for t in T} == {"start_rounds", "start_pairing", "claim_round", "take_over_claim", "open_round",
+                                    "start_heats", "score_round", "score_last_round", "pair", "close", "cancel"}
+    assert all(isinstance(t, str) and str(t) == t.value for t in T), "a member goes to Redis as its value"
+    assert "['claim_round'] = {from = {['running/done'] = true}" in states.lua_table()
 
 
 def _meta(event: str, state: states.State, **fields: Any) -> EventMeta:
@@ -74,31 +86,31 @@ async def check_the_table_is_enforced(redis: Any) -> None:
     # A move the table allows, but from a state read before another process moved: a conflict, no change.
     stale = _meta("stale", states.OPEN)
     await events.create(stale)
-    assert await events.step(stale, "start_heats", NOW)
+    assert await events.step(stale, T.START_HEATS, NOW)
     moved = await _hash(redis, "stale")
-    assert not await events.step(stale, "start_heats", NOW), "the second of two processes loses"
+    assert not await events.step(stale, T.START_HEATS, NOW), "the second of two processes loses"
     assert await _hash(redis, "stale") == moved
     # A live claim is not taken over; one that ran out is.
     claimed = _meta("claimed", states.OPENING, claim_until=NOW + 1)
     await events.create(claimed)
     before = await _hash(redis, "claimed")
-    assert not await events.step(claimed, "take_over_claim", NOW)
+    assert not await events.step(claimed, T.TAKE_OVER_CLAIM, NOW)
     assert await _hash(redis, "claimed") == before
-    assert await events.step(claimed, "take_over_claim", NOW + 1)
+    assert await events.step(claimed, T.TAKE_OVER_CLAIM, NOW + 1)
     # The state is the table's to set: a step may not set it (or the version) as one of its fields.
     sneaky = _meta("sneaky", states.OPEN)
     await events.create(sneaky)
     before = await _hash(redis, "sneaky")
     for field in states.PROTECTED_FIELDS:
         with pytest.raises(StoreError, match="illegal_transition"):
-            await events.step(sneaky, "start_heats", NOW, **{field: "finished" if field == "status" else 7})
+            await events.step(sneaky, T.START_HEATS, NOW, **{field: "finished" if field == "status" else 7})
         assert await _hash(redis, "sneaky") == before, field
     # Scoring a round writes its results only with a move the table allows.
     scoring = _meta("scoring", states.OPEN)
     await events.create(scoring)
     before = await _hash(redis, "scoring")
     with pytest.raises(StoreError, match="illegal_transition"):
-        await events.score(scoring, "score_round", NOW,
+        await events.score(scoring, T.SCORE_ROUND, NOW,
                            [ScoredRound("ann", "r1", 1, "finished", 104, 5000, 5000, points2=2)])
     assert await _hash(redis, "scoring") == before and not await events.results("scoring")
 

@@ -57,8 +57,6 @@ DEBT: set[tuple[str, str]] = {
     ("server.answers", "server.compose"),
     ("server.deals", "server.ops.workers"),
     ("server.events", "server.answers"),
-    ("server.events", "server.compose"),
-    ("server.events", "server.web"),
     ("server.ops", "server.store"),
     ("server.players", "server.answers"),
     ("server.race", "server.ops.websocket"),
@@ -69,7 +67,6 @@ DEBT: set[tuple[str, str]] = {
 
 DEBT_CIRCLES: set[frozenset[str]] = {
     frozenset({"server.race.hub", "server.race.service"}),
-    frozenset({"server.events.format", "server.events.secrecy"}),
     frozenset({"shared.engine", "shared.position", "shared.protocol", "shared.render", "shared.view"}),
     frozenset({"client_cli.commands.seek", "client_cli.seek_app"}),
     frozenset({"client_cli.commands.event", "client_cli.event_watch"}),

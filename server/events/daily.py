@@ -9,7 +9,6 @@ HTTP: ``POST /daily/{variant}`` (the account's key) and ``GET /daily/{variant}?d
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
 
 import msgspec
 from starlette.requests import Request
@@ -24,9 +23,8 @@ from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
 from ..race.rules import CreateError
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
-
-if TYPE_CHECKING:
-    from ..compose import Tournaments
+from ..store import Store
+from ..store.daily import DailyStore
 
 DAY_MS = 86_400_000
 SOLVE_SECONDS = 2.0
@@ -105,21 +103,23 @@ async def daily_board(request: Request) -> Response:
         params.day(date)
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
-    return json_response(await board(tournaments_of(request), variant, date))
+    t = tournaments_of(request)
+    return json_response(await board(t.daily, t.races.store, variant, date))
 
 
-async def board(t: "Tournaments", variant: str, date: str) -> p.DailyBoard:
+async def board(plays: DailyStore, store: Store, variant: str, date: str) -> p.DailyBoard:
     """The board of ``variant``'s deal of ``date``: by finish time, then cards home; the deal and
-    every game once the day is over (the JSON endpoint and the front page show the same)."""
+    every game once the day is over (the JSON endpoint and the front page show the same). Given the daily
+    store and the race store alone: what it reads."""
     revealed = now_ms() >= day_end(date)
     lines: list[tuple[str, str, str, int, int | None, str, list[str] | None]] = []
-    for account, race in (await t.daily.plays(variant, date)).items():
-        meta = await t.races.store.meta(race)
+    for account, race in (await plays.plays(variant, date)).items():
+        meta = await store.meta(race)
         if meta is None:
             continue
-        blob = await t.races.store.results(race) if meta.status == "finished" else None
+        blob = await store.results(race) if meta.status == "finished" else None
         if blob is None:
-            _, progress = await t.races.store.lines(race)
+            _, progress = await store.lines(race)
             home = progress[0].home if progress else 0
             lines.append((account, progress[0].name if progress else account, "playing", home, None, race, None))
             continue
@@ -132,6 +132,6 @@ async def board(t: "Tournaments", variant: str, date: str) -> p.DailyBoard:
                        moves=moves)
            for rank, (account, name, status, home, time_ms, race, moves)
            in zip(shared_ranks(order, lambda line: (line[4], line[3])), order)]
-    drawn = await t.daily.deal(variant, date)
+    drawn = await plays.deal(variant, date)
     return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
                         deal=drawn[0] if revealed and drawn else None)

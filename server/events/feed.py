@@ -38,8 +38,7 @@ from ..race.clock import now_ms
 from ..race.table import moves_only
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
 from ..store.events import EventMeta, EventStore
-from ..web.sse import encoded_event
-from .format import format_of
+from .format import Formats
 
 FEED_SECONDS = 0.2
 """How often a feed looks for changes: a watcher sees a change within this (plus a read) at most."""
@@ -74,10 +73,15 @@ class RaceNotes(Protocol):
 class Feeds:
     """This process's live event feeds: one per event watched here, gone when its last watcher is."""
 
-    def __init__(self, events: EventStore, store: Store, notes: RaceNotes | None = None) -> None:
+    def __init__(self, events: EventStore, store: Store, notes: RaceNotes | None = None, *, formats: Formats,
+                 sse_event: Callable[[bytes], bytes]) -> None:
         self.events = events
         self.store = store
         self.notes = notes
+        self.formats = formats
+        self.sse_event = sse_event
+        """A frame's Server-Sent Event bytes (the web layer's encoding, handed in by the composition root:
+        the events import nothing of the web)."""
         """None: the feeds poll every heat at each frame (no subscription to hear notes by)."""
         self.live: dict[str, EventFeed] = {}
 
@@ -145,7 +149,7 @@ class EventFeed:
         tens of kilobytes, five times a second, so the cost grew with the watchers."""
         cached = self._event
         if cached is None or cached[0] is not frame:
-            cached = self._event = (frame, encoded_event(frame, "event", retry=2000))
+            cached = self._event = (frame, self.feeds.sse_event(frame))
         return cached[1]
 
     def unwatch(self, queue: asyncio.Queue[bytes | None]) -> None:
@@ -227,11 +231,11 @@ class EventFeed:
             meta = await events.meta(self.event)
             if meta is None:
                 return None
-            fmt = format_of(meta.format)
+            fmt = self.feeds.formats.of(meta.format)
             info, table = await fmt.info(events, meta), await fmt.standings(events, meta)
             read = self._read_event = (meta, msgspec.Raw(_json.encode(info)), msgspec.Raw(_json.encode(table)))
         meta, info_json, table_json = read
-        fmt = format_of(meta.format)
+        fmt = self.feeds.formats.of(meta.format)
         heats = [(h.heat, h.race, h.entrants) for h in fmt.live_heats(meta)]
         known = self._known([race for _, race, _ in heats])
         versions = await self._versions([race for _, race, _ in heats], known)

@@ -29,16 +29,17 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from ..store.keys import occurrence_id
-from .format import UnknownFormat, format_of, unplayable
+from .format import UnknownFormat
 
 
 async def _event_or_404(request: Request) -> EventMeta | Response:
     """The event of the path, or the typed answer why not: 404 for no such event, 503 for one of a
     format this process does not know (docs/events.md, "Endpoints")."""
-    meta = await tournaments_of(request).events.meta(request.path_params["event"])
+    tournaments = tournaments_of(request)
+    meta = await tournaments.events.meta(request.path_params["event"])
     if meta is None:
         return error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
-    if (why := unplayable(meta)) is not None:
+    if (why := tournaments.formats.unplayable(meta)) is not None:
         return error_response(p.ErrorCode.UNAVAILABLE, 503, why)
     return meta
 
@@ -55,7 +56,7 @@ async def create_event(request: Request) -> Response:
     except UnknownVariant as exc:
         return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
     try:
-        fmt = format_of(req.format)
+        fmt = tournaments_of(request).formats.of(req.format)
     except UnknownFormat as exc:
         return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
     if (refused := fmt.refusal(req)) is not None:
@@ -79,24 +80,26 @@ async def create_event(request: Request) -> Response:
 
 
 async def list_events(request: Request) -> Response:
-    events = tournaments_of(request).events
+    events, formats = tournaments_of(request).events, tournaments_of(request).formats
     metas = [await events.meta(e) for e in await events.recent_ids()]
-    return json_response({"events": [await format_of(m.format).info(events, m) for m in metas
-                                     if m is not None and unplayable(m) is None]})
+    return json_response({"events": [await formats.of(m.format).info(events, m) for m in metas
+                                     if m is not None and formats.unplayable(m) is None]})
 
 
 async def get_event(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    return json_response(await format_of(meta.format).info(tournaments_of(request).events, meta))
+    tournaments = tournaments_of(request)
+    return json_response(await tournaments.formats.of(meta.format).info(tournaments.events, meta))
 
 
 async def get_standings(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    return json_response(await format_of(meta.format).standings(tournaments_of(request).events, meta))
+    tournaments = tournaments_of(request)
+    return json_response(await tournaments.formats.of(meta.format).standings(tournaments.events, meta))
 
 
 async def stream_event(request: Request) -> Response:
@@ -131,7 +134,7 @@ async def start_event(request: Request) -> Response:
     started = await tournaments.runner.start(meta)
     if started is None:
         return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
-    return json_response(await format_of(started.format).info(tournaments.events, started))
+    return json_response(await tournaments.formats.of(started.format).info(tournaments.events, started))
 
 
 async def cancel_event(request: Request) -> Response:
@@ -146,7 +149,8 @@ async def cancel_event(request: Request) -> Response:
     meta = await _event_or_404(request)
     if isinstance(meta, Response):
         return meta
-    events = tournaments_of(request).events
+    tournaments = tournaments_of(request)
+    events = tournaments.events
     try:
         await events.cancel(meta, now_ms(), series=req.series)
     except StoreError as exc:
@@ -157,7 +161,7 @@ async def cancel_event(request: Request) -> Response:
                               "only an event taking entries can be cancelled: this one has started or ended"
                               if code is p.ErrorCode.EVENT_CLOSED else None)
     meta = await events.meta(meta.id) or meta
-    return json_response(await format_of(meta.format).info(events, meta))
+    return json_response(await tournaments.formats.of(meta.format).info(events, meta))
 
 
 async def enter_event(request: Request) -> Response:

@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_states import Transition
 from shared.event_words import race_word
 
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..store.events import EventMeta, EventStore
-from .format import EventContext, Format
+from .context import EventContext
+from .due import round_due_now
+from .format import Format
 from .standings import event_totals, standings
 
 CLAIM_MS = 60_000
@@ -42,7 +45,7 @@ class Drawn:
 class RoundsFormat(Format):
     """An event of ``meta.rounds`` rounds; subclasses draw a round's heats and score a round."""
 
-    start = "start_rounds"
+    start = Transition.START_ROUNDS
 
     @abstractmethod
     def draw(self, meta: EventMeta, field: list[str], results: scoring.Scores) -> Drawn:
@@ -81,18 +84,17 @@ class RoundsFormat(Format):
 
     # ------------------------------------------------------------ the round machine
     async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
-        if meta.round_state == "done" and meta.round < meta.rounds and now >= meta.next_at:
-            if await ctx.step(meta, "claim_round", now, claim_until=now + CLAIM_MS):
+        """The step :func:`~.due.round_due_now` says is due, taken (the decision is pure; this is its I/O)."""
+        step = round_due_now(meta, now)
+        if step in (Transition.CLAIM_ROUND, Transition.TAKE_OVER_CLAIM):
+            if await ctx.step(meta, step, now, claim_until=now + CLAIM_MS):
                 await self._open_round(ctx, await ctx.reread(meta))
-        elif meta.round_state == "opening" and now >= meta.claim_until:
-            if await ctx.step(meta, "take_over_claim", now, claim_until=now + CLAIM_MS):
-                await self._open_round(ctx, await ctx.reread(meta))
-        elif meta.round_state == "open" and now >= meta.starts_at:
+        elif step is Transition.START_HEATS:
             await ctx.races.start_races([heat.race for heat in meta.schedule[-1].heats], now)
-            if await ctx.step(meta, "start_heats", now):
+            if await ctx.step(meta, step, now):
                 log("event_round_started", tournament=meta.id, round=meta.round)
-        elif meta.round_state == "running":
-            await self._finish_round(ctx, meta, now)
+        elif step in (Transition.SCORE_ROUND, Transition.SCORE_LAST_ROUND):
+            await self._finish_round(ctx, meta, step, now)
 
     async def _open_round(self, ctx: EventContext, meta: EventMeta) -> None:
         """Draw round ``meta.round + 1``: its deal, its heats (one race each), its start time."""
@@ -111,7 +113,7 @@ class RoundsFormat(Format):
         now = now_ms()
         schedule = [*meta.schedule, p.EventRound(round=number, starts_at=starts, heats=heats, deal=deal.deal,
                                                  byes=drawn.byes)]
-        if await ctx.step(meta, "open_round", now, round=number, starts_at=starts, schedule=schedule,
+        if await ctx.step(meta, Transition.OPEN_ROUND, now, round=number, starts_at=starts, schedule=schedule,
                           deal=deal.deal, line=" ".join(deal.line)):
             log("event_round_open", tournament=meta.id, round=number, heats=len(heats), entrants=len(field),
                 starts_at=starts)
@@ -123,9 +125,9 @@ class RoundsFormat(Format):
         order = [t.account for _, t in scoring.ranked(event_totals(meta, entrants, results))]
         return [a for a in order if a in playing]
 
-    async def _finish_round(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
-        """Once every heat has ended, score the round over all heats and move on (the event ends after
-        the last round)."""
+    async def _finish_round(self, ctx: EventContext, meta: EventMeta, step: Transition, now: int) -> None:
+        """Once every heat has ended, score the round over all heats and move on by ``step`` (the event
+        ends after the last round: ``score_last_round``)."""
         heats = meta.schedule[-1].heats
         field = [scoring.bye_result(account) for account in meta.schedule[-1].byes]
         for heat in heats:
@@ -134,9 +136,9 @@ class RoundsFormat(Format):
                 return  # not over yet: the next tick looks again
             field += [outcome.result(account, heat.heat, meta.variant) for account in heat.entrants]
         results = scoring.with_points(field, self.score(field))
-        last = meta.round >= meta.rounds
+        last = step is Transition.SCORE_LAST_ROUND
         next_at = now + meta.break_seconds * 1000
-        if await (ctx.finish(meta, "score_last_round", now, results) if last
-                  else ctx.events.score(meta, "score_round", now, results, next_at=next_at)):
+        if await (self.finish(ctx, meta, step, now, results) if last
+                  else ctx.events.score(meta, step, now, results, next_at=next_at)):
             log("event_round_scored", tournament=meta.id, round=meta.round, entrants=len(field), last=last)
 

@@ -3,9 +3,11 @@
 Every process ticks every :data:`TICK_SECONDS` over the active events: it starts a scheduled event
 whose time has come (the organiser's start, by the same transition), makes a recurring event's next
 occurrence once the current one has left registration, and hands each running event to its format
-(server/events/format.py), which takes the one step it is due for; the runner knows no format. Each step is a transition of the state table (shared/event_states.py), a compare-and-set in
-Redis, so of processes trying the same step one wins, and a process killed mid-step leaves nothing
-the others cannot finish: an event's races are races like any other.
+(server/events/format.py, found in the ``Formats`` it is given), which takes the one step it is due
+for; the runner knows no format. Each step is a transition of the state table
+(shared/event_states.py), a compare-and-set in Redis, so of processes trying the same step one wins,
+and a process killed mid-step leaves nothing the others cannot finish: an event's races are races
+like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from ..store.keys import occurrence_id
-from .format import EventContext, UnknownFormat, format_of
+from .context import EventContext
+from .format import Formats, UnknownFormat
 from .secrecy import unseal
 
 TICK_SECONDS = 0.5
@@ -31,8 +34,9 @@ TICK_SECONDS = 0.5
 class EventRunner:
     """One process's share of running the events (all processes run one)."""
 
-    def __init__(self, ctx: EventContext) -> None:
+    def __init__(self, ctx: EventContext, formats: Formats) -> None:
         self.ctx = ctx
+        self.formats = formats
         self.events = ctx.events
         self._read: dict[str, EventMeta] = {}
         """Each active event as this runner last read it (:meth:`_meta`)."""
@@ -82,7 +86,7 @@ class EventRunner:
         elif meta.status == "cancelled":
             await self.events.finish(meta.id)  # (no race was made: nothing to unseal)
         elif meta.status == "running":
-            await format_of(meta.format).advance(self.ctx, meta, now)
+            await self.formats.of(meta.format).advance(self.ctx, meta, now)
 
     async def _next_occurrence(self, meta: EventMeta, now: int) -> None:
         """Make the occurrence after ``meta`` (started or cancelled), with the series' settings, at the
@@ -102,7 +106,7 @@ class EventRunner:
         """The organiser's start: registration closes (entrants who did not check in are withdrawn first,
         when the event asks for check-in) and the format's first step is due at once. None when the event
         had started already."""
-        fmt = format_of(meta.format)
+        fmt = self.formats.of(meta.format)
         if meta.check_in and meta.status == "registration":
             # Before the start's step: a check-in racing the start is either in (and plays) or refused.
             dropped = await self.events.drop_unchecked(meta.id)
@@ -117,5 +121,6 @@ class EventRunner:
 
     async def _finished(self, meta: EventMeta) -> None:
         """An event that is over: off the runner's list."""
-        await unseal(self.ctx, meta)  # (again: a process may have died between the two)
+        schedule = await self.formats.of(meta.format).schedule(self.events, meta)
+        await unseal(self.ctx.races.store, schedule)  # (again: a process may have died between the two)
         await self.events.finish(meta.id)

@@ -6,12 +6,13 @@ the heats' races live in their own slots and are read through the race :class:`~
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
 
 import msgspec
 
 from shared import protocol as p
+from shared.event_states import Transition
 from shared.scoring import ArenaTally, ScoredRound
 
 from .keys import EVENTS_ACTIVE, EVENTS_ALL, EventKeys, Keys, occurrence_id, series_key
@@ -22,12 +23,14 @@ _schedule = msgspec.json.Decoder(list[p.EventRound])
 _encoder = msgspec.json.Encoder()
 
 
-@dataclass
-class EventMeta:
-    """An event's hash, typed. ``deal`` and ``line``: the current round's secret deal (its winning
-    line for a checked deal), kept so that any process drawing the heats uses the same one."""
+@dataclass(kw_only=True)
+class EventSettings:
+    """An event's settings, as the organiser gave them, typed once: taken from the request body
+    (``p.EventCreate``, by :meth:`of`), kept in the record (an :class:`EventMeta` is these and the event's
+    state, one Redis hash), and shown in the description (``p.EventInfo``: server/events/format.py shows
+    them by these fields). Why one definition: the request, the record and the description were each
+    written out field by field, and a setting added to one was easily missed in another."""
 
-    id: str
     name: str
     format: p.EventFormat
     variant: str
@@ -41,6 +44,35 @@ class EventMeta:
     """The organiser's deals, one per round, separated by commas ("": drawn by ``deal_source``)."""
     rated: bool
     late_entry: bool
+    duration: int = 0
+    """Arenas: seconds of pairing from the start."""
+    group_size: int = 2
+    check_in: bool = False
+    scheduled_at: int = 0
+    """When the event starts by itself (EventCreate.starts_at; 0: when the organiser starts it)."""
+    repeat: str = ""
+    """The series' cron schedule ("" for a one-off, or once the series is cancelled)."""
+
+    RESHAPED: ClassVar[tuple[str, ...]] = ("deals", "scheduled_at", "repeat")
+    """The settings kept in another shape than the request's (a list as text; ``starts_at``; null as "");
+    every other one has the request's name and value."""
+
+    @classmethod
+    def kept(cls, req: p.EventCreate) -> dict[str, Any]:
+        """The request's settings as the record keeps them (its ``variant`` already the variant's key), by
+        field: the same names and values, and the :attr:`RESHAPED` ones reshaped."""
+        kept: dict[str, Any] = {f.name: getattr(req, f.name) for f in fields(cls) if f.name not in cls.RESHAPED}
+        return {**kept, "deals": ",".join(str(d) for d in req.deals or []), "scheduled_at": req.starts_at or 0,
+                "repeat": req.repeat or ""}
+
+
+@dataclass(kw_only=True)
+class EventMeta(EventSettings):
+    """An event's hash, typed: its settings (:class:`EventSettings`) and its state. ``deal`` and ``line``:
+    the current round's secret deal (its winning line for a checked deal), kept so that any process
+    drawing the heats uses the same one."""
+
+    id: str
     status: p.EventStatus
     round: int
     round_state: p.RoundState
@@ -54,36 +86,22 @@ class EventMeta:
     deal: int = 0
     line: str = ""
     schedule: list[p.EventRound] = field(default_factory=list)
-    duration: int = 0
-    """Arenas: seconds of pairing from the start."""
-    group_size: int = 2
     ends_at: int = 0
     """Arenas: when pairing stops (set at the start)."""
-    check_in: bool = False
     pairings: int = 0
     """Arenas: how many times waiting entrants were paired (each time one race or more); a step of a
     pairing compares it, as a round's steps compare ``round``."""
-    scheduled_at: int = 0
-    """When the event starts by itself (EventCreate.starts_at; 0: when the organiser starts it)."""
     series: str = ""
     """A recurring event's series id ("": a one-off); its id is ``<series>-<occurrence>``."""
     occurrence: int = 0
-    repeat: str = ""
-    """The series' cron schedule ("" for a one-off, or once the series is cancelled)."""
     next_event: str = ""
     """The series' next occurrence, once made (as this one left registration)."""
 
     @classmethod
     def create(cls, req: p.EventCreate, event: str, now: int, series: str = "", occurrence: int = 0) -> "EventMeta":
         """A new event of ``req``'s settings (its ``variant`` already the variant's key), taking entries."""
-        return cls(
-            id=event, name=req.name, format=req.format, variant=req.variant, rounds=req.rounds,
-            heat_size=req.heat_size, time_limit=req.time_limit, join_seconds=req.join_seconds,
-            break_seconds=req.break_seconds, deal_source=req.deal_source,
-            deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
-            status="registration", round=0, round_state="waiting", created_at=now, duration=req.duration,
-            group_size=req.group_size, check_in=req.check_in, scheduled_at=req.starts_at or 0, series=series,
-            occurrence=occurrence, repeat=req.repeat or "")
+        return cls(**EventSettings.kept(req), id=event, status="registration", round=0, round_state="waiting",
+                   created_at=now, series=series, occurrence=occurrence)
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
@@ -297,7 +315,7 @@ class EventStore:
         raw = await self.redis.hgetall(EventKeys(event).entrants)
         return sorted((Entrant.loads(text(a), v) for a, v in raw.items()), key=lambda e: (e.joined_at, e.account))
 
-    async def step(self, meta: EventMeta, transition: str, now: int, **changes: Any) -> bool:
+    async def step(self, meta: EventMeta, transition: Transition, now: int, **changes: Any) -> bool:
         """Move the event by ``transition`` (shared/event_states.py) from the state ``meta`` shows, setting
         ``changes`` too; False when another process moved it first. Raises :class:`StoreError`
         (illegal_transition) for a move the state table does not allow: Redis refuses it, nothing changes."""
@@ -307,7 +325,7 @@ class EventStore:
             raise StoreError(rest[0])
         return kind == "ok"
 
-    async def score(self, meta: EventMeta, transition: str, now: int, results: list[ScoredRound],
+    async def score(self, meta: EventMeta, transition: Transition, now: int, results: list[ScoredRound],
                     **changes: Any) -> bool:
         """Write a round's scored results and move the event by ``transition``, in one step: once
         (False when another process scored it first)."""
@@ -322,7 +340,7 @@ class EventStore:
         return kind == "ok"
 
     @staticmethod
-    def _position(meta: EventMeta, transition: str, now: int) -> list[Any]:
+    def _position(meta: EventMeta, transition: Transition, now: int) -> list[Any]:
         """What a step compares: the transition and the state the caller read."""
         return [transition, meta.status, meta.round_state, meta.round, meta.pairings, now]
 

@@ -16,7 +16,6 @@ from shared import protocol as p
 from shared.event_words import race_word, score_word
 
 from ..answers import tournaments_of
-from ..events.format import unplayable
 from .render import not_found, render, variant_name
 
 
@@ -26,7 +25,7 @@ async def event(request: Request) -> Response:
     meta = await t.events.meta(ref)
     if meta is None:
         return not_found(p.ErrorCode.EVENT_NOT_FOUND, f"No event has the id {ref!r}.")
-    if (why := unplayable(meta)) is not None:
+    if (why := t.formats.unplayable(meta)) is not None:
         return render("error.html", 503, title="Not available", error_code=p.ErrorCode.UNAVAILABLE.value,
                       message=why[0].upper() + why[1:] + ".")
     frame = await t.feeds.frame(meta.id)  # a fresh feed: a frame at once, however quiet

@@ -18,7 +18,6 @@ from shared.variants import VARIANTS, get_variant
 from ..answers import service_of, tournaments_of
 from ..compose import Tournaments
 from ..events import daily
-from ..events.format import format_of, unplayable
 from ..race import rules as races
 from ..race.clock import now_ms
 from ..race.service import Service
@@ -66,7 +65,7 @@ async def _daily_boards(t: Tournaments, now: int) -> list[p.DailyBoard]:
     out = []
     for variant in VARIANTS:
         if await t.daily.deal(variant, date) is not None:
-            b = await daily.board(t, variant, date)
+            b = await daily.board(t.daily, t.races.store, variant, date)
             out.append(msgspec.structs.replace(b, lines=b.lines[:DAILY_SHOWN]))
     return out
 
@@ -77,9 +76,9 @@ async def _current_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.Even
     out = []
     for event in await t.events.recent_ids():
         meta = await t.events.meta(event)
-        if meta is None or meta.status in ("finished", "cancelled") or unplayable(meta) is not None:
+        if meta is None or meta.status in ("finished", "cancelled") or t.formats.unplayable(meta) is not None:
             continue
-        fmt = format_of(meta.format)
+        fmt = t.formats.of(meta.format)
         info = await fmt.info(t.events, meta)
         out.append((info, fmt.watch_now(info)))
     return out

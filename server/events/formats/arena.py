@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from shared import protocol as p
 from shared import scoring
+from shared.event_states import Transition
 
 from ...ops.log import log
 from ...store.events import ArenaRace, ArenaState, EventMeta, EventStore
 from .. import arena as rules
-from ..format import EventContext, Format, register
+from ..context import EventContext
+from ..due import arena_closes, arena_pairs, arena_race_steps
+from ..format import Format
 from ..standings import arena_standings
 
 ARENA_RACES_SHOWN = 6
@@ -20,7 +23,7 @@ ARENA_RACES_SHOWN = 6
 
 class Arena(Format):
     name = "arena"
-    start = "start_pairing"
+    start = Transition.START_PAIRING
     pairing = True
     score_field = "points"
     score_rule = "Points (a win 2, the top half 1, doubled on fire)"
@@ -50,18 +53,19 @@ class Arena(Format):
 
     async def advance(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
         """Pair the waiting (until the end), start what is due, score what has ended, and close the
-        arena once its time is up and its last races are scored."""
-        if now < meta.ends_at:
+        arena once its time is up and its last races are scored (what is due: server/events/due.py)."""
+        if arena_pairs(meta, now):
             await self._pair(ctx, meta, now)
         races = await ctx.events.arena_races(meta.id)
-        for race in races:
-            if not race.started and now >= race.starts_at:
+        for race, step in arena_race_steps(races, now):
+            if step == "start":
                 await ctx.races.start_races([race.race], now)
                 await ctx.events.arena_update(meta.id, race.race, "started", {})
-            elif race.started and not race.scored:
+            else:
                 await self._score(ctx, meta, race)
-        if now >= meta.ends_at and all(r.scored for r in await ctx.events.arena_races(meta.id)):
-            if await ctx.finish(meta, "close", now):
+        if not arena_pairs(meta, now):  # (its time is up: read the races again only then)
+            if arena_closes(meta, await ctx.events.arena_races(meta.id), now) and \
+                    await self.finish(ctx, meta, Transition.CLOSE, now):
                 log("event_finished", tournament=meta.id, races=len(races))
 
     async def _pair(self, ctx: EventContext, meta: EventMeta, now: int) -> None:
@@ -71,7 +75,7 @@ class Arena(Format):
         states = await ctx.events.arena_states(meta.id)
         waiting = [(a, states.get(a, ArenaState())) for a in entrants if states.get(a, ArenaState()).status == "waiting"]
         groups = rules.pair(waiting, meta.group_size)
-        if not groups or not await ctx.step(meta, "pair", now, pairings=meta.pairings + 1):
+        if not groups or not await ctx.step(meta, Transition.PAIR, now, pairings=meta.pairings + 1):
             return  # nobody to pair, or another process pairs this very moment
         starts = now + meta.join_seconds * 1000
         # A fresh deal each pairing (or the organiser's own, in turn).
@@ -96,4 +100,4 @@ class Arena(Format):
                 points=",".join(f"{a}:{after[a].points - before[a].points}" for a in race.entrants))
 
 
-ARENA = register(Arena())
+ARENA = Arena()

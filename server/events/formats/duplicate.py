@@ -7,7 +7,6 @@ from __future__ import annotations
 from shared import scoring
 
 from ...store.events import EventMeta
-from ..format import register
 from ..rounds import Drawn, RoundsFormat
 
 
@@ -26,4 +25,4 @@ class Duplicate(RoundsFormat):
         return f"{meta.rounds} round{'s' if meta.rounds != 1 else ''} in heats of {meta.heat_size}"
 
 
-DUPLICATE = register(Duplicate())
+DUPLICATE = Duplicate()

@@ -10,7 +10,6 @@ from shared import protocol as p
 from shared import scoring, swiss
 
 from ...store.events import EventMeta
-from ..format import register
 from ..rounds import Drawn, RoundsFormat
 
 
@@ -40,4 +39,4 @@ class Swiss(RoundsFormat):
         return {"heat_size": 2}
 
 
-SWISS = register(Swiss())
+SWISS = Swiss()
