@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_util import context_options, launch_browser, layout_problems, skip_reason
+from browser_util import context_options, each_width, launch_browser, layout_problems, skip_reason
 from redis_util import Client, LiveServer, create_race, live_server, register, seed_checked, start_race
-from web_util import WIN, event_round, join_heats, new_race, start_event
+from web_util import WIN, daily_play, event_round, join_heats, new_race, start_event
 
 from shared import protocol as p
 
@@ -40,32 +40,19 @@ SERIOUS = """async () => {
 
 async def _audit(contexts: dict[str, Any], url: str, ready: str, then: str | None = None,
                  opened: str | None = None) -> list[str]:
-    """The violations of ``url`` at every width (and its layout problems: browser_util), once ``ready`` is on the page (and ``then`` was clicked
-    and ``opened`` appeared)."""
-    problems = []
-    for width, context in contexts.items():
-        page = await context.new_page()
-        await page.goto(url)
-        await page.wait_for_selector(ready)
-        if then is not None:
-            await page.locator(then).first.click()
-            await page.wait_for_selector(opened or "body")
+    """The violations of ``url`` at every width (and its layout problems: browser_util), once ``ready`` is
+    on the page (and ``then`` was clicked and ``opened`` appeared)."""
+
+    async def problems(page: Any) -> list[str]:
         await page.add_script_tag(path=str(AXE))
-        problems += [f"{url} at {width}: {problem}" for problem in await page.evaluate(SERIOUS)]
-        problems += [f"{url} at {width}, laid out: {problem}" for problem in await layout_problems(page)]
-        await page.close()
-    return problems
+        return list(await page.evaluate(SERIOUS)) + [f"laid out: {problem}" for problem in await layout_problems(page)]
+
+    return await each_width(contexts, url, ready, problems, then, opened or "body")
 
 
 async def _daily_play(server: LiveServer, name: str) -> str:
     """A play of today's deal given up at once: its race's code (its page keeps the deal secret)."""
-    key = await register(server, name)
-    status, body = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
-    assert status == 200, body
-    client = await Client.connect(server)
-    await client.hello(body["code"], key=key)
-    await client.send(p.Ready(ready=True))
-    await client.expect(p.Countdown)
+    body, client = await daily_play(server, name)
     await client.give_up()
     await client.expect(p.Finished)
     await client.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import redis
-from browser_util import WIDTHS, context_options, launch_browser, layout_problems, skip_reason
+from browser_util import WIDTHS, context_options, each_width, launch_browser, layout_problems, skip_reason
 from redis_util import live_server
 from results_util import apply, put_account, put_finished_race, standing
 from web_util import event_round, new_race
@@ -27,17 +27,7 @@ AUTH = {"authorization": f"Bearer {ORGANISER}"}
 async def _check(contexts: dict[str, Any], url: str, ready: str, then: str | None = None) -> list[str]:
     """The layout problems of ``url`` at every width: waits for the selector ``ready`` (and clicks ``then``,
     a replay button, waiting for its first board)."""
-    problems = []
-    for width, context in contexts.items():
-        page = await context.new_page()
-        await page.goto(url)
-        await page.wait_for_selector(ready)
-        if then is not None:
-            await page.locator(then).first.click()
-            await page.wait_for_selector("#replay[data-step='0'] #board .column")
-        problems += [f"{url} at {width}: {problem}" for problem in await layout_problems(page)]
-        await page.close()
-    return problems
+    return await each_width(contexts, url, ready, layout_problems, then)
 
 
 async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redis.Redis) -> None:

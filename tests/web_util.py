@@ -193,10 +193,9 @@ async def new_race(server: LiveServer, names: tuple[str, ...] = ("ann", "bob", "
     return race
 
 
-async def start_event(server: LiveServer, auth: dict[str, str], body: dict[str, Any],
-                      names: tuple[str, ...]) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
-    """An event made with ``body``, each name registered and entered, started, and its first round's
-    races (or an arena's first pairings) drawn: the event's id, the accounts' keys and those races."""
+async def enter_event(server: LiveServer, auth: dict[str, str], body: dict[str, Any],
+                      names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """An event made with ``body`` and each name registered and entered: its id and the accounts' keys."""
     status, event = await server.http("POST", "/events", body, headers=auth)
     assert status == 201, event
     keys = {}
@@ -205,17 +204,25 @@ async def start_event(server: LiveServer, auth: dict[str, str], body: dict[str, 
         status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
                                            headers={"authorization": f"Bearer {keys[name]}"})
         assert status == 200, answer
-    status, info = await server.http("POST", f"/events/{event['id']}/start", headers=auth)
+    return event["id"], keys
+
+
+async def start_event(server: LiveServer, auth: dict[str, str], body: dict[str, Any],
+                      names: tuple[str, ...]) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
+    """An event made with ``body``, each name registered and entered, started, and its first round's
+    races (or an arena's first pairings) drawn: the event's id, the accounts' keys and those races."""
+    event, keys = await enter_event(server, auth, body, names)
+    status, info = await server.http("POST", f"/events/{event}/start", headers=auth)
     assert status == 200, info
     drawn: list[dict[str, Any]] = []
 
     async def heats_drawn() -> bool:
-        _, info = await server.http("GET", f"/events/{event['id']}")
+        _, info = await server.http("GET", f"/events/{event}")
         drawn[:] = info["schedule"][0]["heats"] if info["schedule"] else []
         return bool(drawn)
 
     await eventually(heats_drawn, "the first round's races")
-    return event["id"], keys, drawn
+    return event, keys, drawn
 
 
 async def join_heats(server: LiveServer, heats: list[dict[str, Any]], keys: dict[str, str],
@@ -242,3 +249,16 @@ async def event_round(server: LiveServer, auth: dict[str, str]) -> tuple[str, li
         "name": "Layout Cup", "rounds": 1, "heat_size": 2, "join_seconds": 1, "break_seconds": 0,
         "time_limit": 120, "deals": [WIN["deal"]]}, ("ann", "bob", "cy", "dee"))
     return event, await join_heats(server, heats, keys, {"ann": 12, "bob": 0, "cy": 19, "dee": 1})
+
+
+async def daily_play(server: LiveServer, name: str) -> tuple[dict[str, Any], Client]:
+    """A new account's play of today's Forty Thieves deal, joined and started: ``POST /daily``'s answer
+    and the player's client, at the start of its game."""
+    key = await register(server, name)
+    status, body = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
+    assert status == 200, body
+    client = await Client.connect(server)
+    await client.hello(body["code"], key=key)
+    await client.send(p.Ready(ready=True))
+    await client.expect(p.Countdown)
+    return body, client
