@@ -132,6 +132,17 @@ async def _finished_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.Eve
     return out
 
 
+async def _accounts(service: Service, race: str, seats: list[int]) -> dict[int, str]:
+    """The seats held by an account (a live table's names link to the players' pages; a guest's seat has
+    no page). Read when the page is rendered: a player seated later is linked from the next load on."""
+    out = {}
+    for seat in seats:
+        claim = await service.store.seat(race, seat)
+        if claim is not None and claim.account:
+            out[seat] = claim.account
+    return out
+
+
 async def watch(request: Request) -> Response:
     """One race: its live table (kept live by static/watch.js), or the standings and replays once over."""
     service = service_of(request)
@@ -148,12 +159,14 @@ async def watch(request: Request) -> Response:
         blob = await service.store.results(meta.id)
         results = races.shown_results(meta, blob, now) if blob is not None else None
     event = await tournaments_of(request).events.meta(meta.event) if meta.event else None
+    accounts = await _accounts(service, meta.id, [line.seat for line in table])
     state = {"race": msgspec.to_builtins(info), "version": version, "server_time": now,
              "progress": msgspec.to_builtins(table),
              "results": msgspec.to_builtins(results) if results else None,
              "deal_text": deal_text(results) if results else None,
              "secret_text": results.secret_words() if results else None, "variant_name": variant_name(meta.variant),
-             "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/"}
+             "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/",
+             "accounts": {str(seat): account for seat, account in accounts.items()}}
     return render("watch.html", title=f"Race {meta.code}", race=info, table=sorted(table, key=lambda e: e.rank),
-                  results=results, state=state, event=event,
+                  results=results, state=state, event=event, accounts=accounts,
                   winner=winner_of(results) if results else None, winning_ms=winning_ms(results) if results else None)

@@ -1,6 +1,6 @@
 // The end of a race: standings, the revealed deal and a replay button for each player.
 
-import { el, helpedMark, statusCell } from "./table.js";
+import { el, helpedMark, playerLink, statusCell } from "./table.js";
 
 /** Fill the result section from a Results (and the deal as text: JSON numbers lose digits above 2^53;
  * while the deal is secret, the server's words saying until when instead). */
@@ -43,11 +43,6 @@ export function showFinal(section, results, dealText, secretText, variantName, r
 export function openLine(section, replay, replayBase) {
   const button = section.querySelector(".line-button");
   if (button) button.addEventListener("click", () => replay.open(replayBase + "line", "the proved winning line"));
-}
-
-/** A player's name: a link to its page when it has an account (a guest's is only a name). */
-export function playerLink(name, account) {
-  return account ? el("a", { href: `/player/${encodeURIComponent(name)}` }, name) : name;
 }
 
 /** "Won by NAME in m:ss." as the server's page says it (server/web/pages.py, winner_of and winning_ms). */
