@@ -152,6 +152,8 @@ async def test_an_arenas_standings_link_the_races_being_played(redis_url: str) -
             page = (await http.get(f"/event/{event}")).text
         heads = page.split('id="event-standings"')[1].split("</thead>")[0]
         assert all(word in heads for word in (">Wins<", ">Streak<", ">On fire<", ">Racing now<")), heads
+        legend = page.split('id="legend"')[1].split("</details>")[0]
+        assert "<dt>🔥</dt><dd>on fire: 2 wins in a row" in legend and "<dt>▶</dt>" in legend, "a phone's words for them"
         code = races[0]["code"]
         for name in ("fay", "gus"):
             row = page.split(f'<tr data-account="{name}">')[1].split("</tr>")[0]
