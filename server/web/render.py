@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse
 
 from shared import protocol as p
 from shared.event_words import race_word, tiebreak_words
-from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
+from shared.schedules import shown  # (UTC words: the pages' fallback; static/localtime.js shows the reader's zone)
 from shared.standings import FINAL_RACING_WORDS, STATUS_WORDS, status_words
 from shared.variants import VARIANTS, get_variant
 
@@ -82,7 +82,7 @@ def time_tag(ms: int) -> markupsafe.Markup:
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A template as the response, with the helpers every template may use."""
     html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
-                                          when=shown, variants=VARIANTS, status_legend=STATUS_LEGEND,
+                                          variants=VARIANTS, status_legend=STATUS_LEGEND,
                                           race_word=race_word, tiebreak_words=tiebreak_words,
                                           player_link=player_link, time_tag=time_tag, **context)
     return HTMLResponse(html, status_code=code)
