@@ -62,7 +62,7 @@ async def _around(request: Request, race: str, name: str) -> RaceAround | None:
         return None
     results = msgspec.msgpack.decode(blob, type=p.Results)
     event = await tournaments_of(request).events.meta(meta.event) if meta.event else None
-    return RaceAround([s for s in results.standings if s.name != name and (s.account or "") != name.lower()], event)
+    return RaceAround([s for s in results.standings if s.account != account_of(name)], event)
 
 
 async def leaderboard(request: Request) -> Response:
