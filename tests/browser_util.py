@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -156,3 +156,21 @@ a board whose columns do not stand in one row, or a column whose cards are not o
 async def layout_problems(page: Any) -> list[str]:
     """:data:`LAYOUT_PROBLEMS` measured in ``page`` (an empty list: the page is laid out right)."""
     return list(await page.evaluate(LAYOUT_PROBLEMS, page.viewport_size["width"]))
+
+
+async def each_width(contexts: dict[str, Any], url: str, ready: str, check: Callable[[Any], Awaitable[list[str]]],
+                     then: str | None = None, opened: str = "#replay[data-step='0'] #board .column") -> list[str]:
+    """``check``'s problems with ``url`` in each context (a width), each said with its url and width: the
+    page is checked once ``ready`` is on it (and ``then`` was clicked, a replay button by default, and
+    ``opened`` appeared)."""
+    problems = []
+    for width, context in contexts.items():
+        page = await context.new_page()
+        await page.goto(url)
+        await page.wait_for_selector(ready)
+        if then is not None:
+            await page.locator(then).first.click()
+            await page.wait_for_selector(opened)
+        problems += [f"{url} at {width}: {problem}" for problem in await check(page)]
+        await page.close()
+    return problems

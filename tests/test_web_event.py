@@ -10,7 +10,7 @@ import httpx
 import pytest
 from browser_util import context_options, launch_browser, layout_problems, open_browser, skip_reason
 from redis_util import Client, LiveServer, eventually, live_server, register
-from web_util import WIN
+from web_util import WIN, enter_event, start_event
 
 from shared import protocol as p
 
@@ -26,17 +26,9 @@ async def events_server(redis_url: str) -> AsyncIterator[LiveServer]:
 
 
 async def _event(server: LiveServer) -> tuple[str, dict[str, str]]:
-    status, event = await server.http("POST", "/events", {
+    return await enter_event(server, AUTH, {
         "name": "Friday Cup", "rounds": 1, "heat_size": 2, "join_seconds": 2, "break_seconds": 0,
-        "time_limit": 120, "deals": [WIN["deal"]]}, headers=AUTH)
-    assert status == 201, event
-    keys = {}
-    for name in NAMES:
-        keys[name] = await register(server, name)
-        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
-                                           headers={"authorization": f"Bearer {keys[name]}"})
-        assert status == 200, answer
-    return event["id"], keys
+        "time_limit": 120, "deals": [WIN["deal"]]}, NAMES)
 
 
 async def test_the_event_page_and_its_typed_404(events_server: LiveServer) -> None:
@@ -161,27 +153,9 @@ BIG_DEAL = 2**62 + 12_345
 
 async def _swiss_round(server: LiveServer) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
     """A started one-round Swiss event of three on :data:`BIG_DEAL`: one pairing of two, and a bye."""
-    status, event = await server.http("POST", "/events", {
+    return await start_event(server, AUTH, {
         "name": "Swiss Cup", "format": "swiss", "rounds": 1, "join_seconds": 4, "break_seconds": 0,
-        "time_limit": 120, "deals": [BIG_DEAL]}, headers=AUTH)
-    assert status == 201, event
-    keys = {}
-    for name in NAMES[:3]:
-        keys[name] = await register(server, name)
-        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
-                                           headers={"authorization": f"Bearer {keys[name]}"})
-        assert status == 200, answer
-    status, _ = await server.http("POST", f"/events/{event['id']}/start", headers=AUTH)
-    assert status == 200
-    drawn: list[dict[str, Any]] = []
-
-    async def paired() -> bool:
-        _, info = await server.http("GET", f"/events/{event['id']}")
-        drawn[:] = info["schedule"][0]["heats"] if info["schedule"] else []
-        return bool(drawn)
-
-    await eventually(paired, "round 1 paired")
-    return event["id"], keys, drawn
+        "time_limit": 120, "deals": [BIG_DEAL]}, NAMES[:3])
 
 
 @pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")

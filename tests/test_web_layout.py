@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 import redis
-from browser_util import WIDTHS, context_options, launch_browser, layout_problems, skip_reason
-from redis_util import Client, LiveServer, eventually, live_server, register
+from browser_util import WIDTHS, context_options, each_width, launch_browser, layout_problems, skip_reason
+from redis_util import live_server
 from results_util import apply, put_account, put_finished_race, standing
-from web_util import WIN, new_race
-
-from shared import protocol as p
+from web_util import event_round, new_race
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
@@ -26,57 +24,10 @@ ORGANISER = "organiser-secret-for-layout"
 AUTH = {"authorization": f"Bearer {ORGANISER}"}
 
 
-async def _event_round(server: LiveServer) -> tuple[str, list[Client]]:
-    """A one-round duplicate event of four in heats of two, its round running with cards home."""
-    status, event = await server.http("POST", "/events", {
-        "name": "Layout Cup", "rounds": 1, "heat_size": 2, "join_seconds": 1, "break_seconds": 0,
-        "time_limit": 120, "deals": [WIN["deal"]]}, headers=AUTH)
-    assert status == 201, event
-    keys = {}
-    for name in ("ann", "bob", "cy", "dee"):
-        keys[name] = await register(server, name)
-        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
-                                           headers={"authorization": f"Bearer {keys[name]}"})
-        assert status == 200, answer
-    status, info = await server.http("POST", f"/events/{event['id']}/start", headers=AUTH)
-    assert status == 200, info
-    drawn: dict[str, Any] = {}
-
-    async def heats_drawn() -> bool:
-        _, info = await server.http("GET", f"/events/{event['id']}")
-        drawn.update(info)
-        return bool(info["schedule"] and info["schedule"][0]["heats"])
-
-    await eventually(heats_drawn, "round 1's heats")
-    clients = []
-    moves = {"ann": 12, "bob": 0, "cy": 19, "dee": 1}
-    for heat in drawn["schedule"][0]["heats"]:
-        for account in heat["entrants"]:
-            client = await Client.connect(server)
-            await client.hello(heat["code"], key=keys[account])
-            clients.append((client, moves[account]))
-    for client, count in clients:
-        await client.expect(p.Countdown, timeout=30)
-    for client, count in clients:
-        for text in WIN["moves"][:count]:
-            assert isinstance(await client.move(text), p.Ack)
-    return event["id"], [client for client, _ in clients]
-
-
 async def _check(contexts: dict[str, Any], url: str, ready: str, then: str | None = None) -> list[str]:
     """The layout problems of ``url`` at every width: waits for the selector ``ready`` (and clicks ``then``,
     a replay button, waiting for its first board)."""
-    problems = []
-    for width, context in contexts.items():
-        page = await context.new_page()
-        await page.goto(url)
-        await page.wait_for_selector(ready)
-        if then is not None:
-            await page.locator(then).first.click()
-            await page.wait_for_selector("#replay[data-step='0'] #board .column")
-        problems += [f"{url} at {width}: {problem}" for problem in await layout_problems(page)]
-        await page.close()
-    return problems
+    return await each_width(contexts, url, ready, layout_problems, then)
 
 
 async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redis.Redis) -> None:
@@ -95,7 +46,7 @@ async def test_every_page_at_desktop_and_phone_widths(redis_url: str, sync: redi
         put_finished_race(sync, "rated1", [standing(0, "zed", "finished", 104, 90_000, 90_000),
                                            standing(1, None, home=50)])
         await apply(server, "rated1")
-        event, players = await _event_round(server)
+        event, players = await event_round(server, AUTH)
 
         problems = await _check(contexts, f"{server.url}/watch/{live.created.race.code}",
                                 "#conn[data-state=live]")

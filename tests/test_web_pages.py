@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 import msgspec
-from redis_util import Client, LiveServer, eventually, register
-from web_util import WIN, new_race, sse
+from redis_util import LiveServer, eventually, register
+from web_util import WIN, daily_play, new_race, sse
 
 from server.web.render import STATUS_LEGEND
 from shared import protocol as p
@@ -137,13 +137,7 @@ async def test_static_files_are_served(server: LiveServer) -> None:
 
 
 async def test_a_daily_deals_play_keeps_its_deal_and_games_hidden_until_the_day_is_over(server: LiveServer) -> None:
-    key = await register(server, "ann")
-    status, body = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
-    assert status == 200, body
-    client = await Client.connect(server)
-    await client.hello(body["code"], key=key)
-    await client.send(p.Ready(ready=True))
-    await client.expect(p.Countdown)
+    body, client = await daily_play(server, "ann")
     assert isinstance(await client.move("S"), p.Ack)
     await client.give_up()
     await client.expect(p.Finished)

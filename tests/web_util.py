@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from redis_util import DEADLINE, Client, LiveServer, create_race, eventually, start_race
+from redis_util import DEADLINE, Client, LiveServer, create_race, eventually, register, start_race
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -191,3 +191,74 @@ async def new_race(server: LiveServer, names: tuple[str, ...] = ("ann", "bob", "
     if start:
         await start_race(server, created.creator_token, players)
     return race
+
+
+async def enter_event(server: LiveServer, auth: dict[str, str], body: dict[str, Any],
+                      names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """An event made with ``body`` and each name registered and entered: its id and the accounts' keys."""
+    status, event = await server.http("POST", "/events", body, headers=auth)
+    assert status == 201, event
+    keys = {}
+    for name in names:
+        keys[name] = await register(server, name)
+        status, answer = await server.http("POST", f"/events/{event['id']}/entrants",
+                                           headers={"authorization": f"Bearer {keys[name]}"})
+        assert status == 200, answer
+    return event["id"], keys
+
+
+async def start_event(server: LiveServer, auth: dict[str, str], body: dict[str, Any],
+                      names: tuple[str, ...]) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
+    """An event made with ``body``, each name registered and entered, started, and its first round's
+    races (or an arena's first pairings) drawn: the event's id, the accounts' keys and those races."""
+    event, keys = await enter_event(server, auth, body, names)
+    status, info = await server.http("POST", f"/events/{event}/start", headers=auth)
+    assert status == 200, info
+    drawn: list[dict[str, Any]] = []
+
+    async def heats_drawn() -> bool:
+        _, info = await server.http("GET", f"/events/{event}")
+        drawn[:] = info["schedule"][0]["heats"] if info["schedule"] else []
+        return bool(drawn)
+
+    await eventually(heats_drawn, "the first round's races")
+    return event, keys, drawn
+
+
+async def join_heats(server: LiveServer, heats: list[dict[str, Any]], keys: dict[str, str],
+                     moves: dict[str, int]) -> list[Client]:
+    """Each entrant of ``heats`` joins its race with its key, waits for the start and plays its count
+    of ``moves`` along the winning line (``WIN``: the event's deal must be its deal)."""
+    clients = []
+    for heat in heats:
+        for account in heat["entrants"]:
+            client = await Client.connect(server)
+            await client.hello(heat["code"], key=keys[account])
+            clients.append((client, moves.get(account, 0)))
+    for client, count in clients:
+        await client.expect(p.Countdown, timeout=30)
+    for client, count in clients:
+        for text in WIN["moves"][:count]:
+            assert isinstance(await client.move(text), p.Ack)
+    return [client for client, _ in clients]
+
+
+async def event_round(server: LiveServer, auth: dict[str, str]) -> tuple[str, list[Client]]:
+    """A one-round duplicate event of four in heats of two, its round running with cards home."""
+    event, keys, heats = await start_event(server, auth, {
+        "name": "Layout Cup", "rounds": 1, "heat_size": 2, "join_seconds": 1, "break_seconds": 0,
+        "time_limit": 120, "deals": [WIN["deal"]]}, ("ann", "bob", "cy", "dee"))
+    return event, await join_heats(server, heats, keys, {"ann": 12, "bob": 0, "cy": 19, "dee": 1})
+
+
+async def daily_play(server: LiveServer, name: str) -> tuple[dict[str, Any], Client]:
+    """A new account's play of today's Forty Thieves deal, joined and started: ``POST /daily``'s answer
+    and the player's client, at the start of its game."""
+    key = await register(server, name)
+    status, body = await server.http("POST", "/daily/forty-thieves", headers={"authorization": f"Bearer {key}"})
+    assert status == 200, body
+    client = await Client.connect(server)
+    await client.hello(body["code"], key=key)
+    await client.send(p.Ready(ready=True))
+    await client.expect(p.Countdown)
+    return body, client

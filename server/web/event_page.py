@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from shared import protocol as p
 from shared.event_words import race_word, score_word
+from shared.scoring import ON_FIRE
 
 from ..answers import tournaments_of
 from .render import not_found, render, variant_name
@@ -35,8 +36,10 @@ async def event(request: Request) -> Response:
     drawn = current[-1] if current and not live.event.pairing else None
     words = event_words(live.event)
     state = {**msgspec.json.decode(frame), "stream": f"/events/{meta.id}/stream",
-             "variant_name": variant_name(live.event.variant), "words": words}
+             "variant_name": variant_name(live.event.variant), "words": words, "on_fire": ON_FIRE}
+    codes = {heat.race: heat.code for r in live.event.schedule for heat in r.heats}
     return render("event.html", title=live.event.name, live=live, heats=drawn.heats if drawn else [],
+                  codes=codes, on_fire=ON_FIRE,
                   byes=drawn.byes if drawn else [], played=played_rounds(live.event), words=words, state=state)
 
 

@@ -46,11 +46,14 @@ async def index(request: Request) -> Response:
     rows = [races.race_info(m, now) for m in metas]
     live = [r for r in rows if r.status in ("countdown", "running")]
     lobby = [r for r, m in zip(rows, metas) if r.status == "lobby" and not m.called_off_at]  # (nobody may join)
-    recent = [races.race_info(m, now) for m in await service.store.recent_races(RECENT_SHOWN)]
+    finished = await service.store.recent_races(RECENT_SHOWN)
+    recent = [races.race_info(m, now) for m in finished]
     seeking = [line for line in (await service.seeks.pools()).pools if line.waiting]
+    t = tournaments_of(request)
     return render("index.html", title="Races", live=live, lobby=lobby, recent=recent, seeking=seeking,
-                  events=await _current_events(tournaments_of(request)),
-                  daily=await _daily_boards(tournaments_of(request), now))
+                  winners={m.code: await _winner(service, m) for m in finished},
+                  events=await _current_events(t), finished_events=await _finished_events(t),
+                  daily=await _daily_boards(t, now))
 
 
 RECENT_SHOWN = 10
@@ -84,6 +87,61 @@ async def _current_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.Even
     return out
 
 
+async def _winner(service: Service, meta: RaceMeta) -> tuple[p.Standing, int | None] | None:
+    """A finished race's winner (its first place, if that player finished the deal) and time: the
+    standings are public as soon as the race is over, even while its deal stays secret."""
+    blob = await service.store.results(meta.id)
+    if blob is None:
+        return None
+    results = msgspec.msgpack.decode(blob, type=p.Results)
+    first = winner_of(results)
+    return (first, winning_ms(results)) if first is not None else None
+
+
+def winner_of(results: p.Results) -> p.Standing | None:
+    """The player who won the race (first, and finished the deal), or None when nobody did."""
+    first = results.standings[0] if results.standings else None
+    return first if first is not None and first.status == "finished" else None
+
+
+def winning_ms(results: p.Results) -> int | None:
+    """The winner's time from the start (ms), or None when nobody won."""
+    first = winner_of(results)
+    if first is None or first.finished_at is None or results.starts_at is None:
+        return None
+    return first.finished_at - results.starts_at
+
+
+FINISHED_EVENTS_SHOWN = 5
+"""Finished events listed on the front page, newest first."""
+
+
+async def _finished_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.EventStandingLine]]]:
+    """The latest finished events, each with its first place(s) (ties share rank 1)."""
+    out = []
+    for event in await t.events.recent_ids():
+        meta = await t.events.meta(event)
+        if meta is None or meta.status != "finished" or unplayable(meta) is not None:
+            continue
+        fmt = format_of(meta.format)
+        standings = await fmt.standings(t.events, meta)
+        out.append((await fmt.info(t.events, meta), [line for line in standings.lines if line.rank == 1]))
+        if len(out) == FINISHED_EVENTS_SHOWN:
+            break
+    return out
+
+
+async def _accounts(service: Service, race: str, seats: list[int]) -> dict[int, str]:
+    """The seats held by an account (a live table's names link to the players' pages; a guest's seat has
+    no page). Read when the page is rendered: a player seated later is linked from the next load on."""
+    out = {}
+    for seat in seats:
+        claim = await service.store.seat(race, seat)
+        if claim is not None and claim.account:
+            out[seat] = claim.account
+    return out
+
+
 async def watch(request: Request) -> Response:
     """One race: its live table (kept live by static/watch.js), or the standings and replays once over."""
     service = service_of(request)
@@ -99,11 +157,15 @@ async def watch(request: Request) -> Response:
     if meta.status == "finished":
         blob = await service.store.results(meta.id)
         results = races.shown_results(meta, blob, now) if blob is not None else None
+    event = await tournaments_of(request).events.meta(meta.event) if meta.event else None
+    accounts = await _accounts(service, meta.id, [line.seat for line in table])
     state = {"race": msgspec.to_builtins(info), "version": version, "server_time": now,
              "progress": msgspec.to_builtins(table),
              "results": msgspec.to_builtins(results) if results else None,
              "deal_text": deal_text(results) if results else None,
              "secret_text": results.secret_words() if results else None, "variant_name": variant_name(meta.variant),
-             "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/"}
+             "events": f"/races/{meta.id}/events", "replay": f"/races/{meta.id}/replay/",
+             "accounts": {str(seat): account for seat, account in accounts.items()}}
     return render("watch.html", title=f"Race {meta.code}", race=info, table=sorted(table, key=lambda e: e.rank),
-                  results=results, state=state)
+                  results=results, state=state, event=event, accounts=accounts,
+                  winner=winner_of(results) if results else None, winning_ms=winning_ms(results) if results else None)

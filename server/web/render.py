@@ -5,8 +5,10 @@ Autoescaped everywhere: names are the players' own text.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 import markupsafe
@@ -14,7 +16,7 @@ from starlette.responses import HTMLResponse
 
 from shared import protocol as p
 from shared.event_words import race_word, tiebreak_words
-from shared.schedules import shown  # (a server time as UTC date and minute: no guess at the reader's zone)
+from shared.schedules import shown  # (UTC words: the pages' fallback; static/localtime.js shows the reader's zone)
 from shared.standings import FINAL_RACING_WORDS, STATUS_WORDS, status_words
 from shared.variants import VARIANTS, get_variant
 
@@ -63,11 +65,26 @@ def clock_text(ms: int | None) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
+def player_link(name: str, account: str | None) -> markupsafe.Markup:
+    """A player's name, a link to its page when it has an account (a guest's name is only a name)."""
+    if not account:
+        return markupsafe.Markup("{}").format(name)
+    return markupsafe.Markup('<a href="/player/{}">{}</a>').format(quote(name, safe=""), name)
+
+
+def time_tag(ms: int) -> markupsafe.Markup:
+    """A server time as UTC words in a ``<time>`` element: static/localtime.js rewrites it in the
+    visitor's own time zone (a page without JavaScript still says which zone it shows)."""
+    iso = datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return markupsafe.Markup('<time datetime="{}">{}</time>').format(iso, shown(ms))
+
+
 def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
     """A template as the response, with the helpers every template may use."""
     html = _env.get_template(name).render(status=status_html, variant_name=variant_name, clock=clock_text,
-                                          when=shown, variants=VARIANTS, status_legend=STATUS_LEGEND,
-                                          race_word=race_word, tiebreak_words=tiebreak_words, **context)
+                                          variants=VARIANTS, status_legend=STATUS_LEGEND,
+                                          race_word=race_word, tiebreak_words=tiebreak_words,
+                                          player_link=player_link, time_tag=time_tag, **context)
     return HTMLResponse(html, status_code=code)
 
 

@@ -40,15 +40,25 @@ def replay_steps(results: p.Results, record: p.PlayerRecord) -> ReplaySteps:
                        views=[p.View.from_player_view(v) for v in views], error=error)
 
 
+LINE_SEAT = -1
+"""The seat the proved winning line is replayed as (no player's: seats count from 0)."""
+LINE_NAME = "the proved winning line"
+
+
 @lru_cache(maxsize=64)
-def replay_body(results_blob: bytes, seat: int) -> tuple[bytes, bytes] | None:
-    """The JSON of a seat's replay and its gzip, or None for a seat with no record.
+def replay_body(results_blob: bytes, seat: int | None) -> tuple[bytes, bytes] | None:
+    """The JSON of a seat's replay (``None``: the proved winning line's) and its gzip, or None for a seat
+    with no record (a race with no proved line).
 
     Cached by the stored results (immutable once the race is over), so a
-    crowd opening the same replay costs one computation.
+    crowd opening the same replay costs one computation. The caller checks the deal is revealed first.
     """
     results = msgspec.msgpack.decode(results_blob, type=p.Results)
-    record = next((r for r in results.records if r.seat == seat), None)
+    if seat is None:
+        line = results.winning_line
+        record = p.PlayerRecord(seat=LINE_SEAT, name=LINE_NAME, moves=line, position="") if line else None
+    else:
+        record = next((r for r in results.records if r.seat == seat), None)
     if record is None:
         return None
     body = msgspec.json.encode(replay_steps(results, record))

@@ -77,13 +77,20 @@ async def _stream(service: Service, hub: RaceHub, listener: SseSpectator) -> Asy
         task.add_done_callback(_leaving.discard)
 
 
+LINE = "line"
+"""``GET /races/{race}/replay/line``: the proved winning line's boards (a checked race, once revealed)."""
+
+
 async def race_replay(request: Request) -> Response:
-    """``GET /races/{race}/replay/{seat}``: every board of one player's game, once the race is over."""
+    """``GET /races/{race}/replay/{seat}``: every board of one player's game, once the race is over (its
+    deal revealed); ``/replay/line``: the boards of the winning line proved before the race, as well."""
     service = service_of(request)
+    which = request.path_params["seat"]
     try:
-        seat = params.count(request.path_params["seat"])
+        seat = None if which == LINE else params.count(which)
     except ValueError:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, "the seat is a number (0 is the first seat)")
+        return error_response(p.ErrorCode.BAD_FIELD, 400, f"the seat is a number (0 is the first seat), or {LINE!r} "
+                                                          "for the proved winning line")
     meta = await race_meta(service, request.path_params["race"])
     if meta is None:
         return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
@@ -94,6 +101,8 @@ async def race_replay(request: Request) -> Response:
     if secret is not None:
         return error_response(p.ErrorCode.DEAL_SECRET, 409, secret)
     bodies = await asyncio.to_thread(replay_body, blob, seat)
+    if bodies is None and seat is None:
+        return error_response(p.ErrorCode.BAD_FIELD, 404, "the race has no proved winning line (not a checked deal)")
     if bodies is None:
         return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"the race has no player in seat {seat}")
     plain, packed = bodies

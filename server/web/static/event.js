@@ -47,12 +47,29 @@ function drawStandings(e, table) {
       line.withdrawn ? " (withdrawn)" : ""),
     el("td", { class: "points" }, String(line[e.score_field])),
     ...e.tiebreaks.map((field) => el("td", { class: "tiebreak" }, String(line[field]))),
-    el("td", {}, String(line.home)), el("td", { class: "time" }, clockText(line.time_ms))));
+    ...(e.pairing ? arenaCells(e, line) : []),
+    el("td", e.pairing ? { class: "wide" } : {}, String(line.home)), el("td", { class: "time" }, clockText(line.time_ms))));
   standings.tBodies[0].replaceChildren(...(rows.length ? rows
-    : [el("tr", { class: "empty" }, el("td", { colspan: String(5 + e.tiebreaks.length) }, "Nobody has entered yet."))]));
+    : [el("tr", { class: "empty" }, el("td", { colspan: String(5 + e.tiebreaks.length + (e.pairing ? 4 : 0)) },
+      "Nobody has entered yet."))]));
   standings.dataset.version = String(table.version);
   // No time yet (before the first round is scored; an arena keeps none): no column of 0:00s.
   standings.classList.toggle("untimed", !table.lines.some((line) => line.time_ms));
+}
+
+/** An arena entrant's wins, streak, whether it is on fire (from state.on_fire wins in a row) and the race it plays now
+ * (as event.html draws them). */
+function arenaCells(e, line) {
+  const codes = new Map();
+  for (const r of e.schedule) for (const h of r.heats) codes.set(h.race, h.code);
+  const code = codes.get(line.race) || line.race;
+  return [el("td", { class: "wins" }, String(line.wins)),
+    el("td", { class: "streak" }, String(line.streak)),
+    el("td", { class: "fire" }, ...(line.streak >= state.on_fire ? [el("span", { "aria-hidden": "true" }, "🔥"), " yes"]
+      : [el("span", { class: "none" }, "no")])),
+    el("td", { class: "now" }, line.race && line.status === "playing" ? el("a", { href: `/watch/${code}`, "aria-label": `Watch ${code}` },
+      el("span", { class: "long" }, `Watch ${code}`), el("span", { class: "short" }, "▶"))
+      : el("span", { class: "none" }, "–"))];
 }
 
 function drawLive(e, live, names) {

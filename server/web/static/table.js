@@ -31,24 +31,30 @@ export function helpedMark(helped) {
   return helped ? el("abbr", { class: "helped", title: "played with help (took a hint)" }, "†") : null;
 }
 
-/** Redraw the table body from the lines (a Map seat -> PlayerProgress). */
-export function drawTable(table, lines, version) {
+/** Redraw the table body from the lines (a Map seat -> PlayerProgress); `accounts` (seat -> account, from
+ * the page's state) links the names of players with an account to their pages. */
+export function drawTable(table, lines, version, accounts = {}) {
   const body = table.tBodies[0];
   const rows = [...lines.values()].sort((a, b) => a.rank - b.rank || a.seat - b.seat);
   if (!rows.length) {
     body.replaceChildren(el("tr", { class: "empty" }, el("td", { colspan: "5" }, "Nobody has joined yet.")));
   } else {
-    body.replaceChildren(...rows.map(row));
+    body.replaceChildren(...rows.map((line) => row(line, accounts[String(line.seat)])));
   }
   table.dataset.version = String(version);
 }
 
-function row(line) {
+/** A player's name: a link to its page when it has an account (a guest's is only a name). */
+export function playerLink(name, account) {
+  return account ? el("a", { href: `/player/${encodeURIComponent(name)}` }, name) : name;
+}
+
+function row(line, account) {
   const bar = el("progress", { max: String(line.total), value: String(line.home),
     "aria-label": `${line.name}: ${line.home} of ${line.total} cards home` });
   const status = el("td");
   statusCell(status, line.status);
-  const name = el("th", { scope: "row", class: "name" }, line.name);
+  const name = el("th", { scope: "row", class: "name" }, playerLink(line.name, account));
   const mark = helpedMark(line.helped);
   if (mark) name.append(" ", mark);
   return el("tr", { "data-seat": String(line.seat), "data-home": String(line.home), "data-status": line.status },

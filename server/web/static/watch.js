@@ -64,7 +64,7 @@ function apply(players, full) {
   lines = full ? new Map() : new Map(lines);
   for (const line of players) lines.set(line.seat, line);
   announce(before, lines);
-  drawTable(table, lines, version);
+  drawTable(table, lines, version, state.accounts);
 }
 
 function tick() {
@@ -144,7 +144,7 @@ function connect() {
   });
 }
 
-if (table) drawTable(table, lines, version);
+if (table) drawTable(table, lines, version, state.accounts);
 if (state.results) {
   setConn("over", "race over");
   showFinal(final, state.results, state.deal_text, state.secret_text, variantName, replay, state.replay);
