@@ -1,0 +1,60 @@
+"""Helpers for the play page's browser tests (tests/test_play_browser.py): a player's browser context on
+``/play``, and waits for what its page shows. Every wait is for a condition with a deadline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis_util import DEADLINE, LiveServer
+
+MS = int(DEADLINE * 1000)
+
+
+async def player(browser: Any, server: LiveServer, name: str, register: bool = True, **options: Any) -> Any:
+    """A fresh context (its own storage) on ``/play``; registered as ``name`` through the page's own form,
+    else with ``name`` typed as the guest name. Its console is watched for CSP refusals (``page.csp``)."""
+    context = await browser.new_context(**options)
+    page = await context.new_page()
+    page.csp = []
+    page.on("console", lambda m: page.csp.append(m.text) if "Content Security Policy" in m.text else None)
+    page.on("pageerror", lambda e: page.csp.append(f"page error: {e}"))
+    await page.goto(f"{server.url}/play")
+    if register:
+        await page.fill("#register-name", name)
+        await page.click("#register-form button")
+        await page.wait_for_function(f"() => document.getElementById('who-line').textContent.includes('as {name}')",
+                                     timeout=MS)
+    else:
+        await page.fill("#guest-name", name)
+    return page
+
+
+async def status(page: Any, wanted: str) -> None:
+    """Wait until the page's race is in ``wanted`` (lobby, countdown, running, finished)."""
+    await page.wait_for_selector(f"#race[data-status={wanted}]", timeout=MS)
+
+
+async def moves(page: Any, count: int) -> None:
+    """Wait until the page's board shows the game after ``count`` moves (its last ack)."""
+    await page.wait_for_selector(f"#play-board[data-moves='{count}']", timeout=MS)
+
+
+async def text(page: Any, selector: str, words: str) -> None:
+    """Wait until ``selector``'s text holds ``words``."""
+    await page.wait_for_function("([s, w]) => (document.querySelector(s)?.textContent || '').includes(w)",
+                                 arg=[selector, words], timeout=MS)
+
+
+def top_card(column: int) -> str:
+    """The selector of the top card of a column (1-based), the card a click or a drag takes."""
+    return f"#play-board .col:nth-child({column}) li:last-child button"
+
+
+async def drag(page: Any, source: str, target: str, touch: bool = False) -> None:
+    """Drag ``source`` onto ``target`` with the mouse, step by step (pointer events all the way)."""
+    a = await page.locator(source).bounding_box()
+    b = await page.locator(target).bounding_box()
+    await page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=8)
+    await page.mouse.up()

@@ -1,0 +1,104 @@
+"""The play page (/play) in real browsers (Debian's chromium through playwright) against a live server.
+
+Two browsers race each other to the end on one server, by click, drag and key, with an illegal move,
+an undo, a dropped connection and a reload, giving up, the results and a rematch; scenarios are
+combined into few tests (two shared cores). The races are on Forty Thieves deal 2, whose winning line
+(tests/data/race_win_line.json) gives moves known to be legal.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from browser_util import launch_browser, skip_reason
+from play_util import MS, drag, moves, player, status, text, top_card
+from redis_util import LiveServer, create_race
+from web_util import WIN
+
+from shared import protocol as p
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+
+async def test_two_browsers_race_each_other_to_the_end_and_rematch(server: LiveServer) -> None:
+    created = await create_race(server, seats=2, start_mode="all-ready", deal_source="number", deal=WIN["deal"],
+                                rated=True, undo=True)
+    code = created.race.code
+    async with launch_browser() as browser:
+        ann = await player(browser, server, "Ann")
+        bob = await player(browser, server, "Bob")
+        key = await ann.evaluate("() => localStorage.getItem('thieves.key')")
+        assert key.startswith("ann."), "the key is in the browser's own storage after the register step"
+        assert await ann.context.cookies() == [], "never in a cookie"
+        for page in (ann, bob):
+            await page.goto(f"{server.url}/play?race={code}")
+            await status(page, "lobby")
+        await ann.keyboard.press("s")  # ready by the terminal's key
+        await bob.get_by_role("button", name=re.compile("^Ready")).click()  # and by the button
+        for page in (ann, bob):
+            await status(page, "running")
+            await moves(page, 0)
+
+        assert WIN["moves"][:3] == ["ba", "bF", "hg"]
+        await ann.click(top_card(2))  # click-click: column 2 onto column 1
+        await ann.click(top_card(1))
+        await moves(ann, 1)
+        await drag(ann, top_card(2), "#play-board .home")  # drag and drop: column 2 home
+        await moves(ann, 2)
+        await ann.keyboard.press("8")  # the terminal's keys: column 8 onto column 7
+        await ann.keyboard.press("7")
+        await moves(ann, 3)
+        await ann.keyboard.press("u")  # undo
+        await moves(ann, 2)
+        await ann.keyboard.press("8")
+        await ann.keyboard.press("7")
+        await moves(ann, 3)
+        await ann.keyboard.press("1")  # an illegal move: its reason in the server's words
+        await ann.keyboard.press("2")
+        await text(ann, "#move-say", "a card must be exactly one rank lower than the card it goes on")
+        assert await ann.get_attribute("#play-board", "data-moves") == "3", "nothing changed"
+        await ann.keyboard.press(" ")  # draw
+        await moves(ann, 4)
+        await text(bob, "#racers tr[data-seat='0'] .count", "1/104")  # the racers' bars live
+
+        # A dropped connection: the server drops ann's socket; the page reconnects and keeps its seat.
+        for conn in [c for c in server.service.hubs[created.race.id].conns if getattr(c, "seat", None) == 0]:
+            conn.abort(p.CloseCode.SERVICE_RESTART)
+        await ann.wait_for_selector("#conn[data-state=reconnecting]", timeout=MS)
+        await ann.wait_for_selector("#conn[data-state=live]", timeout=MS)
+        await ann.keyboard.press(" ")
+        await moves(ann, 5)
+        # A reload: the seat comes back from the tab's own storage, with the board as it was.
+        await bob.click(top_card(2))
+        await bob.click(top_card(1))
+        await moves(bob, 1)
+        await bob.reload()
+        await status(bob, "running")
+        await moves(bob, 1)
+        assert await bob.text_content("#race-code") == code
+
+        await bob.keyboard.press("g")  # give up asks first
+        await text(bob, "#move-say", "Give up?")
+        await bob.get_by_role("button", name=re.compile("^Yes, give up")).click()
+        await text(bob, "#say", "You gave up")
+        await ann.keyboard.press("g")
+        await ann.keyboard.press("y")
+        for page in (ann, bob):
+            await status(page, "finished")
+            await page.wait_for_selector("#final:not([hidden])", timeout=MS)
+            await text(page, "#standings li[data-rank='1']", "Ann")
+            await text(page, "#standings li[data-rank='2']", "Bob")
+            await text(page, "#rating-change", "Your rating: 1000 →")
+        await text(ann, "#say", "You placed 1")
+
+        await ann.get_by_role("button", name="Rematch").click()
+        await text(bob, "#rematch-status", "Rematch offered by Ann")
+        await bob.get_by_role("button", name="Rematch").click()
+        for page in (ann, bob):
+            await page.wait_for_function(f"() => document.getElementById('race-code').textContent !== '{code}'",
+                                         timeout=MS)
+            await status(page, "running")  # both said ready as they moved in
+        assert await ann.text_content("#race-code") == await bob.text_content("#race-code")
+        assert ann.csp == [] and bob.csp == [], ann.csp + bob.csp
