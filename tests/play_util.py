@@ -58,3 +58,26 @@ async def drag(page: Any, source: str, target: str, touch: bool = False) -> None
     await page.mouse.down()
     await page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=8)
     await page.mouse.up()
+
+
+def place(letter: str) -> str:
+    """The selector a click or tap on a place of the notation lands on: a column's top card (or its
+    empty slot), the waste's top card, home, or the stock."""
+    if letter == "W":
+        return "#play-board .waste button"
+    if letter == "F":
+        return "#play-board .home"
+    if letter in "SR":
+        return "#play-board .stock"
+    return top_card(ord(letter) - ord("a") + 1)
+
+
+async def tap_move(page: Any, move: str, played: int) -> None:
+    """Play ``move`` (plain notation, one card) by touch: a tap on its source, a tap on its target;
+    then wait for the board after it (``played`` moves before it)."""
+    if move in ("S", "R"):
+        await page.tap(place(move))
+    else:
+        await page.tap(place(move[0]))
+        await page.tap(place(move[1]))
+    await moves(page, played + 1)

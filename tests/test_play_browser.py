@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 import pytest
-from browser_util import launch_browser, skip_reason
-from play_util import MS, drag, moves, player, status, text, top_card
+from browser_util import context_options, launch_browser, skip_reason
+from play_util import MS, drag, moves, player, status, tap_move, text, top_card
 from redis_util import LiveServer, create_race
 from web_util import WIN
 
@@ -102,3 +102,27 @@ async def test_two_browsers_race_each_other_to_the_end_and_rematch(server: LiveS
             await status(page, "running")  # both said ready as they moved in
         assert await ann.text_content("#race-code") == await bob.text_content("#race-code")
         assert ann.csp == [] and bob.csp == [], ann.csp + bob.csp
+
+
+TAPPED = 40
+HOME_AFTER_TAPPED = 9
+"""Cards home after the first TAPPED moves of the winning line."""
+
+
+async def test_a_phone_sized_race_played_by_touch_to_the_end(server: LiveServer) -> None:
+    created = await create_race(server, seats=1, start_mode="all-ready", deal_source="number", deal=WIN["deal"])
+    async with launch_browser() as browser:
+        phone = await player(browser, server, "ann", register=False, **context_options("phone 390"))
+        await phone.fill("#join-code", created.race.code)
+        await phone.tap("#join-form button")
+        await status(phone, "lobby")
+        await phone.get_by_role("button", name=re.compile("^Ready")).tap()
+        await status(phone, "running")
+        assert await phone.evaluate("() => document.documentElement.scrollWidth") <= 390, "no sideways scroll"
+        for played, move in enumerate(WIN["moves"][:TAPPED]):  # (the whole line takes a loaded machine a minute)
+            await tap_move(phone, move, played)
+        await phone.get_by_role("button", name=re.compile("^Give up")).tap()
+        await phone.get_by_role("button", name=re.compile("^Yes, give up")).tap()
+        await status(phone, "finished")
+        await text(phone, "#standings li[data-rank='1']", f"ann: gave up, {HOME_AFTER_TAPPED}/104 cards home")
+        assert phone.csp == [], phone.csp
