@@ -126,3 +126,32 @@ async def test_a_phone_sized_race_played_by_touch_to_the_end(server: LiveServer)
         await status(phone, "finished")
         await text(phone, "#standings li[data-rank='1']", f"ann: gave up, {HOME_AFTER_TAPPED}/104 cards home")
         assert phone.csp == [], phone.csp
+
+
+async def test_a_seek_from_two_browsers_meets_and_find_another_meets_again(server: LiveServer) -> None:
+    async with launch_browser() as browser:
+        cy = await player(browser, server, "cy", register=False)
+        dee = await player(browser, server, "dee", register=False)
+        for page in (cy, dee):
+            await page.select_option("#seek-variant", "forty-thieves")
+            await page.fill("#seek-seats", "2")
+            await page.select_option("#seek-clock", "300")
+            await page.get_by_role("button", name="Find a race now").click()
+        for page in (cy, dee):
+            await status(page, "running")  # matched, joined by the seat's token, ready said by the page
+        first = await cy.text_content("#race-code")
+        assert first and first == await dee.text_content("#race-code")
+        await text(cy, "#racers", "dee")
+        for page in (cy, dee):
+            await page.keyboard.press("g")
+            await page.keyboard.press("y")
+        for page in (cy, dee):
+            await status(page, "finished")
+            assert await page.is_hidden("#rematch"), "guests get no rematch (the new race admits accounts)"
+            await page.get_by_role("button", name="Find another").click()
+        for page in (cy, dee):
+            await page.wait_for_function(f"() => document.getElementById('race-code').textContent !== '{first}'",
+                                         timeout=MS)
+            await status(page, "running")
+        assert await cy.text_content("#race-code") == await dee.text_content("#race-code")
+        assert cy.csp == [] and dee.csp == [], cy.csp + dee.csp
