@@ -8,13 +8,16 @@ combined into few tests (two shared cores). The races are on Forty Thieves deal 
 
 from __future__ import annotations
 
+import asyncio
 import re
-from typing import Any
+from pathlib import Path
 
 import pytest
 from browser_util import context_options, launch_browser, skip_reason
 from play_util import MS, drag, moves, player, status, tap_move, text, top_card
+from playwright.async_api import expect
 from redis_util import LiveServer, create_race
+from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa: F401  (terms: a fixture)
 from web_util import WIN
 
 from shared import protocol as p
@@ -155,3 +158,42 @@ async def test_a_seek_from_two_browsers_meets_and_find_another_meets_again(serve
             await status(page, "running")
         assert await cy.text_content("#race-code") == await dee.text_content("#race-code")
         assert cy.csp == [] and dee.csp == [], cy.csp + dee.csp
+
+
+@needs_tmux
+async def test_a_terminal_challenge_accepted_in_the_browser_and_raced_to_the_end(
+        server: LiveServer, tmp_path: Path, terms: list[Term]) -> None:
+    home = tmp_path / "ann"
+    home.mkdir()
+    env = {"XDG_CONFIG_HOME": str(home)}
+    registered = await asyncio.to_thread(thieves, "register", "Ann", "--server", server.url, env=env)
+    assert registered.returncode == 0, registered.stderr
+    async with launch_browser() as browser:
+        bob = await player(browser, server, "Bob")
+        term = Term(f"XDG_CONFIG_HOME={home} exec {THIEVES} challenge Bob --deal random --time-limit 300 "
+                    f"--server {server.url}")
+        terms.append(term)
+        await text(bob, "#incoming", "Ann challenges you")
+        await bob.get_by_role("button", name="Accept").click()
+        await status(bob, "lobby")
+        await asyncio.to_thread(term.wait_for, "press s")
+        term.keys("s")  # the terminal says ready; the page said it as it moved in
+        await status(bob, "running")
+        await bob.keyboard.press(" ")
+        await moves(bob, 1)
+        await asyncio.to_thread(term.wait_for, "Bob")
+        term.keys("Space")
+        term.keys("Space")
+        ann_line = bob.locator("#racers tbody tr", has_text="Ann")
+        await expect(ann_line.locator("td.moves")).to_have_text("2", timeout=MS)  # the terminal's, live
+        term.keys("g")
+        term.keys("y")
+        await expect(ann_line.locator(".status")).to_contain_text("gave up", timeout=MS)
+        await bob.keyboard.press("g")
+        await bob.keyboard.press("y")
+        await status(bob, "finished")
+        await text(bob, "#standings", "Ann: gave up, 0/104")
+        await text(bob, "#standings", "Bob: gave up, 0/104")
+        screen = await asyncio.to_thread(term.wait_for, "The race is over")
+        assert re.search(r"1\s+Bob\s+0/104", screen) and re.search(r"2\W+Ann\s+0/104", screen), screen
+        assert bob.csp == [], bob.csp
