@@ -5,8 +5,8 @@
 // those above welcome.seq with the same seq, as the protocol's checklist says. The account key goes
 // only into the hello frame and same-origin Authorization headers (docs/play.md).
 
-import { decode } from "./vendor/msgpack/decode.mjs";
-import { encode } from "./vendor/msgpack/encode.mjs";
+// The vendored codec (static/vendor/msgpack/), a classic script the page loads before its modules.
+const { decode, encode } = globalThis.MessagePack;
 
 const KEY = "thieves.key";
 const SEAT = "thieves.seat";
