@@ -12,7 +12,10 @@ const page = { link: null, race: null, seat: null, lines: new Map(), offset: 0, 
   creator: null, autoReady: false, results: null, me: null, giveUpAsked: false };
 
 const say = (words) => { $("say").textContent = words; };
-const moveSay = (words) => { $("move-say").textContent = words; };
+const moveSay = (words, refused = false) => {
+  $("move-say").textContent = words;
+  $("move-say").dataset.refused = String(refused);
+};
 const board = new Board($("play-board"), (text) => move(text), moveSay);
 
 // ----------------------------------------------------------------- who you are
@@ -161,13 +164,13 @@ const HANDLERS = {
     moveSay(words[f.status] || "");
     if (f.status === "finished") say("Every card is home: you won!");
   },
-  reject(f) { moveSay(f.message); },
+  reject(f) { moveSay(f.message, true); },
   gave_up() { say("You gave up; the race goes on for the others."); },
   finished(f) { finish(f.results); },
   hint(f) {
     moveSay(f.move ? `Hint: ${moveWords(f.move)}${f.winning ? ` (wins in ${f.remaining})` : ""}.` : "Hint: no legal move.");
   },
-  error(f) { (f.ref === "move" || f.ref === "hint" ? moveSay : say)(f.message); },
+  error(f) { (f.ref === "move" || f.ref === "hint" ? moveSay : say)(f.message, true); },
 };
 
 function myLine() {
