@@ -113,7 +113,8 @@ HOME_AFTER_TAPPED = 9
 
 
 async def test_a_phone_sized_race_played_by_touch_to_the_end(server: LiveServer) -> None:
-    created = await create_race(server, seats=1, start_mode="all-ready", deal_source="number", deal=WIN["deal"])
+    created = await create_race(server, seats=1, start_mode="all-ready", deal_source="number", deal=WIN["deal"],
+                                hints=True)
     async with launch_browser() as browser:
         phone = await player(browser, server, "ann", register=False, **context_options("phone 390"))
         await phone.fill("#join-code", created.race.code)
@@ -122,6 +123,12 @@ async def test_a_phone_sized_race_played_by_touch_to_the_end(server: LiveServer)
         await phone.get_by_role("button", name=re.compile("^Ready")).tap()
         await status(phone, "running")
         assert await phone.evaluate("() => document.documentElement.scrollWidth") <= 390, "no sideways scroll"
+        # Cards and piles are named for screen readers by what they are and where.
+        await expect(phone.locator(top_card(1))).to_have_accessible_name(re.compile(r"^\w+ of \w+, column 1$"))
+        await expect(phone.locator("#play-board .stock")).to_have_accessible_name("Stock, 64 cards: draw (space)")
+        await expect(phone.locator("#play-board .home")).to_have_accessible_name(re.compile(r"^Home \(key f\), 0 of 104"))
+        await phone.get_by_role("button", name=re.compile("^Hint")).tap()  # the race allows hints
+        await text(phone, "#move-say", "Hint: ")
         for played, move in enumerate(WIN["moves"][:TAPPED]):  # (the whole line takes a loaded machine a minute)
             await tap_move(phone, move, played)
         await phone.get_by_role("button", name=re.compile("^Give up")).tap()

@@ -44,8 +44,9 @@ export class Board {
     const home = v.foundations.map((top, i) => el("span", { class: `card ${top ? `suit-${top[1]}` : "empty"}` },
       top ? cardFace(top) : ""));
     const homeWords = v.foundations.map((top) => (top ? cardName(top) : "empty")).join(", ");
-    const homeButton = el("button", { type: "button", class: "home pile", "data-place": "F", "data-focus": "F",
-      "aria-label": `Home (key f), ${v.home} of ${v.total} cards: ${homeWords}` }, ...home);
+    const homeButton = el("button", { type: "button", class: "home pile", "data-place": "F", "data-focus": "F" },
+      el("span", { class: "sr-only" }, `Home (key f), ${v.home} of ${v.total} cards: ${homeWords}`),
+      el("span", { class: "faces", "aria-hidden": "true" }, ...home));
     const stock = el("button", { type: "button", class: "stock", "data-place": "S", "data-focus": "S",
       "aria-label": v.stock ? `Stock, ${v.stock} cards: draw (space)` : "Stock empty: turn the waste over (r)" },
     v.stock ? String(v.stock) : "↺");
@@ -72,9 +73,10 @@ export class Board {
   }
 
   card(text, place, count, where) {
+    // The name read out is in the button's text (not an aria-label that would differ from what is seen).
     return el("button", { type: "button", class: `card suit-${text[1]}`, "data-place": place,
-      "data-count": String(count), "data-focus": `${place}${count}`, "aria-label": `${cardName(text)}, ${where}` },
-    cardFace(text));
+      "data-count": String(count), "data-focus": `${place}${count}` },
+    el("span", { "aria-hidden": "true" }, cardFace(text)), el("span", { class: "sr-only" }, `${cardName(text)}, ${where}`));
   }
 
   /** Show the selection (and tell a screen reader). */
