@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from browser_util import context_options, launch_browser, skip_reason
 from play_util import MS, drag, moves, player, status, tap_move, text, top_card
 from playwright.async_api import expect
-from redis_util import LiveServer, create_race
+from redis_util import Client, LiveServer, create_race, eventually, live_server, register
+from test_events import AUTH, ORGANISER
 from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa: F401  (terms: a fixture)
 from web_util import WIN
 
@@ -204,3 +206,43 @@ async def test_a_terminal_challenge_accepted_in_the_browser_and_raced_to_the_end
         screen = await asyncio.to_thread(term.wait_for, "The race is over")
         assert re.search(r"\d\W+Bob\s+0/104", screen) and re.search(r"\d\W+Ann\s+0/104", screen), screen
         assert bob.csp == [], bob.csp
+
+
+async def test_an_entrants_page_takes_them_into_their_heat_when_it_opens(redis_url: str) -> None:
+    async with live_server(redis_url, organiser_token=ORGANISER) as server, launch_browser() as browser:
+        ann = await player(browser, server, "Ann")
+        bob_key = await register(server, "Bob")
+        status_, event = await server.http("POST", "/events", {"name": "Cup", "rounds": 1, "heat_size": 2,
+                                                                 "join_seconds": 1, "break_seconds": 0,
+                                                                 "time_limit": 120, "deals": [WIN["deal"]]},
+                                           headers=AUTH)
+        assert status_ == 201, event
+        key = await ann.evaluate("() => localStorage.getItem('thieves.key')")
+        for entrant in (key, bob_key):
+            answer = await server.http("POST", f"/events/{event['id']}/entrants",
+                                       headers={"authorization": f"Bearer {entrant}"})
+            assert answer[0] == 200, answer
+        await ann.goto(f"{server.url}/play?event={event['id']}")
+        await text(ann, "#event-status", "Waiting for your next race in Cup")
+        assert (await server.http("POST", f"/events/{event['id']}/start", headers=AUTH))[0] == 200
+        bob = await Client.connect(server)
+        drawn: list[Any] = []
+
+        async def heat_drawn() -> bool:
+            _, info = await server.http("GET", f"/events/{event['id']}")
+            drawn[:] = [h for r in info["schedule"] for h in r["heats"]]
+            return bool(drawn)
+
+        await eventually(heat_drawn, "the round's heat drawn")
+        heat = drawn[0]
+        await bob.hello(heat["code"], key=bob_key)
+        await status(ann, "running")  # the page took ann into her heat as it opened
+        assert await ann.text_content("#race-code") == heat["code"]
+        await bob.expect(p.Countdown, timeout=30)
+        await bob.give_up()
+        await ann.keyboard.press("g")
+        await ann.keyboard.press("y")
+        await status(ann, "finished")
+        await text(ann, "#event-status", "Cup is finished")
+        await bob.close()
+        assert ann.csp == [], ann.csp
