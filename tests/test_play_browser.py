@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from browser_util import context_options, launch_browser, skip_reason
 from play_util import MS, drag, moves, player, status, tap_move, text, top_card
 from playwright.async_api import expect
-from redis_util import Client, LiveServer, create_race, eventually, live_server, register
-from test_events import AUTH, ORGANISER
+from redis_util import Client, LiveServer, create_race, live_server, register
+from test_events import AUTH, ORGANISER, _round_open
 from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa: F401  (terms: a fixture)
 from web_util import WIN
 
@@ -226,18 +225,10 @@ async def test_an_entrants_page_takes_them_into_their_heat_when_it_opens(redis_u
         await text(ann, "#event-status", "Waiting for your next race in Cup")
         assert (await server.http("POST", f"/events/{event['id']}/start", headers=AUTH))[0] == 200
         bob = await Client.connect(server)
-        drawn: list[Any] = []
-
-        async def heat_drawn() -> bool:
-            _, info = await server.http("GET", f"/events/{event['id']}")
-            drawn[:] = [h for r in info["schedule"] for h in r["heats"]]
-            return bool(drawn)
-
-        await eventually(heat_drawn, "the round's heat drawn")
-        heat = drawn[0]
-        await bob.hello(heat["code"], key=bob_key)
+        heat = (await _round_open(server, event["id"], 1)).heats[0]
+        await bob.hello(heat.code, key=bob_key)
         await status(ann, "running")  # the page took ann into her heat as it opened
-        assert await ann.text_content("#race-code") == heat["code"]
+        assert await ann.text_content("#race-code") == heat.code
         await bob.expect(p.Countdown, timeout=30)
         await bob.give_up()
         await ann.keyboard.press("g")
