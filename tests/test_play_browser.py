@@ -71,12 +71,14 @@ async def test_two_browsers_race_each_other_to_the_end_and_rematch(server: LiveS
         for conn in [c for c in server.service.hubs[created.race.id].conns if getattr(c, "seat", None) == 0]:
             conn.abort(p.CloseCode.SERVICE_RESTART)
         await ann.wait_for_selector("#conn[data-state=reconnecting]", timeout=MS)
+        await ann.keyboard.press(" ")  # a move while away: kept, and sent again after the welcome
         await ann.wait_for_selector("#conn[data-state=live]", timeout=MS)
-        await ann.keyboard.press(" ")
         await moves(ann, 5)
         # A reload: the seat comes back from the tab's own storage, with the board as it was.
-        await bob.click(top_card(2))
-        await bob.click(top_card(1))
+        await bob.focus(top_card(2))  # the keyboard alone: a focused card picked with Enter
+        await bob.keyboard.press("Enter")
+        await bob.focus(top_card(1))
+        await bob.keyboard.press("Enter")
         await moves(bob, 1)
         await bob.reload()
         await status(bob, "running")
