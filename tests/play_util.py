@@ -12,12 +12,15 @@ MS = int(DEADLINE * 1000)
 
 async def player(browser: Any, server: LiveServer, name: str, register: bool = True, **options: Any) -> Any:
     """A fresh context (its own storage) on ``/play``; registered as ``name`` through the page's own form,
-    else with ``name`` typed as the guest name. Its console is watched for CSP refusals (``page.csp``)."""
+    else with ``name`` typed as the guest name. Its console is watched for CSP refusals and script errors
+    (``page.csp``), and the addresses it requests are kept (``page.urls``)."""
     context = await browser.new_context(**options)
     page = await context.new_page()
     page.csp = []
     page.on("console", lambda m: page.csp.append(m.text) if "Content Security Policy" in m.text else None)
     page.on("pageerror", lambda e: page.csp.append(f"page error: {e}"))
+    page.urls = []  # every request's address (a key must never be in one)
+    page.on("request", lambda r: page.urls.append(r.url))
     await page.goto(f"{server.url}/play")
     if register:
         await page.fill("#register-name", name)

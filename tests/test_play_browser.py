@@ -108,6 +108,7 @@ async def test_two_browsers_race_each_other_to_the_end_and_rematch(server: LiveS
             await status(page, "running")  # both said ready as they moved in
         assert await ann.text_content("#race-code") == await bob.text_content("#race-code")
         assert ann.csp == [] and bob.csp == [], ann.csp + bob.csp
+        assert not [url for url in ann.urls if key in url or key.split(".")[1] in url], "never in a URL"
 
 
 TAPPED = 40
