@@ -207,6 +207,19 @@ async def test_a_terminal_challenge_accepted_in_the_browser_and_raced_to_the_end
         await text(bob, "#standings", "Bob: gave up, 0/104")
         screen = await asyncio.to_thread(term.wait_for, "The race is over")
         assert re.search(r"\d\W+Bob\s+0/104", screen) and re.search(r"\d\W+Ann\s+0/104", screen), screen
+
+        # A challenge sent from the browser, declined in the terminal.
+        await bob.get_by_role("button", name="Back to the lobby").click()
+        await bob.fill("#challenge-to", "ann")
+        await bob.get_by_role("button", name="Send").click()
+        await text(bob, "#challenge-status", "Challenge sent to Ann: waiting for the answer")
+        listed = await asyncio.to_thread(thieves, "challenges", "--server", server.url, env=env)
+        ident = re.search(r"^  (\w+)  from Bob", listed.stdout, re.M)
+        assert ident, listed.stdout
+        declined = await asyncio.to_thread(thieves, "challenges", "decline", ident.group(1), "--server", server.url,
+                                           env=env)
+        assert declined.returncode == 0, declined.stderr
+        await text(bob, "#challenge-status", "The challenge was declined.")
         assert bob.csp == [], bob.csp
 
 

@@ -322,6 +322,8 @@ $("rematch").addEventListener("click", async () => {
   } catch (error) { $("rematch-status").textContent = `No rematch: ${error.message}`; }
 });
 
+$("back").addEventListener("click", () => leaveRace());
+
 $("another").addEventListener("click", () => {
   const race = page.race;
   leaveRace();
