@@ -22,6 +22,7 @@ from test_accounts_e2e import THIEVES, Term, needs_tmux, terms, thieves  # noqa:
 from web_util import WIN
 
 from shared import protocol as p
+from shared.variants import VARIANTS
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
@@ -253,3 +254,26 @@ async def test_an_entrants_page_takes_them_into_their_heat_when_it_opens(redis_u
         await text(ann, "#event-status", "Cup is finished")
         await bob.close()
         assert ann.csp == [], ann.csp
+
+
+async def test_the_board_of_every_variant_fits_a_phone(server: LiveServer) -> None:
+    """Every variant's board (8 to 13 columns, up to 16 foundations) at 390 px: each column in its
+    place, no card face cut off, no sideways scroll."""
+    async with launch_browser() as browser:
+        context = await browser.new_context(**context_options("phone 390"))
+        for key, variant in VARIANTS.items():
+            created = await create_race(server, seats=1, start_mode="all-ready", variant=key)
+            page = await context.new_page()
+            await page.goto(f"{server.url}/play")
+            await page.fill("#guest-name", "zed")
+            await page.fill("#join-code", created.race.code)
+            await page.tap("#join-form button")
+            await status(page, "lobby")
+            await page.keyboard.press("s")
+            await status(page, "running")
+            assert len(await page.query_selector_all("#play-board .col")) == variant.columns, key
+            assert await page.evaluate("() => document.documentElement.scrollWidth") <= 390, key
+            cut = await page.eval_on_selector_all("#play-board .card", "cards => cards.filter("
+                                                  "c => c.scrollWidth > c.clientWidth + 1).length")
+            assert cut == 0, f"{key}: {cut} card faces cut off"
+            await page.close()

@@ -67,7 +67,7 @@ export class Board {
     });
     const top = el("div", { class: "top" }, homeButton, stock, waste);
     const grid = el("div", { class: "cols" }, ...cols);
-    grid.style.setProperty("--n", String(v.tableau.length));
+    this.node.style.setProperty("--n", String(v.tableau.length)); // (the columns' grid and the cards' size)
     this.node.replaceChildren(top, grid);
     this.mark();
   }
