@@ -88,12 +88,16 @@ function join(hello, { autoReady = false, creator = null } = {}) {
   $("final").hidden = true;
   board.show(null);
   moveSay("");
-  page.link = new Link(hello, frame, (state) => {
+  // What an earlier race's link still says (its close, a late frame) is not about this race.
+  page.link = null;
+  const link = new Link(hello, (f) => page.link === link && frame(f), (state) => {
+    if (page.link !== null && page.link !== link) return;
     $("conn").dataset.state = state;
     if (state === "closed" && !page.race) leaveRace();
     $("conn").textContent = { live: "● live", connecting: "◌ connecting…", reconnecting: "◌ reconnecting…",
       over: "race over", closed: "closed" }[state] || state;
   });
+  page.link = link;
 }
 
 function leaveRace() {
