@@ -147,6 +147,12 @@ async def test_a_seek_from_two_browsers_meets_and_find_another_meets_again(serve
     async with launch_browser() as browser:
         cy = await player(browser, server, "cy", register=False)
         dee = await player(browser, server, "dee", register=False)
+        await cy.fill("#seek-seats", "3")  # a seek nobody meets, called off
+        await cy.get_by_role("button", name="Find a race now").click()
+        await text(cy, "#seek-status", "Looking for a race in forty-thieves/3/300/casual: 1 waiting")
+        await cy.get_by_role("button", name="Stop looking").click()
+        await text(cy, "#seek-status", "Stopped looking.")
+        await cy.wait_for_selector("#seek-cancel", state="hidden", timeout=MS)  # its socket closed
         for page in (cy, dee):
             await page.select_option("#seek-variant", "forty-thieves")
             await page.fill("#seek-seats", "2")

@@ -355,6 +355,12 @@ $("seek-form").addEventListener("submit", (e) => {
     } else if (f.type === "matched") {
       $("seek-status").textContent = `Found: race ${f.code} with ${f.names.join(", ")}.`;
       join({ race: f.race, token: f.token }, { autoReady: true });
+    } else if (f.type === "seek_cancelled" && f.cancelled) {
+      seeker?.close();
+    } else if (f.type === "error" && f.code === "already_seeking") {
+      // The player's previous seek has not left its pool yet (docs/protocol.md, "Seeks"): ask again.
+      $("seek-status").textContent = `${f.message}: trying again…`;
+      setTimeout(() => seeker?.sendFrame(seek), 1000);
     } else if (f.type === "error") {
       $("seek-status").textContent = f.message;
     }
