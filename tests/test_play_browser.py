@@ -40,6 +40,12 @@ async def test_two_browsers_race_each_other_to_the_end_and_rematch(server: LiveS
         for page in (ann, bob):
             await page.goto(f"{server.url}/play?race={code}")
             await status(page, "lobby")
+        await bob.get_by_role("button", name="Leave (give the seat back)").click()
+        await text(bob, "#say", "You gave your seat back.")
+        assert await bob.is_hidden("#race") and await bob.is_visible("#lobby-pick")
+        await bob.fill("#join-code", code.lower())  # (codes are case-insensitive)
+        await bob.get_by_role("button", name="Join").click()
+        await status(bob, "lobby")
         await ann.keyboard.press("s")  # ready by the terminal's key
         await bob.get_by_role("button", name=re.compile("^Ready")).click()  # and by the button
         for page in (ann, bob):

@@ -170,6 +170,10 @@ const HANDLERS = {
   },
   reject(f) { moveSay(f.message, true); },
   gave_up() { say("You gave up; the race goes on for the others."); },
+  left() {
+    leaveRace();
+    say("You gave your seat back.");
+  },
   finished(f) { finish(f.results); },
   hint(f) {
     moveSay(f.move ? `Hint: ${moveWords(f.move)}${f.winning ? ` (wins in ${f.remaining})` : ""}.` : "Hint: no legal move.");
@@ -201,6 +205,7 @@ function buttons() {
   const show = (act, on) => { document.querySelector(`[data-act="${act}"]`).hidden = !on; };
   show("ready", status === "lobby");
   show("start", status === "lobby" && page.creator);
+  show("leave", status === "lobby");
   for (const act of ["draw", "turn", "undo", "give_up"]) show(act, racing && !["finished", "gave_up"].includes(mine));
   show("undo", racing && page.race?.undo && !["finished", "gave_up"].includes(mine));
   show("hint", racing && page.race?.hints);
@@ -219,6 +224,7 @@ function move(text) {
 const ACTS = {
   ready: () => page.link?.send({ type: "ready", ready: myLine()?.status !== "ready" }),
   start: () => page.creator && page.link?.send({ type: "start", creator_token: page.creator }),
+  leave: () => page.link?.send({ type: "leave" }),
   draw: () => board.key(" "),
   turn: () => board.key("r"),
   undo: () => move("U"),
