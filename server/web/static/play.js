@@ -259,6 +259,7 @@ document.addEventListener("keydown", (e) => {
 setInterval(() => {
   const now = Date.now() + page.offset;
   if (!page.endsAt || page.results) return void ($("clock").textContent = "");
+  if (page.race?.status === "countdown" && now >= page.startsAt) raceIs("running"); // (no frame says so)
   const left = page.startsAt > now ? page.startsAt - now : page.endsAt - now;
   const s = Math.max(0, Math.ceil(left / 1000));
   $("clock").textContent = `${page.startsAt > now ? "starts in " : ""}${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`
