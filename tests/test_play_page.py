@@ -46,7 +46,8 @@ async def test_the_play_pages_scripts_and_styles_are_under_100_kb(server: LiveSe
             if path.endswith(".js"):
                 base = path.rsplit("/", 1)[0]
                 todo += [f"{base}/{name.removeprefix('./')}" for name in IMPORT.findall(answer.text)]
-    assert {"/static/play.js", "/static/play_board.js", "/static/play_net.js", "/static/play.css",
+    assert {"/static/play.js", "/static/play_board.js", "/static/play_net.js", "/static/play_end.js",
+            "/static/play_find.js", "/static/play_event.js", "/static/play.css",
             "/static/vendor/msgpack/msgpack.min.js", "/static/web.css", "/static/cards.js"} <= set(sizes)
     total = sum(sizes.values())
     print(f"the play page loads {total} bytes of scripts and styles: {sizes}")
@@ -58,7 +59,7 @@ def test_the_play_pages_files_ship_with_the_package() -> None:
     data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["server"]
     shipped = {f for pattern in data for f in (root / "server").glob(pattern)}
     static = root / "server" / "web" / "static"
-    for name in ("play.js", "play_board.js", "play_net.js", "play_event.js", "play.css",
+    for name in ("play.js", "play_board.js", "play_net.js", "play_event.js", "play_end.js", "play_find.js", "play.css",
                  "vendor/msgpack/msgpack.min.js", "vendor/msgpack/LICENSE"):
         assert static / name in shipped, name
     assert root / "server" / "web" / "templates" / "play.html" in shipped

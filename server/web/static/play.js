@@ -2,9 +2,11 @@
 
 import { moveWords } from "./cards.js";
 import { Board } from "./play_board.js";
-import { api, Link, openSocket, store } from "./play_net.js";
-import { drawTable, el, statusText } from "./table.js";
+import { api, Link, store } from "./play_net.js";
+import { drawTable, el } from "./table.js";
 import { findEventRace } from "./play_event.js";
+import { finish, setUpEnd } from "./play_end.js";
+import { setUpFinding } from "./play_find.js";
 
 const $ = (id) => document.getElementById(id);
 const SETTINGS = JSON.parse($("settings").textContent);
@@ -266,159 +268,9 @@ setInterval(() => {
     + (page.startsAt > now ? "" : " left");
 }, 250);
 
-// ----------------------------------------------------------------- the end
-function finish(results) {
-  page.results = results;
-  store.setSeat(null);
-  raceIs("finished");
-  $("final").hidden = false;
-  $("standings").replaceChildren(...results.standings.map((s) => el("li", { "data-seat": String(s.seat),
-    "data-rank": String(s.rank) }, `${s.rank}. ${s.name}: ${s.status === "racing" ? "still racing at the end"
-    : statusText(s.status)}, ${s.home}/${s.total} cards home`)));
-  say(`The race is over. You placed ${results.standings.find((s) => s.seat === page.seat)?.rank ?? "–"}.`);
-  $("rematch").hidden = true;
-  if (page.me) {
-    if (page.race.rated) ratingChange(page.race.id);
-    if (results.revealed) rematchWatch(page.race.id);
-  }
-  $("final-title").focus?.();
-}
-
-async function ratingChange(race) {
-  for (let i = 0; i < 60 && page.race?.id === race; i++) {
-    const history = await api("GET", `/players/${encodeURIComponent(page.me)}/races?limit=5`).catch(() => null);
-    const entry = history?.races.find((r) => r.race === race && r.rating_after !== null);
-    if (entry) {
-      const change = entry.rating_after - entry.rating_before;
-      $("rating-change").textContent = `Your rating: ${entry.rating_before} → ${entry.rating_after} (${change >= 0 ? "+" : ""}${change})`;
-      return;
-    }
-    await sleep(1000);
-  }
-}
-
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-
-/** Ask about the rematch every second while the end screen shows; move into the new race once made. */
-async function rematchWatch(race) {
-  $("rematch-status").textContent = "";
-  while (page.race?.id === race && page.results) {
-    let offer;
-    try {
-      offer = await api("GET", `/races/${race}/rematch`);
-    } catch (error) {
-      if (error.code === "no_rematch") return;
-      await sleep(1000);
-      continue;
-    }
-    $("rematch").hidden = false;
-    if (offer.status === "accepted" && offer.new_race) {
-      join({ race: offer.new_race }, { autoReady: true });
-      say(`Rematch: race ${offer.code}.`);
-      return;
-    }
-    const others = offer.accepted.filter((n) => n.toLowerCase() !== page.me.toLowerCase());
-    $("rematch-status").textContent = offer.status === "open"
-      ? `Rematch offered by ${offer.accepted.join(", ")}${others.length === offer.accepted.length ? ": press Rematch to accept" : ": waiting for the others"}.`
-      : offer.status === "declined" ? `${offer.declined.join(", ")} declined the rematch.` : "";
-    await sleep(1000);
-  }
-}
-
-$("rematch").addEventListener("click", async () => {
-  try {
-    const offer = await api("POST", `/races/${page.race.id}/rematch`, { accept: true }, store.key());
-    if (offer.status === "accepted" && offer.new_race) join({ race: offer.new_race }, { autoReady: true });
-    else $("rematch-status").textContent = "Rematch offered: waiting for the others.";
-  } catch (error) { $("rematch-status").textContent = `No rematch: ${error.message}`; }
-});
-
-$("back").addEventListener("click", () => leaveRace());
-
-$("another").addEventListener("click", () => {
-  const race = page.race;
-  leaveRace();
-  $("seek-variant").value = race.variant;
-  $("seek-seats").value = String(Math.min(8, Math.max(2, race.seats)));
-  const clock = [...$("seek-clock").options].find((o) => Number(o.value) === race.time_limit);
-  if (clock) $("seek-clock").value = clock.value;
-  $("seek-rated").checked = Boolean(race.rated && store.key());
-  $("seek-form").requestSubmit();
-});
-
-// ----------------------------------------------------------------- find a race now
-let seeker = null;
-$("seek-form").addEventListener("submit", (e) => {
-  e.preventDefault();
-  if (seeker) return;
-  const key = store.key() || undefined;
-  const seek = { type: "seek", protocol: 1, variant: $("seek-variant").value, seats: Number($("seek-seats").value),
-    time_limit: Number($("seek-clock").value), rated: $("seek-rated").checked, key, name: key ? undefined : guestName() };
-  $("seek-status").textContent = "Looking for a race…";
-  $("seek-cancel").hidden = false;
-  seeker = openSocket((f) => {
-    if (f.type === "seeking") {
-      $("seek-status").textContent = `Looking for a race in ${f.pool}: ${f.waiting} waiting, rating ${f.rating} ±${f.gap}.`;
-    } else if (f.type === "matched") {
-      $("seek-status").textContent = `Found: race ${f.code} with ${f.names.join(", ")}.`;
-      join({ race: f.race, token: f.token }, { autoReady: true });
-    } else if (f.type === "seek_cancelled" && f.cancelled) {
-      seeker?.close();
-    } else if (f.type === "error" && f.code === "already_seeking") {
-      // The player's previous seek has not left its pool yet (docs/protocol.md, "Seeks"): ask again.
-      $("seek-status").textContent = `${f.message}: trying again…`;
-      setTimeout(() => seeker?.sendFrame(seek), 1000);
-    } else if (f.type === "error") {
-      $("seek-status").textContent = f.message;
-    }
-  }, () => { seeker = null; $("seek-cancel").hidden = true; });
-  seeker.onopen = () => seeker.sendFrame(seek);
-});
-$("seek-cancel").addEventListener("click", () => {
-  seeker?.sendFrame({ type: "seek_cancel" });
-  $("seek-status").textContent = "Stopped looking.";
-});
-
-// ----------------------------------------------------------------- challenges
-async function pollChallenges() {
-  if (!store.key() || !$("race").hidden) return;
-  try {
-    const list = await api("GET", "/challenges", undefined, store.key());
-    $("incoming").replaceChildren(...list.incoming.map((c) => el("li", { "data-id": c.id },
-      `${c.challenger} challenges you: ${c.variant}, ${Math.round(c.time_limit / 60)} min${c.rated ? ", rated" : ""} `,
-      el("button", { type: "button", "data-answer": "accept" }, "Accept"), " ",
-      el("button", { type: "button", "data-answer": "decline" }, "Decline"))));
-  } catch (error) { /* asked again in a moment */ }
-}
-setInterval(pollChallenges, 1500);
-
-$("incoming").addEventListener("click", async (e) => {
-  const answer = e.target.closest("[data-answer]")?.dataset.answer;
-  const id = e.target.closest("[data-id]")?.dataset.id;
-  if (!answer || !id) return;
-  try {
-    const c = await api("POST", `/challenges/${id}/${answer}`, {}, store.key());
-    if (c.status === "accepted") join({ race: c.race }, { autoReady: true });
-    else $("challenge-status").textContent = "Declined.";
-  } catch (error) { $("challenge-status").textContent = error.message; }
-});
-
-$("challenge-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  try {
-    let c = await api("POST", "/challenges", { to: $("challenge-to").value.trim(), variant: $("challenge-variant").value,
-      time_limit: Number($("challenge-clock").value), rated: $("challenge-rated").checked }, store.key());
-    $("challenge-status").textContent = `Challenge sent to ${c.challenged}: waiting for the answer…`;
-    while (c.status === "open") {
-      await sleep(1000);
-      c = await api("GET", `/challenges/${c.id}`, undefined, store.key());
-    }
-    if (c.status === "accepted") join({ race: c.race }, { autoReady: true });
-    else $("challenge-status").textContent = `The challenge was ${c.status}.`;
-  } catch (error) { $("challenge-status").textContent = error.message; }
-});
-
 // ----------------------------------------------------------------- the start
+setUpEnd({ page, join, say, leaveRace, raceIs });
+setUpFinding({ join, guestName });
 for (const select of document.querySelectorAll("select.variants")) {
   select.replaceChildren(...SETTINGS.variants.map((v) => el("option", { value: v.key }, `${v.name} (${v.columns} columns)`)));
 }

@@ -2,9 +2,7 @@
 // into each heat (a round's race) or pairing (an arena's race) as it opens, as `thieves event play`
 // does (client_cli/commands/event.py, next_race): the same rule, the same public endpoints.
 
-import { api, store } from "./play_net.js";
-
-const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+import { api, sleep, store } from "./play_net.js";
 
 /** The race id the account should play now, or null. */
 function nextRace(info, standings, me, played) {

@@ -36,6 +36,8 @@ export async function api(method, path, body, key) {
   return data;
 }
 
+export const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
 function socketUrl() {
   return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 }
