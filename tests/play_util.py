@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from redis_util import DEADLINE, LiveServer
@@ -53,7 +54,7 @@ def top_card(column: int) -> str:
     return f"#play-board .col:nth-child({column}) li:last-child button"
 
 
-async def drag(page: Any, source: str, target: str, touch: bool = False) -> None:
+async def drag(page: Any, source: str, target: str) -> None:
     """Drag ``source`` onto ``target`` with the mouse, step by step (pointer events all the way)."""
     a = await page.locator(source).bounding_box()
     b = await page.locator(target).bounding_box()
@@ -61,6 +62,28 @@ async def drag(page: Any, source: str, target: str, touch: bool = False) -> None
     await page.mouse.down()
     await page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=8)
     await page.mouse.up()
+
+
+async def touch_drag(page: Any, source: str, target: str) -> None:
+    """Drag ``source`` onto ``target`` with a finger: touch events through chromium's own input (the
+    DevTools protocol), which the page sees as pointer events of type touch."""
+    a = await page.locator(source).bounding_box()
+    b = await page.locator(target).bounding_box()
+    (x0, y0), (x1, y1) = [(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2) for box in (a, b)]
+    cdp = await page.context.new_cdp_session(page)
+    start = time.time()
+    points = [(x0 + (x1 - x0) * step / 8, y0 + (y1 - y0) * step / 8) for step in range(9)] + [(x1, y1)] * 4
+
+    async def touch(kind: str, n: int, at: list[dict[str, float]]) -> None:
+        # Input a twentieth of a second apart, the finger at rest at the end: a slow drag, not a fling
+        # (chromium takes the first tap after a fling to stop it, and makes no click of it).
+        await cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": at, "timestamp": start + n / 20})
+
+    await touch("touchStart", 0, [{"x": x0, "y": y0}])
+    for n, (x, y) in enumerate(points[1:], 1):
+        await touch("touchMove", n, [{"x": x, "y": y}])
+    await touch("touchEnd", len(points), [])
+    await cdp.detach()
 
 
 def place(letter: str) -> str:
