@@ -24,7 +24,7 @@ from ..race.clock import now_ms
 from ..race import rules as races
 from ..race.hub import RaceHub
 from ..race.service import Service
-from . import event_page, pages, people
+from . import event_page, pages, people, play
 from .pages import race_meta
 from .render import not_found
 from .replay import replay_body
@@ -138,6 +138,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/watch/{race}", pages.watch),
         Route("/player/{name}", people.player),
         Route("/event/{event}", event_page.event),
+        Route("/play", play.play),
         Route("/races/{race}/events", race_events),
         Route("/races/{race}/replay/{seat}", race_replay),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
