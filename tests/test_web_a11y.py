@@ -5,8 +5,8 @@ injected into each page once it has drawn itself, at 1280 px in the light scheme
 phone, touch) in the dark one, so the contrast of both colour schemes is measured. The pages: the front
 page (races live, waiting and finished with their winners, events running and finished, a daily
 board), a race live, a race over with a replay open, a heat of an event, a daily deal's play, an
-account's page, the leaderboard, a duplicate event, an arena and a Swiss event under way, and an error
-page. The context bypasses the CSP only to let the test inject axe (test_web_layout.py checks the
+account's page, the leaderboard, a duplicate event, an arena and a Swiss event under way, an error
+page, and the play page's lobby (test_play_browser.py plays on it). The context bypasses the CSP only to let the test inject axe (test_web_layout.py checks the
 pages keep their CSP).
 """
 
@@ -103,6 +103,7 @@ async def test_no_serious_violation_on_any_page(redis_url: str) -> None:
         problems += await _audit(contexts, f"{server.url}/player/zoe", "table.history")
         problems += await _audit(contexts, f"{server.url}/leaderboard", "main h1")
         problems += await _audit(contexts, f"{server.url}/watch/NOPE99", "main h1")
+        problems += await _audit(contexts, f"{server.url}/play", "#create-form button")
         await live.close()
         await waiting.close()
         for context in contexts.values():

@@ -121,9 +121,9 @@ async def _finished_events(t: Tournaments) -> list[tuple[p.EventInfo, list[p.Eve
     out = []
     for event in await t.events.recent_ids():
         meta = await t.events.meta(event)
-        if meta is None or meta.status != "finished" or unplayable(meta) is not None:
+        if meta is None or meta.status != "finished" or t.formats.unplayable(meta) is not None:
             continue
-        fmt = format_of(meta.format)
+        fmt = t.formats.of(meta.format)
         standings = await fmt.standings(t.events, meta)
         out.append((await fmt.info(t.events, meta), [line for line in standings.lines if line.rank == 1]))
         if len(out) == FINISHED_EVENTS_SHOWN:
