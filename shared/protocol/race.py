@@ -47,7 +47,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 
 import msgspec
 
-from .moves import IllegalReason
+from ..moves import IllegalReason
 
 PROTOCOL_VERSION = 1
 """Raised whenever a message changes incompatibly; ``hello`` must match it."""
@@ -159,7 +159,7 @@ class View(msgspec.Struct, kw_only=True):
 
     def to_player_view(self) -> Any:
         """The client's side: a :class:`shared.view.PlayerView` to render."""
-        from .view import PlayerView
+        from ..view import PlayerView
 
         d = msgspec.structs.asdict(self)
         d["pass"] = d.pop("pass_")
@@ -169,7 +169,7 @@ class View(msgspec.Struct, kw_only=True):
 def _wire_view(game: Any) -> View:
     """``shared.view.wire_view``, imported on first use (shared.view imports this module)."""
     global _wire_view
-    from .view import wire_view
+    from ..view import wire_view
 
     _wire_view = wire_view
     return wire_view(game)
