@@ -70,8 +70,7 @@ DEBT: set[tuple[str, str]] = {
 DEBT_CIRCLES: set[frozenset[str]] = {
     frozenset({"server.race.hub", "server.race.service"}),
     frozenset({"server.events.format", "server.events.secrecy"}),
-    frozenset({"shared.engine", "shared.position", "shared.protocol", "shared.protocol.race",
-               "shared.render", "shared.view"}),
+    frozenset({"shared.engine", "shared.position", "shared.render", "shared.view"}),
     frozenset({"client_cli.commands.seek", "client_cli.seek_app"}),
     frozenset({"client_cli.commands.event", "client_cli.event_watch"}),
 }

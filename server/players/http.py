@@ -1,6 +1,6 @@
 """The account endpoints that read results: ``GET /players/{name}``, ``GET /players/{name}/races`` and
 ``GET /leaderboard``. Thin: check the query, read through ``server/store/history.py``, answer the typed
-bodies of ``shared/protocol.py`` (the shown rating and the provisional mark are computed here, from mu
+bodies of ``shared/protocol/`` (the shown rating and the provisional mark are computed here, from mu
 and sigma, by ``ratings.py``). A refused query reads nothing.
 """
 
