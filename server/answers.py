@@ -1,4 +1,10 @@
-"""What every HTTP handler shares: JSON answers in the wire's own types, typed errors, the service."""
+"""What every HTTP handler shares: JSON answers in the wire's own types, the one answer to a refusal, the
+service.
+
+A handler returns its answer or raises a :class:`shared.protocol.Refusal` (as Starlette's own handlers
+raise ``HTTPException``); :func:`refusal_answer`, registered on the app, turns every refusal into the JSON
+error body docs/protocol.md documents, with its status and ``Retry-After``. So no handler checks whether
+a helper gave it a value or an answer, and no layer below translates one error class into another."""
 
 from __future__ import annotations
 
@@ -11,8 +17,6 @@ from starlette.websockets import WebSocket
 
 from shared import protocol as p
 
-from .race.rules import CreateError, CreateLimited
-
 if TYPE_CHECKING:
     from .compose import Tournaments
     from .race.service import Service
@@ -20,26 +24,35 @@ if TYPE_CHECKING:
 _json = msgspec.json.Encoder()
 _T = TypeVar("_T")
 
-RETRY_POOL_SECONDS = 5
-"""Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
-
-
 def json_response(data: Any, status: int = 200) -> Response:
     return Response(_json.encode(data), status_code=status, media_type="application/json")
 
 
+def refusal_response(refusal: p.Refusal) -> Response:
+    """The answer to a refusal: its JSON error body, its status, and ``Retry-After`` when it has one."""
+    response = json_response(refusal.body(), refusal.status)
+    if refusal.retry_after is not None:
+        response.headers["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
+async def refusal_answer(request: Request, exc: Exception) -> Response:
+    """The app's exception handler for :class:`shared.protocol.Refusal`: the one mapping to answers."""
+    assert isinstance(exc, p.Refusal)
+    return refusal_response(exc)
+
+
 def error_response(code: p.ErrorCode, status: int, message: str | None = None) -> Response:
-    return json_response({"code": code.value, "message": message or code.explanation}, status)
+    """A refusal's answer built in place, for the code outside any handler (the edge, a middleware)."""
+    return refusal_response(p.Refusal(code, message, status=status))
 
 
-async def json_body(request: Request, into: type[_T]) -> _T | Response:
-    """The request's JSON body as ``into``, or the 400 that says why not (``bad_frame``: not JSON, or
-    nested deeper than the WebSocket allows; ``bad_field``). Every handler that takes a body reads it
-    here, so none meets a body the frame rules would refuse (nor recurses on a deep one)."""
-    try:
-        return p.decode_json(await request.body(), into)
-    except p.ProtocolError as exc:
-        return error_response(exc.code, 400, str(exc))
+async def json_body(request: Request, into: type[_T]) -> _T:
+    """The request's JSON body as ``into``; raises :class:`shared.protocol.ProtocolError` (400:
+    ``bad_frame``, not JSON or nested deeper than the WebSocket allows; ``bad_field``). Every handler that
+    takes a body reads it here, so none meets a body the frame rules would refuse (nor recurses on a deep
+    one)."""
+    return p.decode_json(await request.body(), into)
 
 
 def bearer(request: Request) -> str | None:
@@ -62,20 +75,6 @@ def service_of(request: Request | WebSocket) -> "Service":
 def tournaments_of(request: Request | WebSocket) -> "Tournaments":
     """The process's events side (server/compose.py; set on the app by its lifespan)."""
     return request.app.state.tournaments  # type: ignore[no-any-return]
-
-
-def creation_refused(exc: CreateError) -> Response:
-    """The HTTP answer to a refused creation (``POST /races``, ``POST /daily/{variant}``): the retryable
-    refusals (a limit, an empty pool) say when to come back."""
-    if isinstance(exc, CreateLimited):
-        retry, status = exc.retry_after, 503 if exc.code is p.ErrorCode.LOBBIES_FULL else 429
-    elif exc.code is p.ErrorCode.POOL_EMPTY:
-        retry, status = RETRY_POOL_SECONDS, 503
-    else:
-        return error_response(exc.code, 400, str(exc))
-    response = error_response(exc.code, status, str(exc))
-    response.headers["Retry-After"] = str(retry)
-    return response
 
 
 SECURITY_HEADERS: list[tuple[bytes, bytes]] = [

@@ -53,10 +53,10 @@ from .fields import (
     RaceStatus, PlayerStatus, FinalStatus,
 )
 from .codes import (
-    ErrorCode, MOVE_REASONS, ALL_CODES, explain, CloseCode, CLOSE_EXPLANATIONS,
+    ErrorCode, HTTP_STATUS, MOVE_REASONS, ALL_CODES, explain, CloseCode, CLOSE_EXPLANATIONS,
 )
 from .errors import (
-    CodedError, ProtocolError,
+    Refusal, http_status, CodedError, ProtocolError,
 )
 from .race import (
     View, Rules, RaceInfo, PlayerProgress, racer_sees, Standing, PlayerRecord, Results, Hello, Create, Leave,
@@ -112,11 +112,14 @@ __all__ = [
     "PlayerStatus",
     "FinalStatus",
     "ErrorCode",
+    "HTTP_STATUS",
     "MOVE_REASONS",
     "ALL_CODES",
     "explain",
     "CloseCode",
     "CLOSE_EXPLANATIONS",
+    "Refusal",
+    "http_status",
     "CodedError",
     "ProtocolError",
     "View",

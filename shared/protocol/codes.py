@@ -203,6 +203,28 @@ _EXPLANATIONS = {
                         "day's board shows the deal and every game once it is over); play today's deal",
 }
 
+HTTP_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.BAD_KEY: 401,
+    ErrorCode.FORBIDDEN: 403, ErrorCode.ORGANISER_REQUIRED: 403, ErrorCode.CHALLENGES_REFUSED: 403,
+    ErrorCode.NOT_CHALLENGED: 403, ErrorCode.NOT_A_RACER: 403,
+    ErrorCode.RACE_NOT_FOUND: 404, ErrorCode.PLAYER_NOT_FOUND: 404, ErrorCode.EVENT_NOT_FOUND: 404,
+    ErrorCode.CHALLENGE_NOT_FOUND: 404,
+    ErrorCode.REQUEST_TIMEOUT: 408,
+    ErrorCode.RACE_NOT_OVER: 409, ErrorCode.DEAL_SECRET: 409, ErrorCode.ACCOUNT_NAME_TAKEN: 409,
+    ErrorCode.EVENT_CLOSED: 409, ErrorCode.EVENT_OVER: 409, ErrorCode.NOT_ENTERED: 409,
+    ErrorCode.CHALLENGE_CLOSED: 409, ErrorCode.NO_REMATCH: 409, ErrorCode.REMATCH_CLOSED: 409,
+    ErrorCode.CHALLENGE_EXPIRED: 410,
+    ErrorCode.BODY_TOO_LARGE: 413,
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: 415,
+    ErrorCode.CREATE_RATE_LIMITED: 429, ErrorCode.TOO_MANY_LOBBIES: 429, ErrorCode.TOO_MANY_CONNECTIONS: 429,
+    ErrorCode.REGISTER_RATE_LIMITED: 429, ErrorCode.ORGANISER_RATE_LIMITED: 429,
+    ErrorCode.TOO_MANY_CHALLENGES: 429,
+    ErrorCode.INTERNAL: 500,
+    ErrorCode.UNAVAILABLE: 503, ErrorCode.POOL_EMPTY: 503, ErrorCode.LOBBIES_FULL: 503, ErrorCode.SERVER_FULL: 503,
+}
+"""Each code's HTTP status, as docs/protocol.md gives it beside the code (400 for any code not here): one
+table, so a handler raises the code and the answer carries the status the doc promises."""
+
 MOVE_REASONS: frozenset[str] = frozenset(r.value for r in IllegalReason)
 """Rule reasons a ``reject`` may carry (the engine's IllegalReason codes)."""
 
