@@ -163,12 +163,9 @@ async def _entry(request: Request, action: str = "enter") -> Response:
     named = request.path_params.get("name")
     if named is not None:
         own_account(account, named)
-    try:
-        entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
-                                                                    account.name, now_ms(), action)
-    except StoreError as exc:
-        code = p.ErrorCode(exc.code)
-        raise p.Refusal(code, status=404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409) from None
+    # A refusal (event_not_found, event_closed, event_over, not_entered) is answered as the store gives it.
+    entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
+                                                                account.name, now_ms(), action)
     return json_response(p.EventEntry(event=request.path_params["event"], account=entry.account, name=entry.name,
                                       from_round=entry.from_round, withdrawn=entry.withdrawn,
                                       checked_in=entry.checked_in, outcome=outcome))

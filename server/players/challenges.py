@@ -53,10 +53,6 @@ the other's list and page (``too_many_challenges``)."""
 OPEN_IN_ALL = 10
 """Open challenges one account may have sent in all at a time."""
 
-_STATUS = {
-    p.ErrorCode.CHALLENGE_NOT_FOUND: 404, p.ErrorCode.NOT_CHALLENGED: 403, p.ErrorCode.CHALLENGE_CLOSED: 409,
-    p.ErrorCode.CHALLENGE_EXPIRED: 410, p.ErrorCode.TOO_MANY_CHALLENGES: 429,
-}
 _CLOSED_WORDS = {"accepted": "it was accepted already", "declined": "it was declined",
                  "cancelled": "its challenger cancelled it", "accepting": "it is being accepted right now",
                  "withdrawn": "its challenger stopped waiting for the answer"}
@@ -72,17 +68,17 @@ def challenge_body(record: ChallengeRecord, now: int) -> p.Challenge:
 
 
 def refused(exc: ChallengeRefused, to: str = "") -> p.Refusal:
-    """A refused step in the player's words (``to``: the challenged player's name, for the caps)."""
-    code = p.ErrorCode(exc.code)
-    message = None
-    if code is p.ErrorCode.CHALLENGE_CLOSED:
-        message = f"that challenge is closed: {_CLOSED_WORDS.get(exc.challenge_status, exc.challenge_status)}"
-    elif code is p.ErrorCode.TOO_MANY_CHALLENGES:
+    """A refused step in the player's words (``to``: the challenged player's name, for the caps); the
+    others as the store refused them."""
+    if exc.code == p.ErrorCode.CHALLENGE_CLOSED:
+        return p.Refusal(p.ErrorCode.CHALLENGE_CLOSED, "that challenge is closed: "
+                         f"{_CLOSED_WORDS.get(exc.challenge_status, exc.challenge_status)}")
+    if exc.code == p.ErrorCode.TOO_MANY_CHALLENGES:
         already = f"{OPEN_TO_ONE} open challenges to {to}" if exc.challenge_status == "to_one" else \
             f"{OPEN_IN_ALL} open challenges"
-        message = (f"you have {already} already: wait for an answer, or cancel one "
-                   "(thieves challenges cancel ID)")
-    return p.Refusal(code, message, status=_STATUS.get(code, 400))
+        return p.Refusal(p.ErrorCode.TOO_MANY_CHALLENGES, f"you have {already} already: wait for an answer, or "
+                         "cancel one (thieves challenges cancel ID)")
+    return exc
 
 
 def lease_ms(service: Service) -> int:

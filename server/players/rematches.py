@@ -27,7 +27,6 @@ from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
 from ..store import RaceMeta
-from ..store.challenges import ChallengeRefused
 from ..store.records import RematchRecord
 from .challenges import make_claimed, race_deal
 from .registration import bearer_account
@@ -80,18 +79,13 @@ async def answer_rematch(request: Request) -> Response:
     service = service_of(request)
     store = service.challenges
     claim = secrets.token_hex(8)
-    try:
-        kind = await store.answer_rematch(meta.id, me.account, body.accept, now_ms(),
-                                          service.config.challenge_time * 1000, len(accounts), claim)
-    except ChallengeRefused as exc:
-        raise p.Refusal(p.ErrorCode(exc.code), status=409) from None
+    # A refusal (rematch_closed) is answered as the store gives it.
+    kind = await store.answer_rematch(meta.id, me.account, body.accept, now_ms(),
+                                      service.config.challenge_time * 1000, len(accounts), claim)
     if kind == "make":
         new = await make_claimed(lambda: _new_race(service, meta, accounts),
                                  lambda: store.rematch_release(meta.id, claim), meta.id)
-        try:
-            await store.rematch_made(meta.id, claim, new.id, new.code)
-        except ChallengeRefused as exc:
-            raise p.Refusal(p.ErrorCode(exc.code), status=409) from None
+        await store.rematch_made(meta.id, claim, new.id, new.code)
         log("rematch_made", race=meta.id, new_race=new.id, code=new.code)
     else:
         log("rematch_answer", race=meta.id, account=me.account, accept=body.accept)
