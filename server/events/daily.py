@@ -19,10 +19,12 @@ from shared import params, protocol as p
 from shared.standings import shared_ranks, win_ms
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import client_of, json_response, tournaments_of
+from ..ops.http import json_response
+from ..race.requests import client_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
+from .requests import tournaments_of
 
 if TYPE_CHECKING:
     from ..compose import Tournaments

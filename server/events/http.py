@@ -21,7 +21,7 @@ from shared import protocol as p
 from shared import schedules
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import json_body, json_response, tournaments_of
+from ..ops.http import json_body, json_response
 from ..deals.checked import solver_can_check
 from ..players.organiser import require_organiser
 from ..players.registration import bearer_account, own_account
@@ -30,6 +30,7 @@ from ..store import StoreError
 from ..store.events import EventMeta
 from ..store.keys import occurrence_id
 from .format import UnknownFormat, format_of, unplayable
+from .requests import tournaments_of
 
 
 async def _event_or_404(request: Request) -> EventMeta:

@@ -31,7 +31,8 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import client_of, json_body, json_response, service_of
+from ..ops.http import json_body, json_response
+from ..race.requests import client_of, service_of
 from ..deals.checked import RETRY_POOL_SECONDS, CheckedDeal, PoolUnavailable, fresh_deal_number, solver_can_check
 from ..ops.log import log
 from ..race.clock import now_ms

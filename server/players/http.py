@@ -12,7 +12,8 @@ from starlette.responses import Response
 from shared import params, protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import json_response, service_of
+from ..ops.http import json_response
+from ..race.requests import service_of
 from ..store.history import BadCursor, History
 from ..store.history_records import AccountStats, LeaderRow
 from . import ratings

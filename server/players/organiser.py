@@ -15,7 +15,8 @@ from starlette.requests import Request
 
 from shared import protocol as p
 
-from ..answers import bearer, client_of, service_of
+from ..ops.http import bearer
+from ..race.requests import client_of, service_of
 from ..store.keys import organiser_keys
 from ..store.limits import retry_after
 

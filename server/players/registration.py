@@ -14,7 +14,8 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.names import account_name
 
-from ..answers import bearer, client_of, json_body, json_response, service_of
+from ..ops.http import bearer, json_body, json_response
+from ..race.requests import client_of, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
 from .accounts import account_of, check_key as key_account, new_key

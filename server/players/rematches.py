@@ -22,7 +22,8 @@ from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..answers import json_body, json_response, service_of
+from ..ops.http import json_body, json_response
+from ..race.requests import service_of
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
