@@ -1,5 +1,5 @@
 """The one exception tree for refusals (shared/protocol/errors.py) and its one mapping to HTTP answers
-(server/answers.py): every refusal class is a ``Refusal``, each code's status is the one
+(server/ops/http.py): every refusal class is a ``Refusal``, each code's status is the one
 docs/protocol.md gives, and a handler that raises one is answered with the documented JSON body.
 
 In-process unit checks (a Starlette app driven through httpx's ASGI transport); the endpoints' own refusals are
@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from server.answers import json_body, json_response, refusal_answer
+from server.ops.http import json_body, json_response, refusal_answer
 from server.deals.checked import RETRY_POOL_SECONDS, PoolUnavailable
 from server.players.accounts import BadKey
 from server.race.rules import CreateError, CreateLimited
