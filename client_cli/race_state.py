@@ -155,7 +155,7 @@ class RaceState:
         if msg.token:
             self.token = msg.token
         if msg.view is not None:
-            self.view = msg.view.to_player_view()
+            self.view = PlayerView.of_wire(msg.view)
         self.acked_seq = max(self.acked_seq, msg.seq)
         self.pending = [m for m in self.pending if m.seq > msg.seq]
         self.next_seq = max(self.next_seq, msg.seq + 1)
@@ -170,12 +170,12 @@ class RaceState:
             self.info.ends_at = msg.ends_at
         self.race_status = "countdown" if self.race_status in ("lobby", "countdown") else self.race_status
         if msg.view is not None:
-            self.view = msg.view.to_player_view()
+            self.view = PlayerView.of_wire(msg.view)
 
     def _on_ack(self, msg: p.Ack, at: float) -> None:
         self.acked_seq = max(self.acked_seq, msg.seq)
         self.pending = [m for m in self.pending if m.seq > msg.seq]
-        self.view = msg.view.to_player_view()
+        self.view = PlayerView.of_wire(msg.view)
         self.my_status = msg.status
 
     def _on_reject(self, msg: p.Reject, at: float) -> None:

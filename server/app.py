@@ -33,8 +33,8 @@ from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
 from .players import challenges, http as players_http, rematches
-from .store import UNAVAILABLE, RedisClient, redis_client
-from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_response, json_body, json_response,
+from .store import UNAVAILABLE, RaceMeta, RedisClient, redis_client
+from .answers import (SECURITY_HEADERS, client_of, error_response, json_body, json_response, refusal_answer,
                       service_of)
 from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
@@ -100,13 +100,8 @@ async def list_seeks(request: Request) -> Response:
 
 async def create_race(request: Request) -> Response:
     req = await json_body(request, p.Create)
-    if isinstance(req, Response):
-        return req
     service = service_of(request)
-    try:
-        meta, token = await service.create_race(req, client_of(request))
-    except races.CreateError as exc:
-        return creation_refused(exc)
+    meta, token = await service.create_race(req, client_of(request))
     return json_response(p.Created(race=races.race_info(meta, now_ms()), creator_token=token), 201)
 
 
@@ -119,7 +114,7 @@ async def list_races(request: Request) -> Response:
     newest first, as the front page lists them (a RaceInfo has no deal, only the public commitment)."""
     finished = request.query_params.get("finished", "no")
     if finished not in ("yes", "no"):
-        return error_response(p.ErrorCode.BAD_FIELD, 400, "finished: yes or no")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, "finished: yes or no")
     store = service_of(request).store
     metas = await store.active_races()
     if finished == "yes":
@@ -128,20 +123,21 @@ async def list_races(request: Request) -> Response:
     return json_response({"races": [races.race_info(m, now) for m in metas]})
 
 
-async def _meta_or_404(request: Request) -> Any:
+async def _meta_or_404(request: Request) -> RaceMeta:
+    """The race of the path; raises ``race_not_found``."""
     service = service_of(request)
     race = await service.store.resolve(request.path_params["race"])
     meta = await service.store.meta(race) if race else None
     if meta is not None and meta.status == "started" and now_ms() >= meta.ends_at:
         if await service.end_race(meta.id):  # the time ran out with nobody connected: close it now
             meta = await service.store.meta(meta.id)
+    if meta is None:
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND)
     return meta
 
 
 async def get_race(request: Request) -> Response:
     meta = await _meta_or_404(request)
-    if meta is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
     version, lines = await service_of(request).store.lines(meta.id)
     total = get_variant(meta.variant).total_cards
     return json_response({"race": races.race_info(meta, now_ms()),
@@ -150,11 +146,9 @@ async def get_race(request: Request) -> Response:
 
 async def get_results(request: Request) -> Response:
     meta = await _meta_or_404(request)
-    if meta is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
     blob = await service_of(request).store.results(meta.id)
     if blob is None:
-        return error_response(p.ErrorCode.RACE_NOT_OVER, 409)
+        raise p.Refusal(p.ErrorCode.RACE_NOT_OVER)
     return json_response(races.shown_results(meta, blob, now_ms()))
 
 
@@ -277,5 +271,5 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
     # The security headers' middleware first, so they are on the admission's refusals too.
     return Starlette(routes=routes, lifespan=lifespan,
                      middleware=[Middleware(EdgeMiddleware), Middleware(AdmissionMiddleware)],
-                     exception_handlers={Exception: _internal, 404: unknown_path,
+                     exception_handlers={Exception: _internal, 404: unknown_path, p.Refusal: refusal_answer,
                                          **{error: _unavailable for error in UNAVAILABLE}})

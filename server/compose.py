@@ -9,7 +9,6 @@ imports the events.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import Iterable
 
@@ -19,25 +18,13 @@ from .events.feed import Feeds
 from .events.format import Format, Formats
 from .events.formats import ALL
 from .events.runner import TICK_SECONDS, EventRunner
+from .events.side import Tournaments
 from .race.service import Service
 from .players.seeks import POLL_SECONDS, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
 from .web.sse import encoded_event
-
-
-@dataclass
-class Tournaments:
-    """The events side of a server process: what the event and daily-deal endpoints and pages use."""
-
-    races: Service
-    events: EventStore
-    daily: DailyStore
-    context: EventContext
-    runner: EventRunner
-    feeds: Feeds
-    formats: Formats
 
 
 def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None,

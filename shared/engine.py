@@ -40,6 +40,7 @@ from .variants import DEFAULT_VARIANT, EmptyColumn, GroupMoves, Packing, Variant
 
 if TYPE_CHECKING:
     from .deals import Deal
+    from .protocol import View
     from .view import PlayerView
 
 
@@ -585,6 +586,13 @@ class Game:
         from .view import player_view
 
         return player_view(self)
+
+    def wire_view(self) -> "View":
+        """The board as the protocol's ``View``, rewriting only what changed since the last call
+        (``shared.view.wire_view``; ``View.of_game`` calls it)."""
+        from .view import wire_view
+
+        return wire_view(self)
 
     def same_position(self, other: "Game") -> bool:
         """Equal positions (history aside)."""

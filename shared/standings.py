@@ -15,7 +15,7 @@ lines that differ only by seat are *tied* (:func:`tied`), and ratings and
 matchpoints treat them as equals.
 
 The status words (what a racer, an event round or an arena entrant can be) are one vocabulary, typed
-in ``shared/protocol.py``: ``PlayerStatus``, ``FinalStatus``, ``RoundStatus``, ``ArenaStatus`` and
+in ``shared/protocol/``: ``PlayerStatus``, ``FinalStatus``, ``RoundStatus``, ``ArenaStatus`` and
 ``LiveStatus``; :func:`final_status` and :func:`shown_status` are the only translations between them,
 and :func:`status_words` says any of them to people (the terminal client and the web pages alike).
 """

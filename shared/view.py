@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import msgspec
+
 from .cards import CARD_TEXTS, card_text, cards_text, parse_card, rank_of
 from .engine import Game
 from .protocol import View
@@ -57,6 +59,12 @@ class PlayerView:
             "total": self.total_cards,
             "status": self.status,
         }
+
+    @classmethod
+    def of_wire(cls, view: View) -> "PlayerView":
+        """A board received over the wire (the client's side); here, not on ``View``, so the protocol
+        imports nothing of the rules."""
+        return cls.from_dict(msgspec.to_builtins(view))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "PlayerView":

@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared import protocol as p
+from shared.protocol.codec import _too_deep
 from shared.engine import Game
+from shared.view import PlayerView
 from shared.moves import IllegalReason
 from shared.variants import VARIANTS
 
@@ -108,7 +110,7 @@ def test_view_keeps_the_stock_secret_and_converts_back() -> None:
     game = Game.new(deal_number=7)
     wire = msgpack.unpackb(p.encode(_view()))
     assert wire["stock"] == game.stock_count and wire["pass"] == 1
-    assert _view().to_player_view() == game.view()
+    assert PlayerView.of_wire(_view()) == game.view()
 
 
 def test_optional_fields_may_be_left_out_by_a_client() -> None:
@@ -216,8 +218,8 @@ _values = st.recursive(_scalars, lambda inner: st.one_of(
 @given(_values, st.integers(0, 6))
 def test_the_nesting_scan_measures_what_msgpack_python_packed(value: object, limit: int) -> None:
     data = msgpack.packb(value)
-    assert p._too_deep(b"\x91" * 40 + data, limit) == (40 + _depth(value) > limit)
-    assert p._too_deep(data, limit) == (_depth(value) > limit)
+    assert _too_deep(b"\x91" * 40 + data, limit) == (40 + _depth(value) > limit)
+    assert _too_deep(data, limit) == (_depth(value) > limit)
 
 
 def test_frames_up_to_the_nesting_limit_decode_deeper_ones_are_bad_frames() -> None:

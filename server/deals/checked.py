@@ -75,7 +75,15 @@ _PASSING: tuple[type[BaseException], ...] = (*UNAVAILABLE, BrokenProcessPool, as
 """Failures of one filling round that the next may not meet (Redis away, a worker died, a slow solve)."""
 
 class PoolUnavailable(p.CodedError):
-    """No checked deal for a new race; ``code`` is ``no_pool`` or ``pool_empty``."""
+    """No checked deal for a new race; ``code`` is ``no_pool`` or ``pool_empty`` (then come back in
+    :data:`RETRY_POOL_SECONDS`)."""
+
+    def __init__(self, code: p.ErrorCode, message: str) -> None:
+        super().__init__(code, message, retry_after=RETRY_POOL_SECONDS if code is p.ErrorCode.POOL_EMPTY else None)
+
+
+RETRY_POOL_SECONDS = 5
+"""Retry-After of a ``pool_empty`` answer: the filler adds a deal every few seconds."""
 
 
 @dataclass

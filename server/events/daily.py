@@ -18,13 +18,14 @@ from shared import params, protocol as p
 from shared.standings import shared_ranks, win_ms
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import client_of, creation_refused, error_response, json_response, tournaments_of
+from ..ops.http import json_response
+from ..race.requests import client_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
-from ..race.rules import CreateError
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
 from ..store import Store
 from ..store.daily import DailyStore
+from .requests import tournaments_of
 
 DAY_MS = 86_400_000
 SOLVE_SECONDS = 2.0
@@ -47,26 +48,26 @@ def event_name(variant: str, date: str) -> str:
     return f"daily:{variant}:{date}"
 
 
+def _variant(request: Request) -> str:
+    """The variant of the path; raises ``bad_variant``."""
+    try:
+        return get_variant(request.path_params["variant"]).key
+    except UnknownVariant as exc:
+        raise p.Refusal(p.ErrorCode.BAD_VARIANT, str(exc)) from None
+
+
 async def play_daily(request: Request) -> Response:
     """The account's race on today's deal: made on the first call, the same one on every later call."""
     account = await bearer_account(request)
-    if isinstance(account, Response):
-        return account
-    try:
-        variant = get_variant(request.path_params["variant"]).key
-    except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+    variant = _variant(request)
     t = tournaments_of(request)
     now = now_ms()
     date = today(now)
     existing = await t.daily.play_of(variant, date, account.account)
     if existing is None:
-        try:
-            # A new play is a race the address asked for, and the day's first may set the solver
-            # working: it spends a creation token, whatever comes of it.
-            await t.races.spend_creation(client_of(request))
-        except CreateError as exc:
-            return creation_refused(exc)
+        # A new play is a race the address asked for, and the day's first may set the solver
+        # working: it spends a creation token, whatever comes of it.
+        await t.races.spend_creation(client_of(request))
         deal = await _deal_of_the_day(request, variant, date, now)
         midnight = day_end(date)  # the games are shown then, so the play ends by then
         race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
@@ -74,7 +75,7 @@ async def play_daily(request: Request) -> Response:
         existing = await t.daily.claim(variant, date, account.account, race.id)
     meta = await t.races.store.meta(existing)
     if meta is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404, "your play of today's deal is gone")
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND, "your play of today's deal is gone")
     return json_response(p.DailyPlay(variant=variant, date=date, race=meta.id, code=meta.code,
                                      time_limit=meta.time_limit, reveal_at=day_end(date)))
 
@@ -94,15 +95,12 @@ async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) 
 
 async def daily_board(request: Request) -> Response:
     """The day's board; the deal and the games once the day is over."""
-    try:
-        variant = get_variant(request.path_params["variant"]).key
-    except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+    variant = _variant(request)
     date = request.query_params.get("date") or today(now_ms())
     try:
         params.day(date)
     except ValueError:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, f"date: {date!r} is not a day (YYYY-MM-DD)") from None
     t = tournaments_of(request)
     return json_response(await board(t.daily, t.races.store, variant, date))
 

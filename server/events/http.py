@@ -21,53 +21,51 @@ from shared import protocol as p
 from shared import schedules
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import error_response, json_body, json_response, tournaments_of
+from ..ops.http import json_body, json_response
 from ..deals.checked import solver_can_check
-from ..players.organiser import organiser_refusal
-from ..players.registration import bearer_account
+from ..players.organiser import require_organiser
+from ..players.registration import bearer_account, own_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
 from ..store.keys import occurrence_id
 from .format import UnknownFormat
+from .requests import tournaments_of
 
 
-async def _event_or_404(request: Request) -> EventMeta | Response:
-    """The event of the path, or the typed answer why not: 404 for no such event, 503 for one of a
+async def _event_or_404(request: Request) -> EventMeta:
+    """The event of the path; raises ``event_not_found`` (404), or ``unavailable`` (503) for one of a
     format this process does not know (docs/events.md, "Endpoints")."""
     tournaments = tournaments_of(request)
     meta = await tournaments.events.meta(request.path_params["event"])
     if meta is None:
-        return error_response(p.ErrorCode.EVENT_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.EVENT_NOT_FOUND)
     if (why := tournaments.formats.unplayable(meta)) is not None:
-        return error_response(p.ErrorCode.UNAVAILABLE, 503, why)
+        raise p.Refusal(p.ErrorCode.UNAVAILABLE, why)
     return meta
 
 
 async def create_event(request: Request) -> Response:
     """201 with the new event (registration open); 403 without the organiser token; 400 bad fields."""
-    if (refusal := await organiser_refusal(request)) is not None:
-        return refusal
+    await require_organiser(request)
     req = await json_body(request, p.EventCreate)
-    if isinstance(req, Response):
-        return req
     try:
         variant = get_variant(req.variant)
     except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_VARIANT, str(exc)) from None
     try:
         fmt = tournaments_of(request).formats.of(req.format)
     except UnknownFormat as exc:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, str(exc)) from None
     if (refused := fmt.refusal(req)) is not None:
-        return error_response(refused[0], 400, refused[1])
+        raise p.Refusal(refused[0], refused[1], status=400)
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
-        return error_response(p.ErrorCode.NO_POOL, 400)
+        raise p.Refusal(p.ErrorCode.NO_POOL)
     now = now_ms()
     try:
         schedules.check(req.starts_at, req.repeat, now)
     except schedules.BadSchedule as exc:
-        return error_response(p.ErrorCode.BAD_SCHEDULE, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_SCHEDULE, str(exc)) from None
     req = msgspec.structs.replace(req, variant=variant.key)
     if req.repeat is not None:  # the first occurrence of a series
         series = secrets.token_hex(6)
@@ -88,16 +86,12 @@ async def list_events(request: Request) -> Response:
 
 async def get_event(request: Request) -> Response:
     meta = await _event_or_404(request)
-    if isinstance(meta, Response):
-        return meta
     tournaments = tournaments_of(request)
     return json_response(await tournaments.formats.of(meta.format).info(tournaments.events, meta))
 
 
 async def get_standings(request: Request) -> Response:
     meta = await _event_or_404(request)
-    if isinstance(meta, Response):
-        return meta
     tournaments = tournaments_of(request)
     return json_response(await tournaments.formats.of(meta.format).standings(tournaments.events, meta))
 
@@ -106,8 +100,6 @@ async def stream_event(request: Request) -> Response:
     """``GET /events/{id}/stream``: Server-Sent Events, one ``event`` frame (EventLive JSON) whenever
     the event or a heat of its round moved, at most five in any one second; the latest at once on connecting."""
     meta = await _event_or_404(request)
-    if isinstance(meta, Response):
-        return meta
     feed, queue = tournaments_of(request).feeds.watch(meta.id)
 
     async def frames() -> AsyncIterator[bytes]:
@@ -125,41 +117,33 @@ async def stream_event(request: Request) -> Response:
 
 async def start_event(request: Request) -> Response:
     """The organiser closes registration and the first round is drawn at once."""
-    if (refusal := await organiser_refusal(request)) is not None:
-        return refusal
+    await require_organiser(request)
     meta = await _event_or_404(request)
-    if isinstance(meta, Response):
-        return meta
     tournaments = tournaments_of(request)
     started = await tournaments.runner.start(meta)
     if started is None:
-        return error_response(p.ErrorCode.EVENT_CLOSED, 409, "the event has started already")
+        raise p.Refusal(p.ErrorCode.EVENT_CLOSED, "the event has started already")
     return json_response(await tournaments.formats.of(started.format).info(tournaments.events, started))
 
 
 async def cancel_event(request: Request) -> Response:
     """The organiser calls off an event that has not started (``series``: and its series, no further
     occurrences). 200 with the event as it is now."""
-    if (refusal := await organiser_refusal(request)) is not None:
-        return refusal
+    await require_organiser(request)
     # No body: the event alone.
     req = await json_body(request, p.EventCancel) if (await request.body()).strip() else p.EventCancel()
-    if isinstance(req, Response):
-        return req
     meta = await _event_or_404(request)
-    if isinstance(meta, Response):
-        return meta
     tournaments = tournaments_of(request)
     events = tournaments.events
     try:
         await events.cancel(meta, now_ms(), series=req.series)
     except StoreError as exc:
         if exc.code == p.ErrorCode.BAD_FIELD.value:
-            return error_response(p.ErrorCode.BAD_FIELD, 400, "series: this event is not one of a series")
+            raise p.Refusal(p.ErrorCode.BAD_FIELD, "series: this event is not one of a series") from None
         code = p.ErrorCode(exc.code)
-        return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409,
-                              "only an event taking entries can be cancelled: this one has started or ended"
-                              if code is p.ErrorCode.EVENT_CLOSED else None)
+        raise p.Refusal(code, "only an event taking entries can be cancelled: this one has started or ended"
+                        if code is p.ErrorCode.EVENT_CLOSED else None,
+                        status=404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409) from None
     meta = await events.meta(meta.id) or meta
     return json_response(await tournaments.formats.of(meta.format).info(events, meta))
 
@@ -181,17 +165,12 @@ async def check_in(request: Request) -> Response:
 
 async def _entry(request: Request, action: str = "enter") -> Response:
     account = await bearer_account(request)
-    if isinstance(account, Response):
-        return account
     named = request.path_params.get("name")
-    if named is not None and named.casefold() != account.account:
-        return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
-    try:
-        entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
-                                                                    account.name, now_ms(), action)
-    except StoreError as exc:
-        code = p.ErrorCode(exc.code)
-        return error_response(code, 404 if code is p.ErrorCode.EVENT_NOT_FOUND else 409)
+    if named is not None:
+        own_account(account, named)
+    # A refusal (event_not_found, event_closed, event_over, not_entered) is answered as the store gives it.
+    entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
+                                                                account.name, now_ms(), action)
     return json_response(p.EventEntry(event=request.path_params["event"], account=entry.account, name=entry.name,
                                       from_round=entry.from_round, withdrawn=entry.withdrawn,
                                       checked_in=entry.checked_in, outcome=outcome))

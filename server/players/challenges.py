@@ -31,8 +31,9 @@ from starlette.responses import Response
 from shared import protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import RETRY_POOL_SECONDS, client_of, creation_refused, error_response, json_body, json_response, service_of
-from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number, solver_can_check
+from ..ops.http import json_body, json_response
+from ..race.requests import client_of, service_of
+from ..deals.checked import RETRY_POOL_SECONDS, CheckedDeal, PoolUnavailable, fresh_deal_number, solver_can_check
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.rules import CreateError, new_id
@@ -41,7 +42,7 @@ from ..store.challenges import ChallengeRefused
 from ..store import RaceMeta
 from ..store.records import ChallengeRecord
 from .accounts import account_of, valid_name
-from .registration import bearer_account
+from .registration import bearer_account, own_account
 
 CLAIM_MS = 30_000
 """How long an accept may take to make its race (a checked deal solved on demand, at most
@@ -53,10 +54,6 @@ the other's list and page (``too_many_challenges``)."""
 OPEN_IN_ALL = 10
 """Open challenges one account may have sent in all at a time."""
 
-_STATUS = {
-    p.ErrorCode.CHALLENGE_NOT_FOUND: 404, p.ErrorCode.NOT_CHALLENGED: 403, p.ErrorCode.CHALLENGE_CLOSED: 409,
-    p.ErrorCode.CHALLENGE_EXPIRED: 410, p.ErrorCode.TOO_MANY_CHALLENGES: 429,
-}
 _CLOSED_WORDS = {"accepted": "it was accepted already", "declined": "it was declined",
                  "cancelled": "its challenger cancelled it", "accepting": "it is being accepted right now",
                  "withdrawn": "its challenger stopped waiting for the answer"}
@@ -71,18 +68,18 @@ def challenge_body(record: ChallengeRecord, now: int) -> p.Challenge:
                        expires_at=record.expires_at, race=record.race or None, code=record.code or None)
 
 
-def refused(exc: ChallengeRefused, to: str = "") -> Response:
-    """A refused step in the player's words (``to``: the challenged player's name, for the caps)."""
-    code = p.ErrorCode(exc.code)
-    message = None
-    if code is p.ErrorCode.CHALLENGE_CLOSED:
-        message = f"that challenge is closed: {_CLOSED_WORDS.get(exc.status, exc.status)}"
-    elif code is p.ErrorCode.TOO_MANY_CHALLENGES:
-        already = f"{OPEN_TO_ONE} open challenges to {to}" if exc.status == "to_one" else \
+def refused(exc: ChallengeRefused, to: str = "") -> p.Refusal:
+    """A refused step in the player's words (``to``: the challenged player's name, for the caps); the
+    others as the store refused them."""
+    if exc.code == p.ErrorCode.CHALLENGE_CLOSED:
+        return p.Refusal(p.ErrorCode.CHALLENGE_CLOSED, "that challenge is closed: "
+                         f"{_CLOSED_WORDS.get(exc.challenge_status, exc.challenge_status)}")
+    if exc.code == p.ErrorCode.TOO_MANY_CHALLENGES:
+        already = f"{OPEN_TO_ONE} open challenges to {to}" if exc.challenge_status == "to_one" else \
             f"{OPEN_IN_ALL} open challenges"
-        message = (f"you have {already} already: wait for an answer, or cancel one "
-                   "(thieves challenges cancel ID)")
-    return error_response(code, _STATUS.get(code, 400), message)
+        return p.Refusal(p.ErrorCode.TOO_MANY_CHALLENGES, f"you have {already} already: wait for an answer, or "
+                         "cancel one (thieves challenges cancel ID)")
+    return exc
 
 
 def lease_ms(service: Service) -> int:
@@ -94,25 +91,21 @@ def lease_ms(service: Service) -> int:
 async def create_challenge(request: Request) -> Response:
     """Invite the account named ``to``: 201 with the open challenge; every refusal stores nothing."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
     body = await json_body(request, p.ChallengeCreate)
-    if isinstance(body, Response):
-        return body
     try:
         variant = get_variant(body.variant).key
     except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_VARIANT, str(exc)) from None
     service = service_of(request)
     target = account_of(body.to.strip())
     if target == me.account:
-        return error_response(p.ErrorCode.SELF_CHALLENGE, 400)
+        raise p.Refusal(p.ErrorCode.SELF_CHALLENGE)
     found = await service.accounts.get(target) if valid_name(target) else None
     if found is None:
-        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"no account is named {body.to!r} on this server")
+        raise p.Refusal(p.ErrorCode.PLAYER_NOT_FOUND, f"no account is named {body.to!r} on this server")
     deal_source = body.deal_source or ("pool" if solver_can_check(variant) else "random")
     if not await service.challenges.accepting(target):
-        return error_response(p.ErrorCode.CHALLENGES_REFUSED, 403, f"{found.name} does not take challenges")
+        raise p.Refusal(p.ErrorCode.CHALLENGES_REFUSED, f"{found.name} does not take challenges")
     now = now_ms()
     record = ChallengeRecord(
         id=new_id(), challenger=me.account, challenger_name=me.name, challenged=found.account,
@@ -122,14 +115,14 @@ async def create_challenge(request: Request) -> Response:
     try:
         await service.challenges.take_slot(record, now, OPEN_TO_ONE, OPEN_IN_ALL)
     except ChallengeRefused as exc:
-        return refused(exc, found.name)
+        raise refused(exc, found.name) from None
     try:
         # A challenge asks the server for a race (and perhaps the solver's time): it spends one of the
         # address's creation tokens, which also bounds how fast one address can send challenges.
         await service.spend_creation(client_of(request))
-    except CreateError as exc:
+    except CreateError:
         await service.challenges.free_slot(record)
-        return creation_refused(exc)
+        raise
     while not await service.challenges.create(record):  # its id was taken: another (60 bits of chance)
         await service.challenges.free_slot(record)
         record.id = new_id()
@@ -141,8 +134,6 @@ async def create_challenge(request: Request) -> Response:
 async def list_challenges(request: Request) -> Response:
     """The account's open challenges, received and sent, newest first."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
     service = service_of(request)
     now = now_ms()
     kept = await service.challenges.of_account(me.account, now)
@@ -164,13 +155,11 @@ async def open_challenges_to(service: Service, account: str) -> list[p.Challenge
 async def get_challenge(request: Request) -> Response:
     """One challenge, to its two accounts only (anyone else: ``not_challenged``)."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
     record = await service_of(request).challenges.get(request.path_params["challenge"])
     if record is None:
-        return error_response(p.ErrorCode.CHALLENGE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.CHALLENGE_NOT_FOUND)
     if me.account not in (record.challenger, record.challenged):
-        return error_response(p.ErrorCode.NOT_CHALLENGED, 403, "that challenge is between two other players")
+        raise p.Refusal(p.ErrorCode.NOT_CHALLENGED, "that challenge is between two other players")
     if me.account == record.challenger and record.status == "open":  # it still waits for the answer
         try:
             await service_of(request).challenges.seen(record, now_ms(), lease_ms(service_of(request)))
@@ -190,19 +179,17 @@ async def cancel_challenge(request: Request) -> Response:
 async def _answer(request: Request, action: str) -> Response:
     """Decline (the challenged account) or cancel (the challenger) an open challenge."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
     service = service_of(request)
     challenge = request.path_params["challenge"]
     try:
         await service.challenges.step(challenge, action, now_ms(), me.account)
     except ChallengeRefused as exc:
-        return refused(exc)
+        raise refused(exc) from None
     log(f"challenge_{action}d" if action == "decline" else "challenge_cancelled", challenge=challenge,
         account=me.account)
     record = await service.challenges.get(challenge)
     if record is None:  # pragma: no cover - kept KEEP_MS past its expiry
-        return error_response(p.ErrorCode.CHALLENGE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.CHALLENGE_NOT_FOUND)
     await service.challenges.free_slot(record)
     return json_response(challenge_body(record, now_ms()))
 
@@ -212,15 +199,13 @@ async def accept_challenge(request: Request) -> Response:
     may join it, and it starts when both are ready. The answer names it; the challenger learns it from
     ``GET /challenges/{id}``."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
     service = service_of(request)
     challenge = request.path_params["challenge"]
     claim = secrets.token_hex(8)
     try:
         await service.challenges.step(challenge, "claim", now_ms(), me.account, claim, CLAIM_MS)
     except ChallengeRefused as exc:
-        return refused(exc)
+        raise refused(exc) from None
     record = await service.challenges.get(challenge)
     assert record is not None  # claimed just now: kept KEEP_MS past its expiry
 
@@ -231,13 +216,11 @@ async def accept_challenge(request: Request) -> Response:
 
     meta = await make_claimed(make, lambda: service.challenges.step(challenge, "release", now_ms(), me.account,
                                                                      claim), challenge)
-    if isinstance(meta, Response):
-        return meta
     try:
         await service.challenges.step(challenge, "accept", now_ms(), me.account, claim, meta.id, meta.code)
     except ChallengeRefused as exc:  # our claim lapsed and another accept took over: this race stays unused
         log("challenge_accept_lost", logging.WARNING, challenge=challenge, race=meta.id)
-        return refused(exc)
+        raise refused(exc) from None
     log("challenge_accepted", challenge=challenge, race=meta.id, code=meta.code)
     await service.challenges.free_slot(record)
     record.status, record.race, record.code = "accepted", meta.id, meta.code
@@ -245,7 +228,7 @@ async def accept_challenge(request: Request) -> Response:
 
 
 async def make_claimed(make: Callable[[], Awaitable[RaceMeta]], release: Callable[[], Awaitable[None]],
-                       what: str) -> RaceMeta | Response:
+                       what: str) -> RaceMeta:
     """Make the race of a claimed challenge or rematch offer (``what`` names it in the log). When it cannot
     be made the claim is given back (``release``), so that the next answer may try: an empty checked pool
     is ``pool_empty`` with ``Retry-After``; any other failure is raised once the claim is given back (if
@@ -254,10 +237,8 @@ async def make_claimed(make: Callable[[], Awaitable[RaceMeta]], release: Callabl
         return await make()
     except PoolUnavailable as exc:
         await release()
-        response = error_response(exc.code, 503 if exc.code is p.ErrorCode.POOL_EMPTY else 400,
-                                  f"{exc}; nothing was made: answer again in a few seconds")
-        response.headers["Retry-After"] = str(RETRY_POOL_SECONDS)
-        return response
+        raise p.Refusal(exc.code, f"{exc}; nothing was made: answer again in a few seconds",
+                        retry_after=RETRY_POOL_SECONDS) from None
     except BaseException:
         try:
             await release()
@@ -277,13 +258,8 @@ async def set_accepting(request: Request) -> Response:
     """``POST /players/{name}/challenges {"accept": bool}``: the account (its own key) takes challenges or
     refuses them all."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
-    if account_of(request.path_params["name"]) != me.account:
-        return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
+    own_account(me, request.path_params["name"])
     body = await json_body(request, p.ChallengeSetting)
-    if isinstance(body, Response):
-        return body
     await service_of(request).challenges.set_accepting(me.account, body.accept)
     log("challenges_setting", account=me.account, accept=body.accept)
     return json_response(p.ChallengeSetting(accept=body.accept, name=me.name))

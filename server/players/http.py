@@ -1,6 +1,6 @@
 """The account endpoints that read results: ``GET /players/{name}``, ``GET /players/{name}/races`` and
 ``GET /leaderboard``. Thin: check the query, read through ``server/store/history.py``, answer the typed
-bodies of ``shared/protocol.py`` (the shown rating and the provisional mark are computed here, from mu
+bodies of ``shared/protocol/`` (the shown rating and the provisional mark are computed here, from mu
 and sigma, by ``ratings.py``). A refused query reads nothing.
 """
 
@@ -12,7 +12,8 @@ from starlette.responses import Response
 from shared import params, protocol as p
 from shared.variants import UnknownVariant, get_variant
 
-from ..answers import error_response, json_response, service_of
+from ..ops.http import json_response
+from ..race.requests import service_of
 from ..store.history import BadCursor, History
 from ..store.history_records import AccountStats, LeaderRow
 from . import ratings
@@ -21,14 +22,6 @@ HISTORY_LIMIT = (1, 100, 20)
 LEADERBOARD_LIMIT = (1, 100, 50)
 """Each list's ``limit``: smallest, largest, default."""
 DEFAULT_VARIANT = "forty-thieves"
-
-
-class BadQuery(ValueError):
-    """A query parameter out of range: 400 with ``code``."""
-
-    def __init__(self, code: p.ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _history(request: Request) -> History:
@@ -45,7 +38,7 @@ def _limit(request: Request, bounds: tuple[int, int, int]) -> int:
     except ValueError:
         limit = -1
     if not low <= limit <= high:
-        raise BadQuery(p.ErrorCode.BAD_FIELD, f"limit must be a whole number from {low} to {high}, not {text!r}")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, f"limit must be a whole number from {low} to {high}, not {text!r}")
     return limit
 
 
@@ -77,30 +70,26 @@ def leaderboard_body(variant: str, rows: list[LeaderRow]) -> p.Leaderboard:
 async def get_profile(request: Request) -> Response:
     stats = await _history(request).profile(request.path_params["name"])
     if stats is None:
-        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.PLAYER_NOT_FOUND)
     return json_response(profile_body(stats))
 
 
 async def get_history(request: Request) -> Response:
+    limit = _limit(request, HISTORY_LIMIT)
     try:
-        limit = _limit(request, HISTORY_LIMIT)
         page = await _history(request).history_page(request.path_params["name"],
                                                     request.query_params.get("before") or None, limit)
-    except BadQuery as exc:
-        return error_response(exc.code, 400, str(exc))
     except BadCursor as exc:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, str(exc)) from None
     if page is None:
-        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.PLAYER_NOT_FOUND)
     return json_response(page)
 
 
 async def get_leaderboard(request: Request) -> Response:
+    limit = _limit(request, LEADERBOARD_LIMIT)
     try:
-        limit = _limit(request, LEADERBOARD_LIMIT)
         variant = get_variant(request.query_params.get("variant") or DEFAULT_VARIANT).key
-    except BadQuery as exc:
-        return error_response(exc.code, 400, str(exc))
     except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
+        raise p.Refusal(p.ErrorCode.BAD_VARIANT, str(exc)) from None
     return json_response(leaderboard_body(variant, await _history(request).leaderboard(variant, limit)))

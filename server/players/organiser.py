@@ -12,11 +12,11 @@ from __future__ import annotations
 import hmac
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..answers import bearer, client_of, error_response, service_of
+from ..ops.http import bearer
+from ..race.requests import client_of, service_of
 from ..store.keys import organiser_keys
 from ..store.limits import retry_after
 
@@ -27,24 +27,22 @@ def organiser_matches(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
-async def organiser_refusal(request: Request) -> Response | None:
-    """None when the request carries the organiser token; else the answer that says why not (403, or
-    429 with ``Retry-After`` once the address has sent too many wrong ones)."""
+async def require_organiser(request: Request) -> None:
+    """Return when the request carries the organiser token; else raise the refusal that says why not
+    (``organiser_required``, 403, or ``organiser_rate_limited``, 429 with ``Retry-After``, once the
+    address has sent too many wrong ones)."""
     service = service_of(request)
     expected = service.config.organiser_token
     if not expected:
-        return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
-                              "this server runs no events: it was started without --organiser-token")
+        raise p.Refusal(p.ErrorCode.ORGANISER_REQUIRED,
+                        "this server runs no events: it was started without --organiser-token")
     bucket = organiser_keys(client_of(request))
     if wait_ms := await service.organiser_failures.take(bucket):
-        response = error_response(p.ErrorCode.ORGANISER_RATE_LIMITED, 429,
-                                  f"too many wrong organiser tokens from this address: try again in "
-                                  f"{wait_ms / 1000:.1f} s")
-        response.headers["Retry-After"] = str(retry_after(wait_ms))
-        return response
-    if organiser_matches(bearer(request), expected):
-        await service.organiser_failures.give_back(bucket)
-        return None
-    return error_response(p.ErrorCode.ORGANISER_REQUIRED, 403,
-                          "send the server's organiser token as 'Authorization: Bearer <token>' "
-                          "(a player's key is not one)")
+        raise p.Refusal(p.ErrorCode.ORGANISER_RATE_LIMITED,
+                        f"too many wrong organiser tokens from this address: try again in {wait_ms / 1000:.1f} s",
+                        retry_after=retry_after(wait_ms))
+    if not organiser_matches(bearer(request), expected):
+        raise p.Refusal(p.ErrorCode.ORGANISER_REQUIRED,
+                        "send the server's organiser token as 'Authorization: Bearer <token>' "
+                        "(a player's key is not one)")
+    await service.organiser_failures.give_back(bucket)

@@ -22,34 +22,32 @@ from starlette.responses import Response
 
 from shared import protocol as p
 
-from ..answers import error_response, json_body, json_response, service_of
+from ..ops.http import json_body, json_response
+from ..race.requests import service_of
 from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.service import Service
 from ..store import RaceMeta
-from ..store.challenges import ChallengeRefused
 from ..store.records import RematchRecord
 from .challenges import make_claimed, race_deal
 from .registration import bearer_account
 
 
-async def _finished(request: Request) -> tuple[RaceMeta, p.Results] | Response:
-    """The finished race and its results, or the answer that says why it offers no rematch."""
+async def _finished(request: Request) -> tuple[RaceMeta, p.Results]:
+    """The finished race and its results; raises the refusal that says why it offers no rematch."""
     service = service_of(request)
     race = await service.store.resolve(request.path_params["race"])
     meta = await service.store.meta(race) if race else None
     if meta is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND)
     blob = await service.store.results(meta.id) if meta.status == "finished" else None
     if blob is None:
-        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "a rematch is offered once the race is over")
+        raise p.Refusal(p.ErrorCode.RACE_NOT_OVER, "a rematch is offered once the race is over")
     if meta.event:
-        return error_response(p.ErrorCode.NO_REMATCH, 409, "a heat of an event or a play of the daily deal offers "
-                              "no rematch")
+        raise p.Refusal(p.ErrorCode.NO_REMATCH, "a heat of an event or a play of the daily deal offers no rematch")
     results = msgspec.msgpack.decode(blob, type=p.Results)
     if any(s.account is None for s in results.standings):
-        return error_response(p.ErrorCode.NO_REMATCH, 409, "a rematch is for accounts: a racer of this race has "
-                              "none")
+        raise p.Refusal(p.ErrorCode.NO_REMATCH, "a rematch is for accounts: a racer of this race has none")
     return meta, results
 
 
@@ -66,10 +64,7 @@ def rematch_body(meta: RaceMeta, results: p.Results, record: RematchRecord | Non
 
 async def get_rematch(request: Request) -> Response:
     """The rematch offer of a finished race as it stands (``none`` before anyone offered one)."""
-    found = await _finished(request)
-    if isinstance(found, Response):
-        return found
-    meta, results = found
+    meta, results = await _finished(request)
     record = await service_of(request).challenges.rematch(meta.id)
     return json_response(rematch_body(meta, results, record, now_ms()))
 
@@ -77,35 +72,21 @@ async def get_rematch(request: Request) -> Response:
 async def answer_rematch(request: Request) -> Response:
     """A racer offers or accepts (``accept: true``) or declines a rematch; the last yes makes the race."""
     me = await bearer_account(request)
-    if isinstance(me, Response):
-        return me
-    found = await _finished(request)
-    if isinstance(found, Response):
-        return found
-    meta, results = found
+    meta, results = await _finished(request)
     accounts = [s.account for s in sorted(results.standings, key=lambda s: s.seat) if s.account]
     if me.account not in accounts:
-        return error_response(p.ErrorCode.NOT_A_RACER, 403)
+        raise p.Refusal(p.ErrorCode.NOT_A_RACER)
     body = await json_body(request, p.RematchAnswer)
-    if isinstance(body, Response):
-        return body
     service = service_of(request)
     store = service.challenges
     claim = secrets.token_hex(8)
-    try:
-        kind = await store.answer_rematch(meta.id, me.account, body.accept, now_ms(),
-                                          service.config.challenge_time * 1000, len(accounts), claim)
-    except ChallengeRefused as exc:
-        return error_response(p.ErrorCode(exc.code), 409)
+    # A refusal (rematch_closed) is answered as the store gives it.
+    kind = await store.answer_rematch(meta.id, me.account, body.accept, now_ms(),
+                                      service.config.challenge_time * 1000, len(accounts), claim)
     if kind == "make":
         new = await make_claimed(lambda: _new_race(service, meta, accounts),
                                  lambda: store.rematch_release(meta.id, claim), meta.id)
-        if isinstance(new, Response):
-            return new
-        try:
-            await store.rematch_made(meta.id, claim, new.id, new.code)
-        except ChallengeRefused as exc:
-            return error_response(p.ErrorCode(exc.code), 409)
+        await store.rematch_made(meta.id, claim, new.id, new.code)
         log("rematch_made", race=meta.id, new_race=new.id, code=new.code)
     else:
         log("rematch_answer", race=meta.id, account=me.account, accept=body.accept)

@@ -393,11 +393,11 @@ class Connection:
             # A refused hello always ends the connection, whichever check refused it (docs: "Close codes").
             refused_hello = exc.ref == "hello" and self.race is None
             self.refuse(exc.code, str(exc), ref=exc.ref, close=p.CloseCode.HELLO_REFUSED if refused_hello else None)
-        elif isinstance(exc, Refused):
+        elif isinstance(exc, p.Refusal):  # any layer's refusal, answered as it says (Refused adds a close)
             # A refused move is play (a misclick, a race lost by a hair), not abuse; a rate-limited frame
             # is counted by the flood allowance instead.
-            self.refuse(exc.code, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
-                        counts=not isinstance(msg, p.Move) and exc.code != p.ErrorCode.RATE_LIMITED.value)
+            self.refuse(exc.value, exc.message, ref=_tag(msg), seq=getattr(msg, "seq", None), close=exc.close,
+                        counts=not isinstance(msg, p.Move) and exc.value != p.ErrorCode.RATE_LIMITED.value)
         elif isinstance(exc, UNAVAILABLE):
             self.service.metrics.redis_errors += 1
             self.store.down = True
@@ -640,10 +640,7 @@ class Connection:
 
     # ----------------------------------------------------------- lobby
     async def on_create(self, msg: p.Create) -> None:
-        try:
-            meta, token = await self.service.create_race(msg, self._client())
-        except races.CreateError as exc:
-            raise Refused(exc.code, str(exc)) from None
+        meta, token = await self.service.create_race(msg, self._client())  # a CreateError is answered as it is
         self.send_msg(p.Created(race=races.race_info(meta, now_ms()), creator_token=token))
 
     def _client(self) -> str:
@@ -777,7 +774,7 @@ class Connection:
                 return
         except StoreError as exc:  # the race or the player refused it: nothing was stored
             step.revert()
-            self.failed(Refused(exc.code), msg)
+            self.failed(exc, msg)
             return
         except asyncio.CancelledError:  # shutting down: whether Redis applied it is unknown
             session.forget()
@@ -841,10 +838,7 @@ class Connection:
 
     async def on_give_up(self, msg: p.GiveUp) -> None:
         race, seat = self._player()
-        try:
-            self.version, race_done = await self.store.give_up(race, seat, now_ms())
-        except StoreError as exc:
-            raise Refused(exc.code) from None
+        self.version, race_done = await self.store.give_up(race, seat, now_ms())  # a refusal is answered as it is
         if self.session is not None:
             self.session.done = True
         self.send_msg(p.GaveUp(version=self.version))
@@ -883,10 +877,7 @@ class Connection:
         assert session.game is not None
         seq = session.seq
         found, text, seconds = await self.service.hints.run(session.game.position(), previous, cfg.hint_budget)
-        try:
-            version = await self.store.give_hint(self.race, self.seat, text, now_ms())
-        except StoreError as exc:
-            raise Refused(exc.code) from None
+        version = await self.store.give_hint(self.race, self.seat, text, now_ms())  # a refusal is answered as it is
         self.version = max(self.version, version)
         verdict = found.verdict.value
         self.service.metrics.hint_seconds.observe(verdict, seconds)

@@ -36,9 +36,10 @@ class CreateError(p.CodedError, ValueError):
 class CreateLimited(CreateError):
     """A creation refused by a limit (rate, lobbies); ``retry_after`` seconds until it may succeed."""
 
+    retry_after: int
+
     def __init__(self, code: p.ErrorCode, message: str, retry_after: int) -> None:
-        super().__init__(code, message)
-        self.retry_after = retry_after
+        super().__init__(code, message, retry_after=retry_after)
 
 
 def new_id() -> str:

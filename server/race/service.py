@@ -462,7 +462,7 @@ class Service:
             try:
                 checked = await self.checked.take(variant)
             except PoolUnavailable as exc:
-                raise races.CreateError(exc.code, str(exc)) from None
+                raise races.CreateError(exc.code, str(exc), retry_after=exc.retry_after) from None
         meta = await self._store_new(req, checked, race_id)
         assert self.signer is not None
         token = self.signer.sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)

@@ -29,15 +29,15 @@ from ..store import Committed, CommitResult, PlayerState, RaceMeta
 from . import rules
 from .rules import MoveStatus
 
-class Refused(Exception):
-    """A frame refused with a protocol code; ``close`` ends the connection after the error."""
+class Refused(p.Refusal):
+    """A frame refused with a protocol code (as text); ``close`` ends the connection after the error."""
+
+    code: str
 
     def __init__(self, code: p.ErrorCode | str, message: str | None = None,
                  close: p.CloseCode | None = None) -> None:
-        self.code = code.value if isinstance(code, p.ErrorCode) else code
-        self.message = message or p.explain(self.code)
+        super().__init__(code.value if isinstance(code, p.ErrorCode) else code, message)
         self.close = close
-        super().__init__(self.message)
 
 
 @dataclass(frozen=True)

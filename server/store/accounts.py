@@ -24,6 +24,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from shared import protocol as p
 from shared.names import LOOK_VERSION, name_key
 
 from ..ops.log import log
@@ -48,13 +49,15 @@ class Account:
     key_hash: str
 
 
-class RegisterRefused(Exception):
-    """A registration refused: ``code`` (an ErrorCode value) and, when limited, how long to wait."""
+class RegisterRefused(p.Refusal):
+    """A registration or a key change refused: ``code`` (an ErrorCode value) and, when limited, how long
+    to wait."""
+
+    code: str
 
     def __init__(self, code: str, wait_ms: int = 0) -> None:
-        self.code = code
-        self.wait_ms = wait_ms
         super().__init__(code)
+        self.wait_ms = wait_ms
 
 
 class AccountStore:

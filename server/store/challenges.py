@@ -27,9 +27,9 @@ KEEP_MS = 600_000
 class ChallengeRefused(StoreError):
     """A step refused: ``code`` (an ErrorCode value) and, for ``challenge_closed``, the challenge's status."""
 
-    def __init__(self, code: str, status: str = "") -> None:
+    def __init__(self, code: str, challenge_status: str = "") -> None:
         super().__init__(code)
-        self.status = status
+        self.challenge_status = challenge_status
 
 
 class ChallengeStore:

@@ -42,6 +42,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from shared import protocol as p
+
 from .client import hget_each
 from .keys import OPEN_LOBBIES, Keys, creator_keys
 from .records import text
@@ -59,13 +61,14 @@ def seek_place(seek: str) -> str:
     return SEEK_PLACE + seek
 
 
-class Limited(Exception):
+class Limited(p.Refusal):
     """A creation refused by a limit: ``code`` (an ErrorCode value) and how long to wait."""
 
+    code: str
+
     def __init__(self, code: str, wait_ms: int) -> None:
-        self.code = code
         self.wait_ms = max(0, int(wait_ms))
-        super().__init__(code)
+        super().__init__(code, retry_after=retry_after(self.wait_ms))
 
 
 @dataclass(frozen=True)

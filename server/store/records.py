@@ -415,11 +415,12 @@ class Conflict:
 CommitResult = Committed | Duplicate | Conflict
 
 
-class StoreError(Exception):
-    """A script refused: ``code`` is a protocol error code (or an internal word)."""
+class StoreError(p.Refusal):
+    """A script refused: ``code`` is a protocol error code (or an internal word), as the script said it."""
+
+    code: str
 
     def __init__(self, code: str) -> None:
-        self.code = code
         super().__init__(code)
 
 

@@ -16,7 +16,7 @@ from shared import protocol as p
 from shared.variants import VARIANTS, get_variant
 
 from ..answers import service_of, tournaments_of
-from ..compose import Tournaments
+from ..events.side import Tournaments
 from ..events import daily
 from ..race import rules as races
 from ..race.clock import now_ms

@@ -52,16 +52,16 @@ async def race_events(request: Request) -> Response:
     try:
         last_version = _last_version(request)
     except ValueError:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, "Last-Event-ID / last_version: a race version (an "
-                                                          "integer >= 0)")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, "Last-Event-ID / last_version: a race version (an "
+                                               "integer >= 0)") from None
     race = await service.store.resolve(request.path_params["race"])
     if race is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND)
     # Admitted by the edge with its socket (server/ops/edge.py): a stream counts as long as it is open.
     try:
         hub, listener = await open_stream(service, race, last_version)
     except RaceGone:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND) from None
     return EventSourceResponse(_stream(service, hub, listener), ping=PING_SECONDS)
 
 
@@ -89,22 +89,22 @@ async def race_replay(request: Request) -> Response:
     try:
         seat = None if which == LINE else params.count(which)
     except ValueError:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, f"the seat is a number (0 is the first seat), or {LINE!r} "
-                                                          "for the proved winning line")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, f"the seat is a number (0 is the first seat), or {LINE!r} "
+                                               "for the proved winning line") from None
     meta = await race_meta(service, request.path_params["race"])
     if meta is None:
-        return error_response(p.ErrorCode.RACE_NOT_FOUND, 404)
+        raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND)
     blob = await service.store.results(meta.id)
     if blob is None:
-        return error_response(p.ErrorCode.RACE_NOT_OVER, 409, "the games are secret until the race is over")
+        raise p.Refusal(p.ErrorCode.RACE_NOT_OVER, "the games are secret until the race is over")
     secret = races.shown_results(meta, blob, now_ms()).secret_words()
     if secret is not None:
-        return error_response(p.ErrorCode.DEAL_SECRET, 409, secret)
+        raise p.Refusal(p.ErrorCode.DEAL_SECRET, secret)
     bodies = await asyncio.to_thread(replay_body, blob, seat)
     if bodies is None and seat is None:
-        return error_response(p.ErrorCode.BAD_FIELD, 404, "the race has no proved winning line (not a checked deal)")
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, "the race has no proved winning line (not a checked deal)", status=404)
     if bodies is None:
-        return error_response(p.ErrorCode.PLAYER_NOT_FOUND, 404, f"the race has no player in seat {seat}")
+        raise p.Refusal(p.ErrorCode.PLAYER_NOT_FOUND, f"the race has no player in seat {seat}")
     plain, packed = bodies
     headers = {"Cache-Control": "public, max-age=3600", "Vary": "Accept-Encoding"}
     if "gzip" in request.headers.get("accept-encoding", ""):
