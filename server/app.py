@@ -38,7 +38,7 @@ from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_respo
                       service_of)
 from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
-from .web import people
+from .web import fairplay, people
 from .web.routes import page_or_json, unknown_path, web_routes
 
 async def health(request: Request) -> Response:
@@ -268,6 +268,8 @@ def create_app(config: Config, redis_url: str) -> Starlette:
         Route("/events/{event}/check-in", events.check_in, methods=["POST"]),
         Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
         Route("/daily/{variant}", daily.daily_board),
+        Route("/events/{event}/fairplay", fairplay.event_fairplay),  # organiser only (server/web/fairplay.py)
+        Route("/daily/{variant}/fairplay", fairplay.daily_fairplay),
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]

@@ -21,6 +21,8 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..answers import client_of, creation_refused, error_response, json_response, tournaments_of
 from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
+from ..fairplay.conditions import DailyCondition
+from ..store.fairplay import FairPlayStore
 from ..race.rules import CreateError
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
@@ -127,11 +129,25 @@ async def board(t: "Tournaments", variant: str, date: str) -> p.DailyBoard:
         s = res.standings[0]
         time_ms = win_ms(s.status, s.finished_at, res.starts_at or 0)
         lines.append((account, s.name, s.status, s.home, time_ms, race, res.records[0].moves if revealed else None))
-    order = sorted(lines, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
-    out = [p.DailyLine(rank=rank, account=account, name=name, status=status, home=home, time_ms=time_ms, race=race,
-                       moves=moves)
-           for rank, (account, name, status, home, time_ms, race, moves)
-           in zip(shared_ranks(order, lambda line: (line[4], line[3])), order)]
+    counted = await _counted(t, variant, [line[0] for line in lines])
+    out: list[p.DailyLine] = []
+    for counts in (True, False):  # the counted lines ranked first, the others after them (docs/events.md)
+        part = [line for line in lines if (line[0] in counted) == counts]
+        order = sorted(part, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
+        out.extend(p.DailyLine(rank=len(out) + rank, account=account, name=name, status=status, home=home,
+                               time_ms=time_ms, race=race, moves=moves, counted=counts)
+                   for rank, (account, name, status, home, time_ms, race, moves)
+                   in zip(shared_ranks(order, lambda line: (line[4], line[3])), order))
     drawn = await t.daily.deal(variant, date)
     return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
                         deal=drawn[0] if revealed and drawn else None)
+
+
+async def _counted(t: "Tournaments", variant: str, accounts: list[str]) -> set[str]:
+    """The accounts that meet the server's daily condition (``--daily-min-rated-races``,
+    ``--daily-min-account-age``): a scout's fresh account plays, but does not count."""
+    cfg = t.races.config
+    condition = DailyCondition(cfg.daily_min_rated_races, cfg.daily_min_account_age)
+    now = now_ms()
+    return {f.account for f in await FairPlayStore(t.daily.redis).facts(accounts, variant)
+            if condition.counts(f, variant, now)}

@@ -232,7 +232,8 @@ class Format(ABC):
             deal_source="deals" if meta.deals else meta.deal_source,
             deals=meta.deal_list if meta.deals and meta.status == "finished" else None,
             starts_at=meta.scheduled_at or None, series=meta.series or None, occurrence=meta.occurrence,
-            repeat=meta.repeat or None, next_event=meta.next_event or None)
+            repeat=meta.repeat or None, next_event=meta.next_event or None,
+            conditions=msgspec.json.decode(meta.conditions, type=p.EntryConditions) if meta.conditions else None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
 

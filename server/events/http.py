@@ -23,11 +23,13 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..answers import error_response, json_body, json_response, tournaments_of
 from ..deals.checked import solver_can_check
+from ..fairplay.conditions import bad_conditions, entry_refusal
 from ..players.organiser import organiser_refusal
 from ..players.registration import bearer_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
+from ..store.fairplay import FairPlayStore
 from ..store.keys import occurrence_id
 from .format import UnknownFormat, format_of, unplayable
 
@@ -60,6 +62,8 @@ async def create_event(request: Request) -> Response:
         return error_response(p.ErrorCode.BAD_FIELD, 400, str(exc))
     if (refused := fmt.refusal(req)) is not None:
         return error_response(refused[0], 400, refused[1])
+    if (upside_down := bad_conditions(req.conditions)) is not None:
+        return error_response(p.ErrorCode.BAD_FIELD, 400, upside_down)
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
         return error_response(p.ErrorCode.NO_POOL, 400)
     now = now_ms()
@@ -175,6 +179,17 @@ async def check_in(request: Request) -> Response:
     return await _entry(request, "check_in")
 
 
+async def _conditions_unmet(request: Request, account: str) -> Response | None:
+    """The 403 that says what the account lacks for the event's entry conditions, or None (docs/events.md,
+    "Fair play"); an unknown event is left to the entry's own 404."""
+    t = tournaments_of(request)
+    meta = await t.events.meta(request.path_params["event"])
+    if meta is None or (why := await entry_refusal(FairPlayStore(t.events.redis), meta.conditions, account,
+                                                   meta.variant, now_ms())) is None:
+        return None
+    return error_response(p.ErrorCode.ENTRY_CONDITIONS_UNMET, 403, why)
+
+
 async def _entry(request: Request, action: str = "enter") -> Response:
     account = await bearer_account(request)
     if isinstance(account, Response):
@@ -182,6 +197,8 @@ async def _entry(request: Request, action: str = "enter") -> Response:
     named = request.path_params.get("name")
     if named is not None and named.casefold() != account.account:
         return error_response(p.ErrorCode.BAD_KEY, 401, "that key belongs to another account")
+    if action == "enter" and (refused := await _conditions_unmet(request, account.account)) is not None:
+        return refused
     try:
         entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
                                                                     account.name, now_ms(), action)

@@ -17,6 +17,7 @@ from shared.names import NameRefused, account_name
 from ..answers import bearer, client_of, error_response, json_body, json_response, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
+from ..store.fairplay import FairPlayStore, address_hash
 from .accounts import BadKey, account_of, check_key as key_account, new_key
 
 
@@ -45,6 +46,9 @@ async def register_player(request: Request) -> Response:
             return response
         return error_response(p.ErrorCode.ACCOUNT_NAME_TAKEN, 409,
                               taken_words(name, await service.accounts.look_alike(name)))
+    # Where it was registered from (a salted hash), for the fair-play flags' linked accounts.
+    await FairPlayStore(service.accounts.redis).note_registration(
+        account_of(name), address_hash(client, await service.store.token_secret()))
     return json_response(p.AccountKeyAnswer(name=name, key=key), 201)
 
 

@@ -72,6 +72,8 @@ class EventMeta:
     """The series' cron schedule ("" for a one-off, or once the series is cancelled)."""
     next_event: str = ""
     """The series' next occurrence, once made (as this one left registration)."""
+    conditions: str = ""
+    """The entry conditions (EventCreate.conditions as JSON; "": any account may enter)."""
 
     @classmethod
     def create(cls, req: p.EventCreate, event: str, now: int, series: str = "", occurrence: int = 0) -> "EventMeta":
@@ -83,7 +85,8 @@ class EventMeta:
             deals=",".join(str(d) for d in req.deals or []), rated=req.rated, late_entry=req.late_entry,
             status="registration", round=0, round_state="waiting", created_at=now, duration=req.duration,
             group_size=req.group_size, check_in=req.check_in, scheduled_at=req.starts_at or 0, series=series,
-            occurrence=occurrence, repeat=req.repeat or "")
+            occurrence=occurrence, repeat=req.repeat or "",
+            conditions=_encoder.encode(req.conditions).decode() if req.conditions is not None else "")
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
