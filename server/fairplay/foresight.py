@@ -145,13 +145,14 @@ def analyse(variant: str, deal: int, moves: list[str], line: list[str], seed: in
     rng = random.Random(seed)
     out = Foresight(stored_line_share=stored_line_share(moves, line), undos=moves.count("U"))
     game = Game.new(get_variant(variant), deal)
-    seen: set[Card] = set(game.waste)
+    size = len(game.stock)
+    drawn = 0  # the most the first pass took off the stock: the cards below that were never seen
     for ply, text in enumerate(moves):
         if text == "U":
             game.pop()
             continue
         move = Move.parse(text)
-        unseen_at = [i for i, card in enumerate(game.stock) if card not in seen]
+        unseen_at = list(range(size - drawn)) if game.pass_number == 1 else []  # the stock's bottom, next card last
         if unseen_at and out.decisions < budget.max_decisions and len(game.legal_moves()) >= 2:
             out.decisions += 1
             natural = natural_move(game)
@@ -162,7 +163,7 @@ def analyse(variant: str, deal: int, moves: list[str], line: list[str], seed: in
                 else:
                     _score(game, ply, move, natural, unseen_at, rng, budget, out)
         game.push(move)
-        seen.update(game.waste)
+        drawn = max(drawn, size - len(game.stock))
     out.cpu_seconds = time.process_time() - started
     return out
 

@@ -84,7 +84,7 @@ def game_flags(g: p.FairPlayGame) -> list[p.FairPlayFlag]:
     """One game's own flags: scouting, foresight, the stored line."""
     out = []
     use = StockUse(seen=g.stock_seen, size=g.stock_size, plays_while_drawing=g.plays_while_drawing,
-                   draws=g.moves.count("S"))
+                   draws=g.moves.count("S"), plays=len(g.moves) - g.moves.count("S"))
     base = dict(account=g.account, name=g.name, race=g.race, moves=g.moves)
     if (why := scouting_words(use, g.status, g.elapsed_ms)) is not None:
         out.append(p.FairPlayFlag(kind="scouting", why=why, statistic=g.stock_seen / g.stock_size,
