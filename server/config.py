@@ -110,6 +110,8 @@ class Config:
     daily_min_account_age: int = 86_400
     """Seconds an account must have existed for its play to count on the daily board (a scout made for the
     day does not)."""
+    fairplay_cpu: float = 6.0
+    """Seconds of solver CPU the fair-play analysis may spend on one game (in the low-priority worker)."""
     fairplay_link_ms: int = 60_000
     """Accounts registered within this many milliseconds of each other count as linked in the fair-play
     flags (0: only a shared registration address links them)."""
@@ -219,6 +221,8 @@ _HELP = {
     "daily_min_rated_races": "finished rated races in the deal's variant an account needs to count on the daily "
     "board (its play is listed after the counted ones)",
     "daily_min_account_age": "seconds an account must have existed to count on the daily board",
+    "fairplay_cpu": "seconds of solver CPU the fair-play analysis spends on one game at most, after the race, in "
+    "the low-priority solver worker",
     "fairplay_link_ms": "accounts registered within this many ms of each other are linked in fair-play flags "
     "(0: only a shared registration address links them)",
     "challenge_time": "seconds a challenge waits for the challenged player's answer before it expires, and a "

@@ -1093,6 +1093,9 @@ class FairPlayGame(msgspec.Struct, kw_only=True):
     settled: list[FairPlayDecision] = []
     cpu_seconds: float = 0.0
     complete: bool = True
+    public_deal: bool = False
+    """The deal is one of the shipped public pool's, whose winning line anyone may read: following it is
+    no sign of foresight, so neither foresight nor the stored line is flagged on it."""
 
 
 class FairPlayFlag(msgspec.Struct, kw_only=True):

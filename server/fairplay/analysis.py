@@ -12,6 +12,7 @@ import zlib
 import msgspec
 
 from shared import protocol as p
+from shared.pool import load_pool
 
 from .foresight import Budget, analyse
 from .scouting import stock_use
@@ -29,6 +30,7 @@ def analyse_race(results: bytes, budget: Budget = Budget()) -> bytes:
     res = msgspec.msgpack.decode(results, type=p.Results)
     standing = {s.seat: s for s in res.standings}
     line = list(res.winning_line or [])
+    public = res.deal in load_pool(res.variant).lines
     out = []
     for record in res.records:
         s = standing.get(record.seat)
@@ -45,5 +47,5 @@ def analyse_race(results: bytes, budget: Budget = Budget()) -> bytes:
             decisions=sight.decisions, deviations=sight.deviations, foresight=sight.foresight, costly=sight.costly,
             stored_line_share=sight.stored_line_share, undos=sight.undos,
             settled=[p.FairPlayDecision(**vars(d)) for d in sight.settled], cpu_seconds=sight.cpu_seconds,
-            complete=sight.complete))
+            complete=sight.complete, public_deal=public))
     return _games.encode(out)

@@ -1,9 +1,9 @@
 """The flags of one shared deal's games: an event's races, or a day's daily-deal plays.
 
-Each finished race is analysed once, in the checked pool's low-priority solver worker (CPU at a lower
-priority than racers' moves and hints, bounded per game by the foresight budget), and the analysis is
-kept beside the race's results; a race still under way is counted as waiting and looked at on a later
-request. The flags are derived from the kept analyses at each request, with the thresholds below, so
+Each finished race is analysed once, in the background, in the checked pool's low-priority solver worker
+(CPU at a lower priority than racers' moves and hints, bounded per game by ``--fairplay-cpu``), and the
+analysis is kept beside the race's results. A request answers at once with the analyses kept and starts
+the missing ones of races that are over; the rest (races under way, analyses running) count as waiting. The flags are derived from the kept analyses at each request, with the thresholds below, so
 changing a threshold needs no new analysis. Flags are for the organiser to weigh: nothing here refuses,
 scores or hides anyone.
 """
@@ -11,6 +11,7 @@ scores or hides anyone.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from shared import protocol as p
 from ..ops.log import log
 from ..store.fairplay import AccountFacts, FairPlayStore
 from .analysis import analyse_race, decode_games
+from .foresight import Budget
 from .linked import linked_groups, link_words
 from .scouting import StockUse, scouting_words
 
@@ -31,9 +33,9 @@ STORED_LINE_SHARE = 0.9
 """A game that begins with this share of the server's stored winning line is flagged (a greedy player
 shares up to about three quarters of a checked deal's line: the line is the solver's, which orders moves as
 greedy play does)."""
-ANALYSIS_TIMEOUT = 120.0
+ANALYSIS_TIMEOUT = 600.0
 """Seconds one race's analysis may take in the worker (its games' CPU budgets, queued behind the pool's
-filling) before the request answers without it (it counts as waiting)."""
+filling and other analyses) before it is given up (logged; the next request starts it again)."""
 
 
 @dataclass(frozen=True)
@@ -45,29 +47,57 @@ class Scope:
     races: list[str]
 
 
-async def analysed(service: "Service", store: FairPlayStore, race: str) -> list[p.FairPlayGame] | None:
-    """The kept analysis of a finished race, made now if it has none (None: not finished, or not yet)."""
-    blob = await store.analysis(race)
-    if blob is None:
-        meta = await service.store.meta(race)
-        results = await service.store.results(race) if meta is not None and meta.status == "finished" else None
-        if results is None:
-            return None
+class Analyser:
+    """A process's analyses under way, one task per race, each in the solver worker in turn: a request
+    answers at once with what is kept and starts the rest (the organiser asks again for them)."""
+
+    def __init__(self, service: "Service", store: FairPlayStore) -> None:
+        self.service = service
+        self.store = store
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def games(self, race: str) -> list[p.FairPlayGame] | None:
+        """The kept analysis of ``race``, or None (then it is started if the race is over)."""
+        blob = await self.store.analysis(race)
+        if blob is not None:
+            return decode_games(blob)
+        if race not in self.tasks:
+            meta = await self.service.store.meta(race)
+            if meta is not None and meta.status == "finished":
+                self.tasks[race] = asyncio.create_task(self._analyse(race))
+        return None
+
+    async def _analyse(self, race: str) -> None:
         try:
-            blob = await service.checked.filler.call(ANALYSIS_TIMEOUT, analyse_race, results)
-        except asyncio.TimeoutError:
-            log("fairplay_analysis_late", race=race, seconds=ANALYSIS_TIMEOUT)
-            return None
-        await store.keep_analysis(race, blob, service.config.retention)
-    return decode_games(blob)
+            results = await self.service.store.results(race)
+            if results is None:
+                return
+            budget = Budget(cpu_budget=self.service.config.fairplay_cpu)
+            blob = await self.service.checked.filler.call(ANALYSIS_TIMEOUT, analyse_race, results, budget)
+            await self.store.keep_analysis(race, blob, self.service.config.retention)
+        except Exception as exc:  # noqa: BLE001 (logged; the next request tries again)
+            log("fairplay_analysis_failed", race=race, error=repr(exc))
+        finally:
+            self.tasks.pop(race, None)
+
+
+_analysers: "weakref.WeakKeyDictionary[Service, Analyser]" = weakref.WeakKeyDictionary()
+
+
+def analyser_of(service: "Service", store: FairPlayStore) -> Analyser:
+    """The process's analyser (one per service: its tasks are the process's)."""
+    if service not in _analysers:
+        _analysers[service] = Analyser(service, store)
+    return _analysers[service]
 
 
 async def report(service: "Service", store: FairPlayStore, scope: Scope, link_ms: int) -> p.FairPlayReport:
     """The scope's flags, every race analysed that can be."""
     games: list[p.FairPlayGame] = []
     waiting = 0
+    analyser = analyser_of(service, store)
     for race in scope.races:
-        found = await analysed(service, store, race)
+        found = await analyser.games(race)
         if found is None:
             waiting += 1
         else:
@@ -89,6 +119,8 @@ def game_flags(g: p.FairPlayGame) -> list[p.FairPlayFlag]:
     if (why := scouting_words(use, g.status, g.elapsed_ms)) is not None:
         out.append(p.FairPlayFlag(kind="scouting", why=why, statistic=g.stock_seen / g.stock_size,
                                   threshold=0.75, **base))  # type: ignore[arg-type]
+    if g.public_deal:
+        return out  # its line is public: knowing it is no foresight
     statistic = g.foresight - g.costly
     if statistic >= FORESIGHT_THRESHOLD:
         hits = [d for d in g.settled if d.foresight]
