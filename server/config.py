@@ -112,7 +112,7 @@ class Config:
     day does not)."""
     fairplay_cpu: float = 6.0
     """Seconds of solver CPU the fair-play analysis may spend on one game (in the low-priority worker)."""
-    fairplay_link_ms: int = 60_000
+    fairplay_link_ms: int = 5_000
     """Accounts registered within this many milliseconds of each other count as linked in the fair-play
     flags (0: only a shared registration address links them)."""
     challenge_time: int = 120

@@ -4,24 +4,21 @@ deal are flagged with their evidence, for the organiser only; an honest entrant 
 fairplay`` run as a subprocess ends as documented.
 
 The beneficiary plays the server's stored winning line (what the issue's beneficiary played after its
-scout's draws); the honest entrant plays greedily from its own view, as ``thieves bot`` does. Accounts are
+scout's draws); the honest entrant plays greedily from its own view, as ``thieves bot`` does (bench/fairplay.py's greedy player). Accounts are
 registered behind a trusted proxy so that the scout and its beneficiary share an address and the honest
 entrant has its own.
 """
 
 from __future__ import annotations
 
-import asyncio
-import sys
-import time
-from pathlib import Path
 from typing import Any, AsyncIterator
 
 import msgspec
 import pytest
 from redis_util import Client, LiveServer, eventually, live_server
+from test_event_secrecy import _thieves
 
-from client_cli.commands.bot import GreedyPolicy
+from bench.fairplay import greedy
 from server.events.daily import today
 from server.race.clock import now_ms
 from server.store.keys import AccountKeys
@@ -34,7 +31,6 @@ from shared.variants import get_variant
 
 ORGANISER = "organiser-secret-for-fairplay"
 AUTH = {"authorization": f"Bearer {ORGANISER}"}
-ROOT = Path(__file__).parent.parent
 VARIANT = "forty-thieves"
 SCOUT_PLACE, HONEST_PLACE = "203.0.113.7", "198.51.100.9"
 
@@ -77,31 +73,11 @@ async def _age(server: LiveServer, account: str, days: float, rated: int) -> Non
         "created_at": now_ms() - int(days * 86_400_000), f"v:{VARIANT}:rated": rated})
 
 
-def _greedy(deal: int, most: int = 120) -> list[str]:
-    """An honest game: greedy play from the player's own view (the stock's order unseen), as thieves bot."""
-    game, policy, moves = Game.new(get_variant(VARIANT), deal), GreedyPolicy(), []
-    while len(moves) < most and not game.is_won():
-        move = policy.choose(game.view())
-        if move is None:
-            break
-        game.push(move)
-        moves.append(move.text())
-    return moves
-
-
 async def _play(client: Client, moves: list[str], give_up: bool = True) -> None:
     for text in moves:
         assert isinstance(await client.move(text), p.Ack), text
     if give_up:
         await client.give_up()
-
-
-async def _thieves(*args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client_cli.main", *args, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, cwd=ROOT)
-    out, _ = await proc.communicate()
-    return proc.returncode or 0, out.decode()
 
 
 async def _analysed(server: LiveServer, path: str) -> p.FairPlayReport:
@@ -214,7 +190,7 @@ async def _event_with_a_scout(server: LiveServer) -> tuple[str, dict[str, str], 
     stock = len(Game.new(get_variant(VARIANT), meta.deal).stock)
     await _play(clients["scout"], ["S"] * stock)
     await _play(clients["helped"], meta.line.split(), give_up=False)
-    await _play(clients["honest"], _greedy(meta.deal))
+    await _play(clients["honest"], greedy(meta.deal, 0.0, 1))
     for c in clients.values():
         await c.expect(p.Finished)
         await c.close()
@@ -278,7 +254,7 @@ async def test_a_scout_and_its_beneficiary_on_the_daily_deal_are_flagged(fair_se
         elif name == "dhelped":
             await _play(c, line, give_up=False)
         else:
-            await _play(c, _greedy(deal))
+            await _play(c, greedy(deal, 0.0, 1))
         await c.expect(p.Finished)
         await c.close()
     status, refused = await server.http("GET", f"/daily/{VARIANT}/fairplay", headers=_bearer(keys["dhonest"]))

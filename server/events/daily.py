@@ -96,8 +96,9 @@ async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) 
     return CheckedDeal(variant, drawn[0], tuple(drawn[1].split()))
 
 
-async def daily_board(request: Request) -> Response:
-    """The day's board; the deal and the games once the day is over."""
+def variant_and_day(request: Request) -> tuple[str, str] | Response:
+    """The variant of the path and the day of ``?date=`` (default today), or the 400 that says why not
+    (the board and its fair-play flags read the same)."""
     try:
         variant = get_variant(request.path_params["variant"]).key
     except UnknownVariant as exc:
@@ -107,7 +108,15 @@ async def daily_board(request: Request) -> Response:
         params.day(date)
     except ValueError:
         return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
-    return json_response(await board(tournaments_of(request), variant, date))
+    return variant, date
+
+
+async def daily_board(request: Request) -> Response:
+    """The day's board; the deal and the games once the day is over."""
+    asked = variant_and_day(request)
+    if isinstance(asked, Response):
+        return asked
+    return json_response(await board(tournaments_of(request), *asked))
 
 
 async def board(t: "Tournaments", variant: str, date: str) -> p.DailyBoard:

@@ -46,6 +46,6 @@ def analyse_race(results: bytes, budget: Budget = Budget()) -> bytes:
             elapsed_ms=end - res.starts_at if end is not None and res.starts_at else None,
             decisions=sight.decisions, deviations=sight.deviations, foresight=sight.foresight, costly=sight.costly,
             stored_line_share=sight.stored_line_share, undos=sight.undos,
-            settled=[p.FairPlayDecision(**vars(d)) for d in sight.settled], cpu_seconds=sight.cpu_seconds,
+            settled=sight.settled, cpu_seconds=sight.cpu_seconds,
             complete=sight.complete, public_deal=public))
     return _games.encode(out)

@@ -15,10 +15,11 @@ checked deals are ones that ordering nearly wins, so a line through them is most
 knowing the order changes is where a player **deviates** from the natural move. At each deviation the
 chosen and the natural move are scored:
 
-- a **foresight deviation**: the chosen move wins with the true order and the natural one does not (the
-  shares of sampled orders of the unseen cards on which each wins go with it as evidence: a deviation
-  the visible cards did not favour was right for a reason the player could not see);
-- a **costly deviation**: the chosen move does not win with the true order and the natural one does.
+- a **foresight deviation**: the chosen move wins with the true order, the natural one does not, and
+  over sampled orders of the unseen cards the chosen move did not win more often than the natural one
+  by more than ``EVIDENCE_MARGIN``: the deviation was right for a reason the player could not see;
+- a **costly deviation**: the natural move wins with the true order, the chosen one does not, and the
+  visible cards did not favour the natural one by more than the margin either.
 
 A player who deviates on its own judgement makes both kinds, about as often; one who knows the order
 makes only the first. The statistic is ``foresight - costly``; flagged at ``FORESIGHT_THRESHOLD`` or more
@@ -36,6 +37,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from shared import protocol as p
 from shared.cards import Card, card_text
 from shared.engine import Game
 from shared.moves import Move
@@ -44,37 +46,23 @@ from shared.solver.board import Board
 from shared.variants import get_variant
 
 
+EVIDENCE_MARGIN = 0.2
+"""A deviation counts (either way) only when the visible cards did not favour the move taken (or the one
+passed over) by more than this share of sampled orders: late in a game, with few cards unseen, the
+sampled orders already tell a player which move wins, and taking it is no foresight."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """What one game's analysis may spend."""
 
-    samples: int = 6
+    samples: int = 16
     """Sampled orders of the unseen cards per candidate."""
     nodes: int = 20_000
     """Solver nodes per solve (a position the solver cannot settle in these counts as not won)."""
     max_decisions: int = 400
     cpu_budget: float = 6.0
     """Seconds of CPU per game; the decisions analysed so far stand when it runs out."""
-
-
-@dataclass
-class Decision:
-    """One deviation the true order settles: the position before the move, what was unseen, the scores."""
-
-    ply: int
-    """The move's index in the game's record (0-based, undos counted)."""
-    move: str
-    natural: str
-    """The move the solver's ordering (and a greedy player) would take."""
-    position: str
-    unseen: list[str]
-    """The stock cards not seen yet, in their true order (next first)."""
-    chosen_wins: bool
-    natural_wins: bool
-    chosen_share: float
-    """The share of sampled orders of the unseen cards on which the chosen move wins."""
-    natural_share: float
-    foresight: bool
 
 
 @dataclass
@@ -85,7 +73,7 @@ class Foresight:
     """Decisions looked at (positions with a choice while cards were unseen)."""
     deviations: int = 0
     """Of these, how many the player left the natural move at."""
-    settled: list[Decision] = field(default_factory=list)
+    settled: list[p.FairPlayDecision] = field(default_factory=list)
     """The deviations the true order settles (one of the two moves wins, the other not)."""
     foresight: int = 0
     costly: int = 0
@@ -183,10 +171,10 @@ def _score(game: Game, ply: int, move: Move, natural: Move, unseen_at: list[int]
         for i, m in enumerate((move, natural)):
             won[i] += _wins(_after(sampled, m), budget.nodes)
     chosen_share, natural_share = (w / budget.samples for w in won)
-    foresight = chosen_wins
+    foresight = chosen_wins and chosen_share <= natural_share + EVIDENCE_MARGIN
     out.foresight += foresight
-    out.costly += natural_wins
-    out.settled.append(Decision(
+    out.costly += natural_wins and natural_share <= chosen_share + EVIDENCE_MARGIN
+    out.settled.append(p.FairPlayDecision(
         ply=ply, move=move.text(), natural=natural.text(), position=game.position(),
         unseen=[card_text(c) for c in reversed(unseen)], chosen_wins=chosen_wins, natural_wins=natural_wins,
         chosen_share=chosen_share, natural_share=natural_share, foresight=foresight))

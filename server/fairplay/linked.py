@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..store.fairplay import AccountFacts
 
-TOGETHER_MS = 60_000
+TOGETHER_MS = 5_000
 """Registered within this of each other: "registered together"."""
 
 

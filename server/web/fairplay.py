@@ -11,15 +11,13 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from shared import params, protocol as p
-from shared.variants import UnknownVariant, get_variant
+from shared import protocol as p
 
 from ..answers import error_response, json_response, service_of, tournaments_of
-from ..events.daily import event_name, today
+from ..events.daily import event_name, variant_and_day
 from ..events.format import format_of, unplayable
 from ..fairplay.report import Scope, report
 from ..players.organiser import organiser_refusal
-from ..race.clock import now_ms
 from ..store.fairplay import FairPlayStore
 
 
@@ -43,15 +41,10 @@ async def daily_fairplay(request: Request) -> Response:
     """200 FairPlayReport of the day's plays; 403 without the organiser token; 400 bad variant or date."""
     if (refusal := await organiser_refusal(request)) is not None:
         return refusal
-    try:
-        variant = get_variant(request.path_params["variant"]).key
-    except UnknownVariant as exc:
-        return error_response(p.ErrorCode.BAD_VARIANT, 400, str(exc))
-    date = request.query_params.get("date") or today(now_ms())
-    try:
-        params.day(date)
-    except ValueError:
-        return error_response(p.ErrorCode.BAD_FIELD, 400, f"date: {date!r} is not a day (YYYY-MM-DD)")
+    asked = variant_and_day(request)
+    if isinstance(asked, Response):
+        return asked
+    variant, date = asked
     plays = await tournaments_of(request).daily.plays(variant, date)
     scope = Scope(name=event_name(variant, date), variant=variant, races=sorted(plays.values()))
     return json_response(await _report(request, scope))
