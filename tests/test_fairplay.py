@@ -120,6 +120,8 @@ async def test_entry_conditions_refuse_with_what_is_missing_and_accept_an_accoun
     assert info["entrants"] == 0, "a refused entry stores nothing"
     status, entry = await server.http("POST", f"/events/{event['id']}/entrants", headers=_bearer(old))
     assert status == 200 and entry["account"] == "veteran", entry
+    code, out = await _thieves("event", "show", event["id"], "--server", server.url)
+    assert code == 0 and "entry: 3 finished rated races of forty-thieves; an account 1 day old" in out, out
 
     # A rating range: an account not rated yet has no rating to be at least anything.
     body = {"name": "Strong Cup", "rounds": 1, "conditions": {"min_rating": 900, "max_rating": 1100}}

@@ -306,6 +306,8 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
     out.append(clock(info, now_ms))
     if info.starts_at is not None or info.series is not None:
         out.append(when(info))
+    if info.conditions is not None:
+        out.append("entry: " + condition_words(info.conditions, info.variant))
     for rnd in info.schedule[-8:]:
         deal = f" (deal {rnd.deal})" if rnd.deal else ""
         out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
@@ -314,6 +316,21 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
         if rnd.byes:
             out.append("  bye     " + ", ".join(names.get(a, a) for a in rnd.byes)[:70])
     return out
+
+
+def condition_words(cond: p.EntryConditions, variant: str) -> str:
+    """An event's entry conditions in a few words (``thieves event show``)."""
+    parts = []
+    if cond.min_rated_races:
+        parts.append(f"{cond.min_rated_races} finished rated races of {variant}")
+    if cond.min_account_age:
+        days = cond.min_account_age / 86_400
+        parts.append(f"an account {days:g} day{'s' if days != 1 else ''} old")
+    if cond.min_rating is not None or cond.max_rating is not None:
+        low = "" if cond.min_rating is None else f"{cond.min_rating}"
+        high = "" if cond.max_rating is None else f"{cond.max_rating}"
+        parts.append(f"a {variant} rating of {low or 'any'} to {high or 'any'}")
+    return "; ".join(parts) or "any account"
 
 
 def _left(at: float, now_ms: float) -> str:
