@@ -358,6 +358,10 @@ async def run(args: argparse.Namespace) -> None:
           f"{share['scouts']:.0%} (target 100%), honest entrants flagged {share['honest']:.1%} (target <= 2%)")
     print(f"foresight alone: beneficiaries {_share(tally, CHEATS, 'foresight'):.0%}, honest "
           f"{_share(tally, (*HONEST, 'follow1', 'follow2'), 'foresight'):.1%}")
+    own = {role: [kinds - {"linked"} for kinds in rows] for role, rows in tally.items()}  # the game's own flags
+    print(f"by the game alone (linked set aside): always {_share(own, ('always',)):.0%}, few "
+          f"{_share(own, ('few',)):.0%}, scouts {_share(own, ('scout',)):.0%}, honest "
+          f"{_share(own, (*HONEST, 'follow1', 'follow2')):.1%}")
     print(f"solver CPU per game analysed: {cpu / max(1, games_analysed):.2f} s over {games_analysed} games "
           f"(--fairplay-cpu {args.cpu} s at most); load {os.getloadavg()[0]:.1f}; {time.perf_counter() - started:.0f} s in all")
 

@@ -4,13 +4,19 @@ players: a greedy honest one, and one that uses the true order at three decisive
 
 from __future__ import annotations
 
+from typing import Any
+
+from cluster_util import LocalCluster
+
 from bench.fairplay import few, greedy, scout
 from server.fairplay.conditions import DailyCondition, bad_conditions, missing
 from server.fairplay.foresight import Budget, analyse, stored_line_share
 from server.fairplay.linked import linked_groups, link_words
 from server.fairplay.report import FORESIGHT_THRESHOLD
 from server.fairplay.scouting import scouting_words, stock_use
-from server.store.fairplay import AccountFacts, address_hash
+from server.store import Keys, redis_client
+from server.store.fairplay import AccountFacts, FairPlayStore, address_hash, analysis_key
+from server.store.keys import AccountKeys
 from shared import protocol as p
 
 VARIANT = "forty-thieves"
@@ -84,3 +90,30 @@ def test_the_stored_line_share_is_how_much_of_the_line_the_game_begins_with() ->
     assert stored_line_share(["ab", "S", "cd"], ["ab", "S", "cd"]) == 1.0
     assert stored_line_share(["ab", "S", "xy"], ["ab", "S", "cd", "ef"]) == 0.5
     assert stored_line_share(["ab"], []) == 0.0
+
+
+async def test_the_fairplay_store_on_one_redis(redis_url: str) -> None:
+    await _store_round_trip(redis_client(redis_url))
+
+
+async def test_the_fairplay_store_on_a_cluster(empty_cluster: LocalCluster) -> None:
+    """Each call touches one key (an account's hash, one race's analysis): a cluster serves it as one Redis."""
+    await _store_round_trip(redis_client(empty_cluster.url, cluster=True))
+
+
+async def _store_round_trip(client: Any) -> None:
+    try:
+        store = FairPlayStore(client)
+        for account, created in (("ann", 5), ("bob", 7)):  # two accounts, two slots
+            await client.hset(AccountKeys(account).main, mapping={"name": account, "key_hash": "h",
+                                                                  "created_at": created, "v:forty-thieves:rated": 2})
+        await store.note_registration("ann", "place")
+        ann, bob, ghost = await store.facts(["ann", "bob", "ghost"], VARIANT)
+        assert (ann.exists, ann.created_at, ann.rated, ann.reg_from, ann.mu) == (True, 5, 2, "place", None)
+        assert (bob.reg_from, ghost.exists) == ("", False)
+        assert await store.analysis("r1") is None
+        await store.keep_analysis("r1", b"blob", 60)
+        assert await store.analysis("r1") == b"blob" and 0 < await client.ttl(analysis_key("r1")) <= 60
+        assert analysis_key("r1").startswith(Keys("r1").meta), "the race's own hash tag"
+    finally:
+        await client.aclose()
