@@ -155,6 +155,10 @@ async def test_the_daily_board_counts_only_accounts_that_meet_the_servers_condit
     status, body = await server.http("GET", f"/daily/{VARIANT}")
     board = msgspec.convert(body, p.DailyBoard)
     assert [(line.name, line.rank, line.counted) for line in board.lines] == [("steady", 1, True), ("quick", 2, False)]
+    code, out = await _thieves("daily", "board", "--server", server.url)
+    shown = [line.split() for line in out.splitlines()]
+    assert code == 0 and ["1", "steady"] == shown[2][:2] and shown[3][:2] == ["2", "quick"], out
+    assert out.splitlines()[3].endswith("(not counted)") and "(not counted: accounts newer" in out
 
 
 async def _event_with_a_scout(server: LiveServer) -> tuple[str, dict[str, str], Any]:

@@ -3,7 +3,7 @@
 The tableau is face up; the one hidden thing is the order of the stock cards not drawn yet. A player
 who knows that order (from a scout) picks, at the decisions the order settles, the move that wins with
 the true order, even where what it could see favoured another. So at each decision of a finished game
-(a position with two moves or more while cards are unseen) the solver scores each candidate move twice:
+(a position with two moves or more while cards are unseen) the solver can score a move twice:
 
 - with the **true order** (what the server knows): does a win follow within the node budget?
 - over **sampled orders** (the unseen cards shuffled, ``samples`` times): how often does a win follow?
