@@ -291,6 +291,12 @@ def event_standings(server: str, event_id: str) -> p.EventStandings:
     return _typed(data, p.EventStandings, "GET /events/{id}/standings")
 
 
+def event_fairplay(server: str, organiser_token: str, event_id: str) -> p.FairPlayReport:
+    """``GET /events/{id}/fairplay`` with the organiser's token: the flags with their evidence."""
+    data = _request(server, "GET", f"/events/{_quote(event_id)}/fairplay", key=organiser_token)
+    return _typed(data, p.FairPlayReport, "GET /events/{id}/fairplay")
+
+
 def start_event(server: str, organiser_token: str, event_id: str) -> p.EventInfo:
     data = _request(server, "POST", f"/events/{_quote(event_id)}/start", b"{}", key=organiser_token)
     return _typed(data, p.EventInfo, "POST /events/{id}/start")

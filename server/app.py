@@ -40,7 +40,7 @@ from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
 from .events.format import Format
 from .events.formats import ALL
-from .web import people
+from .web import fairplay, people
 from .web.routes import page_or_json, unknown_path, web_routes
 
 async def health(request: Request) -> Response:
@@ -265,6 +265,8 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
         Route("/events/{event}/check-in", events.check_in, methods=["POST"]),
         Route("/daily/{variant}", daily.play_daily, methods=["POST"]),
         Route("/daily/{variant}", daily.daily_board),
+        Route("/events/{event}/fairplay", fairplay.event_fairplay),  # organiser only (server/web/fairplay.py)
+        Route("/daily/{variant}/fairplay", fairplay.daily_fairplay),
         WebSocketRoute("/ws", websocket_endpoint),
         *web_routes(),  # the spectator pages, their event streams and replays (server/web/)
     ]

@@ -105,6 +105,16 @@ class Config:
     """Seconds per registration the bucket gives back once the burst is spent."""
     daily_time_limit: int = 900
     """Seconds each account's play of the daily deal lasts, from its own start."""
+    daily_min_rated_races: int = 3
+    """Finished rated races (in the deal's variant) an account needs for its play to count on the daily board."""
+    daily_min_account_age: int = 86_400
+    """Seconds an account must have existed for its play to count on the daily board (a scout made for the
+    day does not)."""
+    fairplay_cpu: float = 6.0
+    """Seconds of solver CPU the fair-play analysis may spend on one game (in the low-priority worker)."""
+    fairplay_link_ms: int = 5_000
+    """Accounts registered within this many milliseconds of each other count as linked in the fair-play
+    flags (0: only a shared registration address links them)."""
     challenge_time: int = 120
     """Seconds a challenge waits for its answer before it expires (``challenge_expired``), and a rematch
     offer for every racer's yes."""
@@ -208,6 +218,13 @@ _HELP = {
     "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
     "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
     "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
+    "daily_min_rated_races": "finished rated races in the deal's variant an account needs to count on the daily "
+    "board (its play is listed after the counted ones)",
+    "daily_min_account_age": "seconds an account must have existed to count on the daily board",
+    "fairplay_cpu": "seconds of solver CPU the fair-play analysis spends on one game at most, after the race, in "
+    "the low-priority solver worker",
+    "fairplay_link_ms": "accounts registered within this many ms of each other are linked in fair-play flags "
+    "(0: only a shared registration address links them)",
     "challenge_time": "seconds a challenge waits for the challenged player's answer before it expires, and a "
     "rematch offer for every racer's yes",
     "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "

@@ -175,6 +175,9 @@ def test_the_event_docs_walked_in_order_against_one_server(redis_url: str, tmp_p
         assert {words[1] for words in ranked if words and words[0].isdigit()} == {"ann", "bob", "cy"}
         assert any("W won" in line for line in table.splitlines()), "the rounds column's legend"
         assert run("ann", "verify", cup).startswith("agree: ")
+        # The organiser's fair-play flags: answered at once (the analyses it starts are counted as waiting).
+        out = run("org", "event", "fairplay", cup, organiser=True)
+        assert out.startswith(f"event:{cup}: ") and "games analysed" in out, out
         assert "moves replayed" in run("bob", "replay", codes["bob"]), "once the event is over, the game replays"
 
         # The daily deal, on ann's own clock; then its board.

@@ -8,7 +8,8 @@ The layers, lowest first (a module may import its own layer and the ones below):
 2. ``server.store``: the only code that speaks Redis.
 3. ``server.deals``: the checked-deal pool and hints, over the store.
 4. ``server.race``: races, seats, hubs.
-5. ``server.players`` and ``server.events``: accounts, matchmaking and tournaments, built on races.
+5. ``server.players``, ``server.events`` and ``server.fairplay``: accounts, matchmaking, tournaments and
+   their fair play, built on races.
 6. ``server.answers`` and ``server.web``: HTTP answers and pages.
 7. ``server.compose``, ``server.app``, ``server.main`` and the transport (``server.ops.edge``,
    ``websocket``, ``workers``, ``embedded``): the composition root and the process.
@@ -39,6 +40,7 @@ LAYERS: dict[str, int] = {
     "server.race": 4,
     "server.players": 5,
     "server.events": 5,
+    "server.fairplay": 5,
     "server.answers": 6,
     "server.web": 6,
     "server.compose": 7,

@@ -71,5 +71,7 @@ def board_lines(board: object) -> list[str]:
     for line in board.lines:
         time_text = f"{line.time_ms / 1000:>7.1f}s" if line.time_ms is not None else f"{'':>8}"
         out.append(f"{line.rank:>4}  {line.name[:24]:<24} {status_words(line.status, final=True):<11} "
-                   f"{line.home:>5} {time_text}")
+                   f"{line.home:>5} {time_text}" + ("" if line.counted else "  (not counted)"))
+    if not all(line.counted for line in board.lines):
+        out.append("(not counted: accounts newer or with fewer rated races than the server asks of the board)")
     return out

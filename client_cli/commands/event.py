@@ -1,7 +1,7 @@
 """``thieves event``: tournament events (docs/events.md): create, list, show, join, withdraw, start,
-cancel, standings, watch.
+cancel, standings, watch, fairplay.
 
-The organiser's commands (create, start, cancel) take the server's organiser token (``--organiser-token`` or
+The organiser's commands (create, start, cancel, fairplay) take the server's organiser token (``--organiser-token`` or
 ``$THIEVES_ORGANISER_TOKEN``); an entrant's (join, withdraw) use the account kept for the server
 (``thieves register NAME``). Anyone may list, show, read the standings and watch.
 """
@@ -67,6 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     create.add_argument("--repeat", default=None, metavar="CRON",
                         help="repeat on a cron schedule (UTC, five fields: '0 * * * *' every hour): as each "
                         "occurrence starts, the next is made; needs --starts-at")
+    create.add_argument("--min-rated-races", type=int, default=0, metavar="N",
+                        help="entry condition: at least N finished rated races in the variant")
+    create.add_argument("--min-account-days", type=float, default=0, metavar="DAYS",
+                        help="entry condition: accounts at least DAYS old")
+    create.add_argument("--min-rating", type=int, default=None, help="entry condition: a rating of at least this")
+    create.add_argument("--max-rating", type=int, default=None, help="entry condition: a rating of at most this")
     _organiser_option(create)
 
     cmds.add_parser("list", help="the latest events")
@@ -85,11 +91,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "event's series ends too: no further occurrences (one already running plays on).")
     cancel.add_argument("--series", action="store_true", help="end the whole series: no further occurrences")
     _organiser_option(cancel)
+    fairplay = cmds.add_parser("fairplay", help="the fair-play flags of an event's games, with their evidence "
+                               "(organiser)", description="List the flags the server raised after the event's races "
+                               "(scouting, linked accounts, foresight, the stored winning line), each with its "
+                               "evidence. Flags are for the organiser to weigh: nothing is penalised by itself. "
+                               "Exit 0 when read (flagged or not), 1 when the server refuses, 2 without a token.")
+    _organiser_option(fairplay)
     standings = cmds.add_parser("standings", help="an event's standings")
     watch = cmds.add_parser("watch", help="an event's standings, live, until it ends (q quits)")
-    for cmd in (show, join, withdraw, checkin, play, start, cancel, standings, watch):
+    for cmd in (show, join, withdraw, checkin, play, start, cancel, standings, watch, fairplay):
         cmd.add_argument("event", metavar="EVENT", help="the event's id (see `thieves event list`)")
-    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, play, start, cancel, standings, watch):
+    for cmd in (create, cmds.choices["list"], show, join, withdraw, checkin, play, start, cancel, standings, watch,
+                fairplay):
         add_server_option(cmd)
     parser.set_defaults(func=run)
 
@@ -132,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if action == "play":
             return play_event(server, args)
+        if action == "fairplay":
+            print("\n".join(fairplay_lines(api.event_fairplay(server, _token(args), args.event))))
+            return 0
         if action == "standings":
             print("\n".join(standings_lines(api.event_standings(server, args.event))))
             return 0
@@ -151,6 +167,34 @@ def _token(args: argparse.Namespace) -> str:
     return str(token)
 
 
+def _conditions(args: argparse.Namespace) -> p.EntryConditions | None:
+    """The entry conditions the options ask for (None: any account may enter)."""
+    cond = p.EntryConditions(min_rated_races=args.min_rated_races, min_account_age=round(args.min_account_days * 86_400),
+                             min_rating=args.min_rating, max_rating=args.max_rating)
+    return None if cond == p.EntryConditions() else cond
+
+
+def fairplay_lines(report: p.FairPlayReport) -> list[str]:
+    """A fair-play report as text: a summary, then each flag with its evidence."""
+    out = [f"{report.scope}: {report.analysed} games analysed ({report.cpu_seconds:.1f} s of solver CPU), "
+           f"{report.waiting} races not analysed yet, {len(report.flags)} flags"]
+    for flag in report.flags:
+        where = f" in race {flag.race}" if flag.race else ""
+        out.append(f"{flag.kind}: {flag.name}{where}: {flag.why}")
+        if flag.linked:
+            out.append(f"  linked accounts: {', '.join(flag.linked)}")
+        if flag.position:
+            out.append(f"  position: {flag.position}")
+            out.append(f"  unseen then (true order): {' '.join(flag.unseen)}")
+        for d in flag.decisions:
+            right = "right" if d.foresight else "wrong"
+            out.append(f"  move {d.ply + 1}: {d.move} instead of {d.natural} ({right} with the true order; the "
+                       f"visible cards gave it {d.chosen_share:.0%} against {d.natural_share:.0%})")
+        if flag.moves:
+            out.append(f"  moves: {' '.join(flag.moves)}")
+    return out
+
+
 def _create(api: object, server: str, args: argparse.Namespace) -> int:
     from client_cli import api as a
     from client_cli.commands.netargs import refused
@@ -164,7 +208,8 @@ def _create(api: object, server: str, args: argparse.Namespace) -> int:
         time_limit=args.time_limit, join_seconds=args.join_seconds, break_seconds=args.break_seconds,
         deal_source=args.deal_source, deals=deals, rated=args.rated, late_entry=not args.no_late_entry,
         check_in=args.check_in,
-        duration=args.duration, group_size=args.group_size, starts_at=starts_at, repeat=args.repeat)
+        duration=args.duration, group_size=args.group_size, starts_at=starts_at, repeat=args.repeat,
+        conditions=_conditions(args))
     info = a.create_event(server, _token(args), body)
     print(f"event: {info.id}\n{summary(info)}")
     if info.starts_at is not None:
@@ -261,6 +306,8 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
     out.append(clock(info, now_ms))
     if info.starts_at is not None or info.series is not None:
         out.append(when(info))
+    if info.conditions is not None:
+        out.append("entry: " + condition_words(info.conditions, info.variant))
     for rnd in info.schedule[-8:]:
         deal = f" (deal {rnd.deal})" if rnd.deal else ""
         out.append(f"{'race' if info.pairing else 'round'} {rnd.round}{deal}:")
@@ -269,6 +316,21 @@ def describe(info: p.EventInfo, now_ms: float, names: dict[str, str] | None = No
         if rnd.byes:
             out.append("  bye     " + ", ".join(names.get(a, a) for a in rnd.byes)[:70])
     return out
+
+
+def condition_words(cond: p.EntryConditions, variant: str) -> str:
+    """An event's entry conditions in a few words (``thieves event show``)."""
+    parts = []
+    if cond.min_rated_races:
+        parts.append(f"{cond.min_rated_races} finished rated races of {variant}")
+    if cond.min_account_age:
+        days = cond.min_account_age / 86_400
+        parts.append(f"an account {days:g} day{'s' if days != 1 else ''} old")
+    if cond.min_rating is not None or cond.max_rating is not None:
+        low = "" if cond.min_rating is None else f"{cond.min_rating}"
+        high = "" if cond.max_rating is None else f"{cond.max_rating}"
+        parts.append(f"a {variant} rating of {low or 'any'} to {high or 'any'}")
+    return "; ".join(parts) or "any account"
 
 
 def _left(at: float, now_ms: float) -> str:

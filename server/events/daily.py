@@ -20,7 +20,10 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..ops.http import json_response
 from ..race.requests import client_of
+from ..config import Config
 from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
+from ..fairplay.conditions import DailyCondition
+from ..store.fairplay import FairPlayStore
 from ..race.clock import now_ms
 from ..players.registration import bearer_account
 from ..store import Store
@@ -93,19 +96,27 @@ async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) 
     return CheckedDeal(variant, drawn[0], tuple(drawn[1].split()))
 
 
-async def daily_board(request: Request) -> Response:
-    """The day's board; the deal and the games once the day is over."""
+def variant_and_day(request: Request) -> tuple[str, str]:
+    """The variant of the path and the day of ``?date=`` (default today); raises ``bad_variant`` or
+    ``bad_field`` (the board and its fair-play flags read the same)."""
     variant = _variant(request)
     date = request.query_params.get("date") or today(now_ms())
     try:
         params.day(date)
     except ValueError:
         raise p.Refusal(p.ErrorCode.BAD_FIELD, f"date: {date!r} is not a day (YYYY-MM-DD)") from None
+    return variant, date
+
+
+async def daily_board(request: Request) -> Response:
+    """The day's board; the deal and the games once the day is over."""
+    variant, date = variant_and_day(request)
     t = tournaments_of(request)
-    return json_response(await board(t.daily, t.races.store, variant, date))
+    return json_response(await board(t.daily, t.races.store, variant, date, daily_condition(t.races.config)))
 
 
-async def board(plays: DailyStore, store: Store, variant: str, date: str) -> p.DailyBoard:
+async def board(plays: DailyStore, store: Store, variant: str, date: str,
+                condition: DailyCondition) -> p.DailyBoard:
     """The board of ``variant``'s deal of ``date``: by finish time, then cards home; the deal and
     every game once the day is over (the JSON endpoint and the front page show the same). Given the daily
     store and the race store alone: what it reads."""
@@ -125,11 +136,28 @@ async def board(plays: DailyStore, store: Store, variant: str, date: str) -> p.D
         s = res.standings[0]
         time_ms = win_ms(s.status, s.finished_at, res.starts_at or 0)
         lines.append((account, s.name, s.status, s.home, time_ms, race, res.records[0].moves if revealed else None))
-    order = sorted(lines, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
-    out = [p.DailyLine(rank=rank, account=account, name=name, status=status, home=home, time_ms=time_ms, race=race,
-                       moves=moves)
-           for rank, (account, name, status, home, time_ms, race, moves)
-           in zip(shared_ranks(order, lambda line: (line[4], line[3])), order)]
+    counted = await _counted(plays, condition, variant, [line[0] for line in lines])
+    out: list[p.DailyLine] = []
+    for counts in (True, False):  # the counted lines ranked first, the others after them (docs/events.md)
+        part = [line for line in lines if (line[0] in counted) == counts]
+        order = sorted(part, key=lambda line: (line[4] is None, line[4] or 0, -line[3], line[0]))
+        out.extend(p.DailyLine(rank=len(out) + rank, account=account, name=name, status=status, home=home,
+                               time_ms=time_ms, race=race, moves=moves, counted=counts)
+                   for rank, (account, name, status, home, time_ms, race, moves)
+                   in zip(shared_ranks(order, lambda line: (line[4], line[3])), order))
     drawn = await plays.deal(variant, date)
     return p.DailyBoard(variant=variant, date=date, revealed=revealed, lines=out,
                         deal=drawn[0] if revealed and drawn else None)
+
+
+def daily_condition(config: Config) -> DailyCondition:
+    """The server's daily condition (``--daily-min-rated-races``, ``--daily-min-account-age``)."""
+    return DailyCondition(config.daily_min_rated_races, config.daily_min_account_age)
+
+
+async def _counted(plays: DailyStore, condition: DailyCondition, variant: str, accounts: list[str]) -> set[str]:
+    """The accounts that meet the server's daily condition: a scout's fresh account plays, but does not
+    count."""
+    now = now_ms()
+    return {f.account for f in await FairPlayStore(plays.redis).facts(accounts, variant)
+            if condition.counts(f, variant, now)}

@@ -15,6 +15,8 @@ API, the deals). Its state moves only by the transitions of shared/event_states.
 from __future__ import annotations
 
 import dataclasses
+
+import msgspec
 from abc import ABC, abstractmethod
 from typing import ClassVar, Iterable, Literal
 
@@ -109,7 +111,8 @@ class Format(ABC):
             next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
             ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
             score_field=self.score_field, score_rule=self.score_rule, tiebreaks=list(self.tiebreaks),
-            series=meta.series or None, occurrence=meta.occurrence, next_event=meta.next_event or None)
+            series=meta.series or None, occurrence=meta.occurrence, next_event=meta.next_event or None,
+            conditions=msgspec.json.decode(meta.conditions, type=p.EntryConditions) if meta.conditions else None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
 

@@ -23,11 +23,13 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..ops.http import json_body, json_response
 from ..deals.checked import solver_can_check
+from ..fairplay.conditions import bad_conditions, entry_refusal
 from ..players.organiser import require_organiser
 from ..players.registration import bearer_account, own_account
 from ..race.clock import now_ms
 from ..store import StoreError
 from ..store.events import EventMeta
+from ..store.fairplay import FairPlayStore
 from ..store.keys import occurrence_id
 from .format import UnknownFormat
 from .requests import tournaments_of
@@ -59,6 +61,8 @@ async def create_event(request: Request) -> Response:
         raise p.Refusal(p.ErrorCode.BAD_FIELD, str(exc)) from None
     if (refused := fmt.refusal(req)) is not None:
         raise p.Refusal(refused[0], refused[1], status=400)
+    if (upside_down := bad_conditions(req.conditions)) is not None:
+        raise p.Refusal(p.ErrorCode.BAD_FIELD, upside_down)
     if req.deals is None and req.deal_source == "pool" and not solver_can_check(variant.key):
         raise p.Refusal(p.ErrorCode.NO_POOL)
     now = now_ms()
@@ -163,11 +167,24 @@ async def check_in(request: Request) -> Response:
     return await _entry(request, "check_in")
 
 
+async def _check_conditions(request: Request, account: str) -> None:
+    """Raises the 403 that says what the account lacks for the event's entry conditions (docs/events.md,
+    "Fair play"); an unknown event is left to the entry's own 404."""
+    t = tournaments_of(request)
+    meta = await t.events.meta(request.path_params["event"])
+    if meta is None or (why := await entry_refusal(FairPlayStore(t.events.redis), meta.conditions, account,
+                                                   meta.variant, now_ms())) is None:
+        return
+    raise p.Refusal(p.ErrorCode.ENTRY_CONDITIONS_UNMET, why)
+
+
 async def _entry(request: Request, action: str = "enter") -> Response:
     account = await bearer_account(request)
     named = request.path_params.get("name")
     if named is not None:
         own_account(account, named)
+    if action == "enter":
+        await _check_conditions(request, account.account)
     # A refusal (event_not_found, event_closed, event_over, not_entered) is answered as the store gives it.
     entry, outcome = await tournaments_of(request).events.entry(request.path_params["event"], account.account,
                                                                 account.name, now_ms(), action)

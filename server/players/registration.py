@@ -18,6 +18,7 @@ from ..ops.http import bearer, json_body, json_response
 from ..race.requests import client_of, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
+from ..store.fairplay import FairPlayStore, address_hash
 from .accounts import account_of, check_key as key_account, new_key
 
 
@@ -39,6 +40,9 @@ async def register_player(request: Request) -> Response:
                             retry_after=max(1, -(-exc.wait_ms // 1000))) from None
         raise p.Refusal(p.ErrorCode.ACCOUNT_NAME_TAKEN,
                         taken_words(name, await service.accounts.look_alike(name))) from None
+    # Where it was registered from (a salted hash), for the fair-play flags' linked accounts.
+    await FairPlayStore(service.accounts.redis).note_registration(
+        account_of(name), address_hash(client, await service.store.token_secret()))
     return json_response(p.AccountKeyAnswer(name=name, key=key), 201)
 
 

@@ -96,12 +96,15 @@ class EventMeta(EventSettings):
     occurrence: int = 0
     next_event: str = ""
     """The series' next occurrence, once made (as this one left registration)."""
+    conditions: str = ""
+    """The entry conditions (EventCreate.conditions as JSON; "": any account may enter)."""
 
     @classmethod
     def create(cls, req: p.EventCreate, event: str, now: int, series: str = "", occurrence: int = 0) -> "EventMeta":
         """A new event of ``req``'s settings (its ``variant`` already the variant's key), taking entries."""
         return cls(**EventSettings.kept(req), id=event, status="registration", round=0, round_state="waiting",
-                   created_at=now, series=series, occurrence=occurrence)
+                   created_at=now, series=series, occurrence=occurrence,
+                   conditions=_encoder.encode(req.conditions).decode() if req.conditions is not None else "")
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)

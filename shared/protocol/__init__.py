@@ -75,7 +75,8 @@ from .accounts import (
 from .events import (
     EventFormat, EventStatus, RoundState, EventName, RoundStatus, ArenaStatus, LiveStatus, EventCreate,
     EventCancel, EventHeat, EventRound, EventInfo, EntryOutcome, EventEntry, EventRoundScore,
-    EventStandingLine, EventStandings, EventLiveLine, EventLive, DailyPlay, DailyLine, DailyBoard,
+    EventStandingLine, EventStandings, EventLiveLine, EventLive, DailyPlay, DailyLine, DailyBoard, EntryConditions,
+    FairPlayDecision, FairPlayGame, FairPlayFlag, FairPlayReport,
 )
 from .codec import (
     encode, decode_client, decode_server, decode_json, error,
@@ -203,6 +204,11 @@ __all__ = [
     "DailyPlay",
     "DailyLine",
     "DailyBoard",
+    "EntryConditions",
+    "FairPlayDecision",
+    "FairPlayGame",
+    "FairPlayFlag",
+    "FairPlayReport",
     "encode",
     "decode_client",
     "decode_server",

@@ -70,6 +70,7 @@ class ErrorCode(str, enum.Enum):
     EVENT_OVER = "event_over"
     NOT_AN_ENTRANT = "not_an_entrant"
     NOT_ENTERED = "not_entered"
+    ENTRY_CONDITIONS_UNMET = "entry_conditions_unmet"
     ORGANISER_RATE_LIMITED = "organiser_rate_limited"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     DEAL_SECRET = "deal_secret"
@@ -166,6 +167,8 @@ _EXPLANATIONS = {
     ErrorCode.NOT_AN_ENTRANT: "this race is a heat of an event: only the entrants drawn into it may play",
     ErrorCode.NOT_ENTERED: "you have not entered this event: enter it first (POST /events/{id}/entrants), then "
     "check in",
+    ErrorCode.ENTRY_CONDITIONS_UNMET: "the event asks more of an entrant's account than yours has yet (rated "
+    "races, its age, a rating range): the message says what is missing (HTTP 403)",
     ErrorCode.ORGANISER_RATE_LIMITED: "this address sent too many wrong organiser tokens: wait before trying "
     "again (HTTP 429 with Retry-After)",
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: "a request that may carry a body (POST, PUT, PATCH, DELETE) must say "
@@ -206,7 +209,7 @@ _EXPLANATIONS = {
 HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.BAD_KEY: 401,
     ErrorCode.ORGANISER_REQUIRED: 403, ErrorCode.CHALLENGES_REFUSED: 403,
-    ErrorCode.NOT_CHALLENGED: 403, ErrorCode.NOT_A_RACER: 403,
+    ErrorCode.NOT_CHALLENGED: 403, ErrorCode.NOT_A_RACER: 403, ErrorCode.ENTRY_CONDITIONS_UNMET: 403,
     ErrorCode.RACE_NOT_FOUND: 404, ErrorCode.PLAYER_NOT_FOUND: 404, ErrorCode.EVENT_NOT_FOUND: 404,
     ErrorCode.CHALLENGE_NOT_FOUND: 404,
     ErrorCode.REQUEST_TIMEOUT: 408,

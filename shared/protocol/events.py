@@ -33,6 +33,22 @@ LiveStatus = Literal["waiting", "ready", "racing", "blocked", "finished", "gave_
 ``not_joined``."""
 
 
+class EntryConditions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Who may enter an event (lichess's tournament conditions): a second account made for the day cannot.
+
+    Checked when an account enters (``entry_conditions_unmet`` says what is missing, in the player's words);
+    an account that met them once stays entered. Ratings are the shown rating in the event's variant."""
+
+    min_rated_races: Annotated[int, msgspec.Meta(ge=0, le=100_000)] = 0
+    """Finished rated races in the event's variant, at least."""
+    min_account_age: Annotated[int, msgspec.Meta(ge=0, le=10 * 365 * 86_400)] = 0
+    """Seconds since the account was registered, at least."""
+    min_rating: Union[Annotated[int, msgspec.Meta(ge=-10_000, le=10_000)], None] = None
+    """The shown rating in the event's variant, at least (an account not rated there has none: refused)."""
+    max_rating: Union[Annotated[int, msgspec.Meta(ge=-10_000, le=10_000)], None] = None
+    """The shown rating in the event's variant, at most (an account not rated there counts as new: 1000)."""
+
+
 class EventCreate(msgspec.Struct, kw_only=True):
     """``POST /events`` (organiser token): a new event, open for entries."""
 
@@ -70,6 +86,8 @@ class EventCreate(msgspec.Struct, kw_only=True):
     repeat: Union[Annotated[str, msgspec.Meta(min_length=1, max_length=100)], None] = None
     """A five-field cron expression (UTC): as each occurrence starts, the next is created with the same
     settings, starting at the next time it names. Needs ``starts_at``."""
+    conditions: Union[EntryConditions, None] = None
+    """Who may enter (null: any account); docs/events.md, "Fair play"."""
 
 
 class EventCancel(msgspec.Struct, kw_only=True):
@@ -148,6 +166,8 @@ class EventInfo(msgspec.Struct, kw_only=True):
     """The scoring in a few words (a caption for the standings)."""
     deal_source: Literal["pool", "random", "deals"] = "pool"
     """Where the deals come from: the private pool, secret random deals, or the organiser's ``deals``."""
+    conditions: Union[EntryConditions, None] = None
+    """Who may enter (null: any account)."""
     deals: Union[list[int], None] = None
     """The organiser's ``deals``: null until the event is over (secret while anyone may still play one)."""
     starts_at: Union[Millis, None] = None
@@ -284,6 +304,99 @@ class DailyLine(msgspec.Struct, kw_only=True):
     race: str
     moves: Union[list[str], None] = None
     """The account's game, once the day is over."""
+    counted: bool = True
+    """False: the account does not meet the server's daily condition (docs/events.md, "Fair play"); its
+    line is ranked after every counted one."""
+
+
+class FairPlayDecision(msgspec.Struct, kw_only=True):
+    """One deviation from the natural move that the stock's true order settles (docs/events.md, "Fair play")."""
+
+    ply: int
+    """The move's index in the game's record (0-based, undos counted)."""
+    move: str
+    natural: str
+    """The move the solver's ordering (and a greedy player) would have taken."""
+    position: str
+    """The position before the move (shared.position's notation)."""
+    unseen: list[str]
+    """The stock cards the player had not seen yet, in their true order (next first)."""
+    chosen_wins: bool
+    natural_wins: bool
+    chosen_share: float
+    """The share of sampled orders of the unseen cards on which the chosen move wins: what the visible
+    cards said of it."""
+    natural_share: float
+    foresight: bool
+
+
+class FairPlayGame(msgspec.Struct, kw_only=True):
+    """One finished game on a shared deal, analysed after its race (never on the move path)."""
+
+    race: str
+    seat: int
+    account: Union[str, None]
+    name: str
+    status: str
+    home: int
+    moves: list[str]
+    stock_seen: int = 0
+    """Stock cards the player had drawn into sight by the end (of ``stock_size``)."""
+    stock_size: int = 0
+    plays_while_drawing: int = 0
+    """Moves other than draws made before it had seen three quarters of the stock (-1: it never did)."""
+    elapsed_ms: Union[int, None] = None
+    """From the race's start to the player's end (a give-up or a finish)."""
+    decisions: int = 0
+    deviations: int = 0
+    foresight: int = 0
+    costly: int = 0
+    stored_line_share: float = 0.0
+    undos: int = 0
+    settled: list[FairPlayDecision] = []
+    cpu_seconds: float = 0.0
+    complete: bool = True
+    public_deal: bool = False
+    """The deal is one of the shipped public pool's, whose winning line anyone may read: following it is
+    no sign of foresight, so neither foresight nor the stored line is flagged on it."""
+
+
+class FairPlayFlag(msgspec.Struct, kw_only=True):
+    """A flag for the organiser (or, for the daily deal, the server's operator) to look at: never a
+    penalty by itself."""
+
+    kind: Literal["scouting", "linked", "foresight", "stored_line"]
+    account: Union[str, None]
+    name: str
+    race: Union[str, None] = None
+    why: str
+    """The statistic against its threshold, in words."""
+    statistic: float
+    threshold: float
+    moves: list[str] = []
+    """The game's moves in the game's notation (``U`` = undo)."""
+    position: Union[str, None] = None
+    """The position of the first flagged decision (foresight)."""
+    unseen: list[str] = []
+    """What was unseen there, in the true order."""
+    decisions: list[FairPlayDecision] = []
+    linked: list[str] = []
+    """The other accounts on the same deal this one is linked to (same registration address, or
+    registered together)."""
+
+
+class FairPlayReport(msgspec.Struct, kw_only=True):
+    """``GET /events/{id}/fairplay`` (organiser) and ``GET /daily/{variant}/fairplay?date=`` (organiser)."""
+
+    scope: str
+    """``event:<id>`` or ``daily:<variant>:<date>``."""
+    analysed: int
+    """Finished games analysed."""
+    waiting: int
+    """Games not analysed yet: their race is still under way (or the analysis' time ran out: ask again)."""
+    cpu_seconds: float
+    """Solver CPU the analyses took (each game's once: they are kept)."""
+    flags: list[FairPlayFlag]
 
 
 class DailyBoard(msgspec.Struct, kw_only=True):
