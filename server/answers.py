@@ -14,7 +14,7 @@ from shared import protocol as p
 from .race.rules import CreateError, CreateLimited
 
 if TYPE_CHECKING:
-    from .compose import Tournaments
+    from .events.tournaments import Tournaments
     from .race.service import Service
 
 _json = msgspec.json.Encoder()

@@ -9,30 +9,17 @@ imports the events.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .config import Config
 from .events import formats  # noqa: F401  (the built-in formats register themselves)
 from .events.feed import Feeds
 from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
+from .events.tournaments import Tournaments
 from .race.service import Service
 from .players.seeks import POLL_SECONDS, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
-
-
-@dataclass
-class Tournaments:
-    """The events side of a server process: what the event and daily-deal endpoints and pages use."""
-
-    races: Service
-    events: EventStore
-    daily: DailyStore
-    context: EventContext
-    runner: EventRunner
-    feeds: Feeds
 
 
 def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None) -> tuple[Service, Tournaments]:

@@ -54,16 +54,13 @@ LAYERS: dict[str, int] = {
 """A module's layer is its longest prefix's here."""
 
 DEBT: set[tuple[str, str]] = {
-    ("server.answers", "server.compose"),
     ("server.deals", "server.ops.workers"),
     ("server.events", "server.answers"),
-    ("server.events", "server.compose"),
     ("server.events", "server.web"),
     ("server.ops", "server.store"),
     ("server.players", "server.answers"),
     ("server.race", "server.ops.websocket"),
     ("server.race", "server.players"),
-    ("server.web", "server.compose"),
 }
 """(importing package, imported package-or-module) pairs that cross a layer upwards today."""
 

@@ -26,7 +26,7 @@ from ..race.clock import now_ms
 from ..players.registration import bearer_account
 
 if TYPE_CHECKING:
-    from ..compose import Tournaments
+    from .tournaments import Tournaments
 
 DAY_MS = 86_400_000
 SOLVE_SECONDS = 2.0
