@@ -32,7 +32,8 @@ from .ops.log import SummedLog, log
 from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
-from .players import challenges, http as players_http, rematches
+from .matchmaking import challenges, rematches
+from .players import http as players_http
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_response, json_body, json_response,
                       service_of)

@@ -16,7 +16,7 @@ from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
 from .events.tournaments import Tournaments
 from .race.service import Service
-from .players.seeks import POLL_SECONDS, Seeks
+from .matchmaking.seeks import POLL_SECONDS, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore

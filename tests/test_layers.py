@@ -6,9 +6,11 @@ The layers, lowest first (a module may import its own layer and the ones below):
 0. ``shared``: pure rules, deals, solver, protocol; imports nothing of ours.
 1. ``server.config`` and the plain operations helpers (``server.ops.log``, ``metrics``, ``limits`` …).
 2. ``server.store``: the only code that speaks Redis.
-3. ``server.deals``: the checked-deal pool and hints, over the store.
+3. ``server.deals`` and ``server.accounts``: the checked-deal pool and hints; accounts, keys, ratings and
+   results, over the store.
 4. ``server.race``: races, seats, hubs.
-5. ``server.players`` and ``server.events``: accounts, matchmaking and tournaments, built on races.
+5. ``server.matchmaking``, ``server.events`` and ``server.players``: seeks, challenges, rematches,
+   tournaments and the accounts' endpoints, built on races.
 6. ``server.answers`` and ``server.web``: HTTP answers and pages.
 7. ``server.compose``, ``server.app``, ``server.main`` and the transport (``server.ops.edge``,
    ``websocket``, ``workers``, ``embedded``): the composition root and the process.
@@ -36,8 +38,10 @@ LAYERS: dict[str, int] = {
     "server.ops": 1,
     "server.store": 2,
     "server.deals": 3,
+    "server.accounts": 3,
     "server.race": 4,
     "server.players": 5,
+    "server.matchmaking": 5,
     "server.events": 5,
     "server.answers": 6,
     "server.web": 6,
@@ -58,9 +62,9 @@ DEBT: set[tuple[str, str]] = {
     ("server.events", "server.answers"),
     ("server.events", "server.web"),
     ("server.ops", "server.store"),
+    ("server.matchmaking", "server.answers"),  # (was players -> answers: challenges and rematches moved)
     ("server.players", "server.answers"),
     ("server.race", "server.ops.websocket"),
-    ("server.race", "server.players"),
 }
 """(importing package, imported package-or-module) pairs that cross a layer upwards today."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from redis_util import Client, LiveServer, create_short_race, eventually, register, start_race
 
-from server.players import ratings
+from server.accounts import ratings
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())

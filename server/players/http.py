@@ -15,7 +15,7 @@ from shared.variants import UnknownVariant, get_variant
 from ..answers import error_response, json_response, service_of
 from ..store.history import BadCursor, History
 from ..store.history_records import AccountStats, LeaderRow
-from . import ratings
+from ..accounts import ratings
 
 HISTORY_LIMIT = (1, 100, 20)
 LEADERBOARD_LIMIT = (1, 100, 50)

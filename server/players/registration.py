@@ -17,7 +17,7 @@ from shared.names import NameRefused, account_name
 from ..answers import bearer, client_of, error_response, json_body, json_response, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
-from .accounts import BadKey, account_of, check_key as key_account, new_key
+from ..accounts.keys import BadKey, account_of, check_key as key_account, new_key
 
 
 async def register_player(request: Request) -> Response:

@@ -26,7 +26,7 @@ from ..store.challenges import ChallengeStore
 from ..store.limits import Bucket
 from ..store import UNAVAILABLE, CreationLimits, RedisClient, CreationSettings, Limited, Line, Note, RaceMeta, Store, StoreError, retry_after
 from ..store.history import History
-from ..players.recorder import Outcome, Recorder
+from ..accounts.recorder import Outcome, Recorder
 from .tokens import Signer
 
 from .clock import now_ms
@@ -160,7 +160,7 @@ class Service:
         """Lobbies where a player's last connection here closed: when to look at their seats again."""
         self._periodic: list[tuple[float, Callable[[], Awaitable[None]]]] = []
         self.seeks: Any = None
-        """The seek pools' part of this process (server/players/seeks.py), set by the composition root."""
+        """The seek pools' part of this process (server/matchmaking/seeks.py), set by the composition root."""
 
     def every(self, seconds: float, job: Callable[[], Awaitable[None]]) -> None:
         """Run ``job`` every ``seconds`` once started (call before :meth:`start`), as the service's own
@@ -572,7 +572,7 @@ class Service:
         task.add_done_callback(self._background.discard)
 
     async def apply_results(self, race: str) -> Outcome | None:
-        """Apply a finished race to its accounts (server/players/recorder.py); None when this process is
+        """Apply a finished race to its accounts (server/accounts/recorder.py); None when this process is
         already at it. A failure leaves the race on the outbox for the next sweep."""
         if race in self._applying:
             return None

@@ -40,8 +40,8 @@ from ..race.service import Service
 from ..store.challenges import ChallengeRefused
 from ..store import RaceMeta
 from ..store.records import ChallengeRecord
-from .accounts import account_of, valid_name
-from .registration import bearer_account
+from ..accounts.keys import account_of, valid_name
+from ..players.registration import bearer_account
 
 CLAIM_MS = 30_000
 """How long an accept may take to make its race (a checked deal solved on demand, at most

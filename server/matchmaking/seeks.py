@@ -49,8 +49,8 @@ from ..race.tokens import PLAYER
 from ..store.limits import seek_place
 from ..store.records import FormedRace, SeekEntry
 from ..store.seeks import SeekStore
-from .accounts import BadKey, check_key, name_refused
-from .ratings import shown
+from ..accounts.keys import BadKey, check_key, name_refused
+from ..accounts.ratings import shown
 
 POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
