@@ -1,36 +1,58 @@
 """The composition root: one server process's parts, built and wired here and nowhere else.
 
 The race service (server/race/) knows races only: it offers races the server makes for given accounts
-(``create_for``, ``start_races``, ``end_race``) and runs the periodic jobs it is given. The events side
-(server/events/) is built on top of it: the event store, the formats' context, the runner (ticked by
-the race service's periodic work), the spectators' feeds and the daily deal. Nothing in the race layer
-imports the events.
+(``create_for``, ``start_races``, ``end_race``) and runs the periodic jobs it is given. Built on it here:
+the accounts' results (server/accounts/results.py), which hear of each race's end through the callback
+registered below; the seek pools (server/matchmaking/); and the events side (server/events/): the event
+store, the formats' context, the runner (ticked by the service's periodic work), the spectators' feeds
+and the daily deal. Nothing in the race layer imports any of them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .accounts.recorder import Recorder
+from .accounts.results import RESULTS_SWEEP_SECONDS, Results
 from .config import Config
 from .events import formats  # noqa: F401  (the built-in formats register themselves)
 from .events.feed import Feeds
 from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
 from .events.tournaments import Tournaments
-from .race.service import Service
+from .matchmaking.pairing import Pairing
 from .matchmaking.seeks import POLL_SECONDS, Seeks
+from .race.service import Service
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
 
 
-def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None) -> tuple[Service, Tournaments]:
-    """A process's race service and its events side, wired (start the service to run them)."""
+@dataclass
+class Process:
+    """One server process's parts, as the app's lifespan keeps them (server/app.py)."""
+
+    races: Service
+    tournaments: Tournaments
+    results: Results
+
+
+def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None) -> Process:
+    """A process's parts, wired (start its race service to run them)."""
     service = Service(config, redis, probe)
+    recorder = Recorder(service.store, service.history, config.history_max, config.retention)
+    results = Results(recorder, service.history, service.endings.bound, service.end_race, service.background.spawn)
+    service.endings.on_ended_with_accounts(results.apply_soon)
+    service.every(RESULTS_SWEEP_SECONDS, results.sweep)
     events = EventStore(redis)
     context = EventContext(events, service, service.checked)
     runner = EventRunner(context)
     service.every(TICK_SECONDS, runner.tick)
     seeks = service.seeks = Seeks(service)
-    service.every(config.seek_wave, seeks.wave)
+    pairing = Pairing(config, seeks.store, service.store, service.maker, lambda: service.signer, service.accounts,
+                      service.checked, service.metrics, seeks.let_go)
+    service.every(config.seek_wave, pairing.wave)
     service.every(POLL_SECONDS, seeks.poll)
-    return service, Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
-                                runner=runner, feeds=Feeds(events, service.store, service))
+    tournaments = Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
+                              runner=runner, feeds=Feeds(events, service.store, service))
+    return Process(races=service, tournaments=tournaments, results=results)
