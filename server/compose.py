@@ -26,6 +26,7 @@ from .race.service import Service
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
+from .store.seeks import SeekStore
 
 
 @dataclass
@@ -48,7 +49,8 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     context = EventContext(events, service, service.checked)
     runner = EventRunner(context)
     service.every(TICK_SECONDS, runner.tick)
-    seeks = service.seeks = Seeks(service)
+    seeks = service.seeks = Seeks(config, SeekStore(redis), service.accounts, service.history, service.maker,
+                                  service.metrics)
     pairing = Pairing(config, seeks.store, service.store, service.maker, lambda: service.signer, service.accounts,
                       service.checked, service.metrics, seeks.let_go)
     service.every(config.seek_wave, pairing.wave)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
@@ -38,11 +38,15 @@ from shared import seeks as rule
 from shared.names import NameRefused, display_name, name_key
 from shared.variants import UnknownVariant, get_variant
 
+from ..config import Config
 from ..ops.log import log
+from ..ops.metrics import Metrics
 from ..race.clock import now_ms
-from ..race.service import Service
+from ..race.creation import RaceMaker
 from ..race.rules import CreateError
 from ..race.session import Refused
+from ..store.accounts import AccountStore
+from ..store.history import History
 from ..store.limits import seek_place
 from ..store.records import SeekEntry
 from ..store.seeks import SeekStore
@@ -84,17 +88,20 @@ class Waiting:
     connection before its ``seek_cancelled``)."""
 
 
+@dataclass(eq=False)
 class Seeks:
     """One process's part of the seek pools."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self.config = service.config
-        self.store = SeekStore(service.redis)
-        self.here: dict[str, dict[str, Waiting]] = {}
-        """pool name -> seek id -> the seeks waiting on this process's connections."""
-        self._counts: dict[str, int] = {}
-        self.metrics = service.metrics
+    config: Config
+    store: SeekStore
+    accounts: AccountStore
+    history: History
+    """The accounts' ratings (a rated seek is paired by its player's)."""
+    maker: RaceMaker
+    """Counts a seek against its address's creation limits (a seek may become a race)."""
+    metrics: Metrics
+    here: dict[str, dict[str, Waiting]] = field(default_factory=dict)
+    """pool name -> seek id -> the seeks waiting on this process's connections."""
 
     # ------------------------------------------------------------ a seek
     async def seek(self, conn: SeekConnection, msg: p.Seek, client: str) -> Waiting:
@@ -113,7 +120,7 @@ class Seeks:
         pool = rule.Pool(variant.key, msg.seats, msg.time_limit, msg.rated)
         if msg.key is not None:
             try:
-                account = await check_key(self.service.accounts, msg.key)
+                account = await check_key(self.accounts, msg.key)
             except BadKey as exc:
                 raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
             if (why := name_refused(account, msg.name)) is not None:
@@ -130,7 +137,7 @@ class Seeks:
                 name = display_name(msg.name)
             except NameRefused as exc:
                 raise Refused(exc.code, str(exc)) from None
-            if await self.service.accounts.registered(name):
+            if await self.accounts.registered(name):
                 raise Refused(p.ErrorCode.NAME_REGISTERED)
             who, acct, rating, key_hash = f"n:{name_key(name)}", None, rule.DEFAULT_RATING, ""
         seek_id = secrets.token_hex(8)
@@ -157,7 +164,6 @@ class Seeks:
             raise
         waiting = Waiting(pool, entry, conn)
         self.here.setdefault(pool.key, {})[seek_id] = waiting
-        self._counts[pool.key] = count
         log("seek", pool=pool.key, seek=seek_id, who=who, rating=rating, shy=entry.shy)
         self._say(waiting, now, count)
         return waiting
@@ -203,7 +209,7 @@ class Seeks:
                           f"this address's seeks wait in {len(taken)} pools ({', '.join(taken)}), the most "
                           f"one address may: seek in one of those, or cancel a seek there first; nothing was stored")
         try:
-            await self.service.admit_creation(client, seek_place(seek_id))
+            await self.maker.admit_creation(client, seek_place(seek_id))
         except BaseException as exc:
             await self.store.leave(client, seek_id)
             if isinstance(exc, CreateError):
@@ -212,7 +218,7 @@ class Seeks:
 
     async def _rating(self, account: str, variant: str) -> int:
         """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
-        found = (await self.service.history.ratings([account], variant)).get(account)
+        found = (await self.history.ratings([account], variant)).get(account)
         return shown(*found) if found is not None else rule.DEFAULT_RATING
 
     def _say(self, w: Waiting, now: int, count: int, requeued: bool = False) -> None:
@@ -273,7 +279,7 @@ class Seeks:
         await self.store.unlock(who, seek_id)
         if client:
             await self.store.leave(client, seek_id)
-            await self.service.creations.release(client, seek_place(seek_id))
+            await self.maker.creations.release(client, seek_place(seek_id))
 
     def _forget(self, w: Waiting) -> None:
         held = self.here.get(w.pool.key)
