@@ -61,7 +61,6 @@ DEBT: set[tuple[str, str]] = {
     ("server.events", "server.web"),
     ("server.matchmaking", "server.answers"),  # (was players -> answers: challenges and rematches moved)
     ("server.players", "server.answers"),
-    ("server.race", "server.ops.websocket"),
 }
 """(importing package, imported package-or-module) pairs that cross a layer upwards today."""
 

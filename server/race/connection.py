@@ -25,7 +25,7 @@ from shared.variants import get_variant
 
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
-from ..ops.websocket import BACKLOG, Backlog
+from ..ops.backlog import BACKLOG, Backlog
 from ..accounts.keys import BadKey, check_key, name_refused
 from ..store import UNAVAILABLE, Committed, CommitResult, Conflict, EventKind, HintRefused, RaceMeta, StoreError
 from ..store.accounts import Account
