@@ -78,7 +78,7 @@ def register_all(base: str, names: list[str]) -> list[str]:
 
 
 async def set_ratings(redis_url: str, ratings: dict[str, int], variant: str) -> None:
-    """Shown rating r with sigma 2: mu = (r - 1000) / 40 + 6 (server/players/ratings.py's scale)."""
+    """Shown rating r with sigma 2: mu = (r - 1000) / 40 + 6 (server/accounts/ratings.py's scale)."""
     r = aioredis.Redis.from_url(redis_url)
     async with r.pipeline(transaction=False) as pipe:
         for account, rating in ratings.items():

@@ -154,7 +154,7 @@ async def _accounts(server, redis_url: str) -> None:  # type: ignore[no-untyped-
         lines = [standing(0, order[0], "finished", 104, 200_000 + 9000 * i, 200_000 + 9000 * i),
                  standing(1, order[1], home=80 - i), standing(2, order[2], "gave_up", home=30 + i)]
         put_finished_race(client, f"rated{i}", lines, ended_after=400_000 + 60_000 * i)
-        assert (await server.service.apply_results(f"rated{i}")).value == "applied"
+        assert (await server.results.apply(f"rated{i}")).value == "applied"
     client.close()
 
 

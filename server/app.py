@@ -1,7 +1,7 @@
 """The Starlette application: HTTP endpoints, the WebSocket route, the lifespan.
 
 The lifespan owns the Redis pool and the parts server/compose.py builds (the race
-:class:`~server.race.service.Service` and the events' ``Tournaments``), kept on
+:class:`~server.race.service.Service`, the events' ``Tournaments`` and the accounts' ``Results``), kept on
 ``app.state`` (Starlette's way to share state without globals); routes are thin: decode,
 call the service or store, encode with the same msgspec types as the wire.
 """
@@ -32,7 +32,8 @@ from .ops.log import SummedLog, log
 from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
-from .players import challenges, http as players_http, rematches
+from .matchmaking import challenges, rematches
+from .players import http as players_http
 from .store import UNAVAILABLE, RaceMeta, RedisClient, redis_client
 from .answers import (SECURITY_HEADERS, client_of, error_response, json_body, json_response, refusal_answer,
                       service_of)
@@ -216,10 +217,12 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         client = redis_client(redis_url, config.redis_cluster)
         probe = redis_client(redis_url, config.redis_cluster, retry=False)
-        service, tournaments = compose(config, client, probe, formats)
+        process = compose(config, client, probe, formats)
+        service = process.races
         await service.start()
         app.state.service = service
-        app.state.tournaments = tournaments
+        app.state.tournaments = process.tournaments
+        app.state.results = process.results
         log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
             instance=service.instance)
         try:

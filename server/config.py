@@ -24,120 +24,164 @@ MAX_LINGER_MS = 100.0
 """Most ``--commit-linger-ms``: longer would be a wait a player feels on every move of a busy server."""
 
 
+def option(default: Any, part: str, help: str, secret: bool = False) -> Any:
+    """A setting: its default, the part of the server it belongs to (its group in ``--help``), and its one
+    description, which ``--help`` shows with its environment variable. A secret is kept out of ``repr``."""
+    return field(default=default, repr=not secret, metadata={"part": part, "help": help})
+
+
+PARTS = {
+    "process": "this process",
+    "redis": "Redis",
+    "races": "races",
+    "connections": "the connection edge",
+    "deals": "deals",
+    "accounts": "accounts",
+    "matchmaking": "matchmaking",
+    "events": "events",
+}
+"""The parts of the server whose settings are grouped together, in ``--help``'s order."""
+
+
 @dataclass(frozen=True)
 class Config:
-    host: str = "127.0.0.1"
-    port: int = 8000
-    redis_url: str | None = None
-    """None: start an embedded redis-server with its data in ``data_dir``."""
-    redis_cluster: bool = False
-    """The URL names one node of a Redis Cluster (the rest are discovered)."""
-    redis_wait: float = 30.0
-    """Seconds to keep retrying an unreachable Redis at start before giving up."""
-    data_dir: str = ".thieves-data"
-    token_secret: str | None = field(default=None, repr=False)
-    """None: generate one and keep it in Redis, so every process agrees."""
-    token_ttl: int = 86_400
-    countdown: float = 3.0
-    progress_hz: float = 10.0
-    racer_hz: float = 4.0
-    """Most progress frames a second to a race's racers (its spectators: ``progress_hz``)."""
-    commit_linger_ms: float = 5.0
-    """Milliseconds a busy process gathers moves before it sends them to Redis together (server/store/batcher.py)."""
-    send_queue: int = 256
-    send_bytes: int = 262_144
-    """Bytes written to a client and not yet acknowledged by its TCP before it is cut as a slow reader."""
-    rate: float = 60.0
-    burst: int = 120
-    max_errors: int = 20
-    hello_timeout: float = 10.0
-    retention: int = 7 * 86_400
-    history_max: int = 1_000
-    """History entries each account keeps (the newest; older ones are dropped as new ones come)."""
-    lobby_ttl: int = 3_600
-    presence_lease: float = 15.0
-    graceful_timeout: float = 5.0
-    hint_budget: float = 0.3
-    """Seconds of solver time per hint (races that allow hints)."""
-    hint_interval: float = 5.0
-    """Seconds a player waits between two hints."""
-    hint_workers: int = 1
-    """Solver processes for hints; 0 runs them in a thread of the server process."""
-    checked_pool_size: int = 8
-    """Checked deals kept ready per variant of ``checked_variants`` in the private pool (0: none kept)."""
-    checked_variants: str = "forty-thieves,sixty-thieves"
-    """Comma-separated variants whose private pool is kept topped up (others are solved on demand)."""
-    checked_budget: float = 0.5
-    """CPU seconds of solver time per random deal tried for the private pool. Measured on this
-    2-core machine: most deals the solver wins at 2 s it wins within 0.1 s (Forty Thieves 16 of the
-    20 won at 2 s are won at 0.5 s), so 0.5 s fills about three times faster than 2 s
-    (Forty Thieves about 16 deals a minute instead of 5; Sixty Thieves about 4 instead of 1.5, with
-    the pure-Python solver). With the compiled solver (v5), 60 random deals at 0.5 s: Forty Thieves
-    20 won, about 60 a CPU-minute; Sixty Thieves 11 won, about 26 a CPU-minute."""
-    checked_wait: float = 8.0
-    """Seconds a pool race's creation may spend solving when the private pool is empty (0: fail at once)."""
-    max_connections: int = 0
-    """Connections this process holds: WebSockets, event streams, HTTP keep-alive, requests being read
-    (0: derived from the open-file limit, see server/ops/limits.py and server/ops/edge.py)."""
-    connections_per_address: int = 64
-    """Connections one client address may hold on this process (0: no cap); behind a trusted proxy,
-    the forwarded address's requests and streams."""
-    header_timeout: float = 10.0
-    """Seconds a request's head (request line and headers) may take to arrive, from the connection's
-    start or the previous answer's end."""
-    body_timeout: float = 30.0
-    """Seconds a request's body may take to arrive once its head is in."""
-    max_body: int = 65_536
-    """Bytes a request body may have (HTTP 413 beyond); every body this server reads is a small JSON."""
-    trusted_proxies: str = ""
-    """Comma-separated proxy addresses or networks whose X-Forwarded-For is believed ("": none)."""
-    create_burst: int = 10
-    """Races one client address may create at once (0: no rate limit); the bucket is kept in Redis."""
-    create_interval: float = 6.0
-    """Seconds per creation the bucket gives back once the burst is spent."""
-    lobbies_per_address: int = 20
-    """Lobbies (races not yet started) one client address may have open at once (0: no cap)."""
-    lobbies_max: int = 10_000
-    """Lobbies open at once over every process and client (0: no cap)."""
-    register_burst: int = 5
-    """Accounts one client address may register at once (0: no limit); the bucket is kept in Redis."""
-    register_interval: float = 60.0
-    """Seconds per registration the bucket gives back once the burst is spent."""
-    daily_time_limit: int = 900
-    """Seconds each account's play of the daily deal lasts, from its own start."""
-    daily_min_rated_races: int = 3
-    """Finished rated races (in the deal's variant) an account needs for its play to count on the daily board."""
-    daily_min_account_age: int = 86_400
-    """Seconds an account must have existed for its play to count on the daily board (a scout made for the
-    day does not)."""
-    fairplay_cpu: float = 6.0
-    """Seconds of solver CPU the fair-play analysis may spend on one game (in the low-priority worker)."""
-    fairplay_link_ms: int = 5_000
-    """Accounts registered within this many milliseconds of each other count as linked in the fair-play
-    flags (0: only a shared registration address links them)."""
-    challenge_time: int = 120
-    """Seconds a challenge waits for its answer before it expires (``challenge_expired``), and a rematch
-    offer for every racer's yes."""
-    organiser_token: str | None = field(default=None, repr=False)
-    """The secret that creates and runs events (None: this server runs no events); at least
-    :data:`MIN_ORGANISER_TOKEN` characters."""
-    organiser_burst: int = 10
-    """Organiser-token attempts one client address may get wrong at once (0: no limit); kept in Redis."""
-    organiser_interval: float = 6.0
-    """Seconds per wrong attempt the bucket gives back once the burst is spent."""
-    seek_wave: float = 0.5
-    """Seconds between two pairing waves of a seek pool (one process pairs each wave)."""
-    seek_join: float = 10.0
-    """Seconds the players of a race formed from seeks have to join it before a no-show is dropped."""
-    seek_expire: float = 600.0
-    """Seconds a seek may wait in its pool (its waiting time, kept across a partner's no-show) before it
-    expires: its seeker hears ``seek_expired``, so a seek nobody can pair is not kept for ever."""
-    seek_pools_per_address: int = 4
-    """Seek pools one client address may wait in at once (0: no cap): each pool a wave looks at costs."""
-    seek_deals: str = "pool"
-    """Deals of races formed from seeks: ``pool`` (a checked deal when one is ready, else a random one) or
-    ``random``."""
-    log_level: str = "info"
+    """Every setting of a server process, grouped by the part that reads it; each described once (its
+    ``help``: ``--help`` prints it, with the environment variable and the default)."""
+
+    # -- this process: where it listens, its log, its shutdown
+    host: str = option("127.0.0.1", "process", "address to listen on")
+    port: int = option(8000, "process", "port to listen on (0 picks a free one)")
+    log_level: str = option("info", "process", "debug, info, warning or error")
+    graceful_timeout: float = option(5.0, "process", "seconds shutdown waits for connections before closing them")
+
+    # -- Redis: which one, and how moves are sent to it
+    redis_url: str | None = option(None, "redis",
+        "Redis to use (redis://, rediss:// or unix://); default: start an embedded redis-server")
+    redis_cluster: bool = option(False, "redis", "the Redis URL is a node of a Redis Cluster (yes/no)")
+    redis_wait: float = option(30.0, "redis",
+        "seconds to retry an unreachable Redis at start (with backoff) before exiting")
+    data_dir: str = option(".thieves-data", "redis", "directory of the embedded Redis's append-only file")
+    commit_linger_ms: float = option(5.0, "redis",
+        "milliseconds a busy process waits for more moves to send to Redis together (only when moves "
+        "arrive faster than one per linger; 0: never wait)")
+
+    # -- races: tokens, pacing, lobbies and creation limits
+    token_secret: str | None = option(None, "races",
+        "HMAC key for player tokens; default: generated once and stored in Redis", secret=True)
+    token_ttl: int = option(86_400, "races", "seconds a player token stays valid")
+    countdown: float = option(3.0, "races", "seconds between the start signal and starts_at")
+    progress_hz: float = option(10.0, "races", "most progress frames per second per race")
+    racer_hz: float = option(4.0, "races",
+        "most progress frames per second to a race's racers (its spectators get progress_hz)")
+    retention: int = option(7 * 86_400, "races", "seconds a finished race's results stay in Redis")
+    lobby_ttl: int = option(3_600, "races", "seconds a race may wait in the lobby before it is removed")
+    presence_lease: float = option(15.0, "races",
+        "seconds a dead server process's players still count as connected, a lobby seat stays taken "
+        "after its last connection closed, and a challenge stays open after its challenger stopped "
+        "waiting for the answer")
+    create_burst: int = option(10, "races",
+        "races one client address may create at once, over every process (0: no rate limit)")
+    create_interval: float = option(6.0, "races",
+        "seconds per race creation the per-address bucket gives back once the burst is spent")
+    lobbies_per_address: int = option(20, "races",
+        "lobbies (races not started yet) one client address may have open (0: no cap)")
+    lobbies_max: int = option(10_000, "races", "lobbies open at once over every process (0: no cap)")
+
+    # -- the connection edge: queues, frame limits, HTTP timeouts and caps
+    send_queue: int = option(256, "connections", "frames queued per connection before a slow reader is cut loose")
+    send_bytes: int = option(262_144, "connections",
+        "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut "
+        "loose")
+    rate: float = option(60.0, "connections", "frames per second a connection may send (token bucket refill)")
+    burst: int = option(120, "connections", "token bucket size: frames a connection may send at once")
+    max_errors: int = option(20, "connections",
+        "bad frames tolerated (refilling one per second) before closing the connection")
+    hello_timeout: float = option(10.0, "connections", "seconds a new connection has to send hello")
+    max_connections: int = option(0, "connections",
+        "connections this process holds (WebSockets, event streams, HTTP keep-alive, requests being "
+        "read) before refusing with server_full (HTTP 503, WebSocket close 4007) (0: the open-file limit "
+        "less the descriptors kept for Redis, /health, /metrics and workers)")
+    connections_per_address: int = option(64, "connections",
+        "connections one client address may hold on this process before refusing with "
+        "too_many_connections (HTTP 429, WebSocket close 4007) (0: no cap)")
+    header_timeout: float = option(10.0, "connections",
+        "seconds a request's head may take to arrive (HTTP 408 and close beyond)")
+    body_timeout: float = option(30.0, "connections",
+        "seconds a request's body may take to arrive once its head is in (HTTP 408 and close beyond)")
+    max_body: int = option(65_536, "connections",
+        "bytes a request body may have (HTTP 413 beyond, refused before it is read)")
+    trusted_proxies: str = option("", "connections",
+        "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For names the client "
+        "(default: none, the socket peer is the client)")
+
+    # -- deals: the checked-deal pool and hints
+    hint_budget: float = option(0.3, "deals", "seconds of solver time per hint in races that allow hints")
+    hint_interval: float = option(5.0, "deals", "seconds a player must wait between two hints")
+    hint_workers: int = option(1, "deals",
+        "solver processes for hints (0: a thread of the server, which slows other players' moves)")
+    checked_pool_size: int = option(8, "deals",
+        "checked deals (secret, proved winnable) the server keeps ready per variant for pool races, "
+        "solving fresh random deals in a low-priority worker process (0: keep none)")
+    checked_variants: str = option("forty-thieves,sixty-thieves", "deals",
+        "comma-separated variants whose checked-deal pool is kept full (pool races of other variants are "
+        "solved on demand)")
+    # Measured on a 2-core machine: most deals the solver wins at 2 s it wins within 0.1 s (Forty Thieves 16
+    # of the 20 won at 2 s are won at 0.5 s), so 0.5 s fills about three times faster than 2 s (Forty Thieves
+    # about 16 deals a minute instead of 5; Sixty Thieves about 4 instead of 1.5, with the pure-Python
+    # solver). With the compiled solver (v5), 60 random deals at 0.5 s: Forty Thieves 20 won, about 60 a
+    # CPU-minute; Sixty Thieves 11 won, about 26 a CPU-minute.
+    checked_budget: float = option(0.5, "deals",
+        "CPU seconds of solver time per random deal tried for the checked pool (deals not won in that "
+        "time are dropped)")
+    checked_wait: float = option(8.0, "deals",
+        "seconds creating a pool race may spend solving when the checked pool is empty, before answering "
+        "pool_empty (0: at once)")
+
+    # -- accounts: registration and history
+    history_max: int = option(1_000, "accounts", "races each account's history keeps (the newest)")
+    register_burst: int = option(5, "accounts",
+        "accounts one client address may register at once, over every process (0: no limit)")
+    register_interval: float = option(60.0, "accounts",
+        "seconds per registration the per-address bucket gives back once the burst is spent")
+
+    # -- matchmaking: challenges, rematches and seeks
+    challenge_time: int = option(120, "matchmaking",
+        "seconds a challenge waits for the challenged player's answer before it expires, and a rematch "
+        "offer for every racer's yes")
+    seek_wave: float = option(0.5, "matchmaking", "seconds between two pairing waves of a seek pool")
+    seek_join: float = option(10.0, "matchmaking",
+        "seconds the players of a race formed from seeks have to join it (then a no-show is dropped)")
+    seek_expire: float = option(600.0, "matchmaking",
+        "seconds a seek may wait in its pool before it expires (the seeker is told: seek_expired)")
+    seek_pools_per_address: int = option(4, "matchmaking",
+        "seek pools one client address may wait in at once (0: no cap)")
+    seek_deals: str = option("pool", "matchmaking",
+        "deals of races formed from seeks: pool (a checked deal when one is ready, else random) or "
+        "random")
+
+    # -- events and the daily deal
+    daily_time_limit: int = option(900, "events",
+        "seconds each account's play of the daily deal lasts, from its own start")
+    daily_min_rated_races: int = option(3, "events",
+        "finished rated races in the deal's variant an account needs to count on the daily board (its "
+        "play is listed after the counted ones)")
+    daily_min_account_age: int = option(86_400, "events",
+        "seconds an account must have existed to count on the daily board (a scout made for the day does "
+        "not)")
+    fairplay_cpu: float = option(6.0, "events",
+        "seconds of solver CPU the fair-play analysis spends on one game at most, after the race, in the "
+        "low-priority solver worker")
+    fairplay_link_ms: int = option(5_000, "events",
+        "accounts registered within this many ms of each other are linked in fair-play flags (0: only a "
+        "shared registration address links them)")
+    organiser_token: str | None = option(None, "events",
+        "the secret that creates and starts tournament events (HTTP Authorization: Bearer); default: "
+        "none, and the server runs no events", secret=True)
+    organiser_burst: int = option(10, "events",
+        "wrong organiser tokens one client address may send at once, over every process, before it is "
+        "refused (429) whatever it sends (0: no limit)")
+    organiser_interval: float = option(6.0, "events",
+        "seconds per wrong organiser token the per-address bucket gives back once the burst is spent")
 
     def summary(self) -> dict[str, Any]:
         """What the server prints at start (never the secret)."""
@@ -163,85 +207,6 @@ class Config:
         return out
 
 
-_HELP = {
-    "host": "address to listen on",
-    "port": "port to listen on (0 picks a free one)",
-    "redis_url": "Redis to use (redis://, rediss:// or unix://); default: start an embedded redis-server",
-    "redis_cluster": "the Redis URL is a node of a Redis Cluster (yes/no)",
-    "redis_wait": "seconds to retry an unreachable Redis at start (with backoff) before exiting",
-    "data_dir": "directory of the embedded Redis's append-only file",
-    "token_secret": "HMAC key for player tokens; default: generated once and stored in Redis",
-    "token_ttl": "seconds a player token stays valid",
-    "countdown": "seconds between the start signal and starts_at",
-    "progress_hz": "most progress frames per second per race",
-    "racer_hz": "most progress frames per second to a race's racers (its spectators get progress_hz)",
-    "commit_linger_ms": "milliseconds a busy process waits for more moves to send to Redis together (only when "
-    "moves arrive faster than one per linger; 0: never wait)",
-    "send_queue": "frames queued per connection before a slow reader is cut loose",
-    "send_bytes": "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut loose",
-    "rate": "frames per second a connection may send (token bucket refill)",
-    "burst": "token bucket size: frames a connection may send at once",
-    "max_errors": "bad frames tolerated (refilling one per second) before closing the connection",
-    "hello_timeout": "seconds a new connection has to send hello",
-    "retention": "seconds a finished race's results stay in Redis",
-    "history_max": "races each account's history keeps (the newest)",
-    "lobby_ttl": "seconds a race may wait in the lobby before it is removed",
-    "presence_lease": "seconds a dead server process's players still count as connected, a lobby seat stays "
-                      "taken after its last connection closed, and a challenge stays open after its challenger "
-                      "stopped waiting for the answer",
-    "graceful_timeout": "seconds shutdown waits for connections before closing them",
-    "hint_budget": "seconds of solver time per hint in races that allow hints",
-    "hint_interval": "seconds a player must wait between two hints",
-    "hint_workers": "solver processes for hints (0: a thread of the server, which slows other players' moves)",
-    "checked_pool_size": "checked deals (secret, proved winnable) the server keeps ready per variant for pool "
-    "races, solving fresh random deals in a low-priority worker process (0: keep none)",
-    "checked_variants": "comma-separated variants whose checked-deal pool is kept full (pool races of other "
-    "variants are solved on demand)",
-    "checked_budget": "CPU seconds of solver time per random deal tried for the checked pool (deals not won "
-    "in that time are dropped)",
-    "checked_wait": "seconds creating a pool race may spend solving when the checked pool is empty, before "
-    "answering pool_empty (0: at once)",
-    "max_connections": "connections this process holds (WebSockets, event streams, HTTP keep-alive, requests "
-    "being read) before refusing with server_full (HTTP 503, WebSocket close 4007) (0: the open-file limit less "
-    "the descriptors kept for Redis, /health, /metrics and workers)",
-    "connections_per_address": "connections one client address may hold on this process before refusing with "
-    "too_many_connections (HTTP 429, WebSocket close 4007) (0: no cap)",
-    "header_timeout": "seconds a request's head may take to arrive (HTTP 408 and close beyond)",
-    "body_timeout": "seconds a request's body may take to arrive once its head is in (HTTP 408 and close beyond)",
-    "max_body": "bytes a request body may have (HTTP 413 beyond, refused before it is read)",
-    "trusted_proxies": "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For "
-    "names the client (default: none, the socket peer is the client)",
-    "create_burst": "races one client address may create at once, over every process (0: no rate limit)",
-    "create_interval": "seconds per race creation the per-address bucket gives back once the burst is spent",
-    "lobbies_per_address": "lobbies (races not started yet) one client address may have open (0: no cap)",
-    "lobbies_max": "lobbies open at once over every process (0: no cap)",
-    "register_burst": "accounts one client address may register at once, over every process (0: no limit)",
-    "register_interval": "seconds per registration the per-address bucket gives back once the burst is spent",
-    "daily_time_limit": "seconds each account's play of the daily deal lasts, from its own start",
-    "daily_min_rated_races": "finished rated races in the deal's variant an account needs to count on the daily "
-    "board (its play is listed after the counted ones)",
-    "daily_min_account_age": "seconds an account must have existed to count on the daily board",
-    "fairplay_cpu": "seconds of solver CPU the fair-play analysis spends on one game at most, after the race, in "
-    "the low-priority solver worker",
-    "fairplay_link_ms": "accounts registered within this many ms of each other are linked in fair-play flags "
-    "(0: only a shared registration address links them)",
-    "challenge_time": "seconds a challenge waits for the challenged player's answer before it expires, and a "
-    "rematch offer for every racer's yes",
-    "organiser_token": "the secret that creates and starts tournament events (HTTP Authorization: Bearer); "
-    "default: none, and the server runs no events",
-    "organiser_burst": "wrong organiser tokens one client address may send at once, over every process, "
-    "before it is refused (429) whatever it sends (0: no limit)",
-    "organiser_interval": "seconds per wrong organiser token the per-address bucket gives back once the burst "
-    "is spent",
-    "seek_wave": "seconds between two pairing waves of a seek pool",
-    "seek_join": "seconds the players of a race formed from seeks have to join it (then a no-show is dropped)",
-    "seek_expire": "seconds a seek may wait in its pool before it expires (the seeker is told: seek_expired)",
-    "seek_pools_per_address": "seek pools one client address may wait in at once (0: no cap)",
-    "seek_deals": "deals of races formed from seeks: pool (a checked deal when one is ready, else random) or random",
-    "log_level": "debug, info, warning or error",
-}
-
-
 def _yes_no(text: str) -> bool:
     """A switch from a flag or the environment: 1/0, yes/no, true/false, on/off."""
     word = text.strip().lower()
@@ -265,6 +230,7 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
         "Every option can also be set by the environment variable shown.",
     )
     defaults = Config()
+    groups = {part: parser.add_argument_group(title) for part, title in PARTS.items()}
     for f in fields(Config):
         default = getattr(defaults, f.name)
         kind: Any = type(default) if default is not None else str
@@ -275,11 +241,11 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
             value = kind(raw) if raw not in (None, "") else default
         except ValueError as exc:
             raise ValueError(f"{env_name(f.name)}={raw!r} does not convert: {exc}") from None
-        parser.add_argument(
+        groups[f.metadata["part"]].add_argument(
             "--" + f.name.replace("_", "-"),
             type=kind,
             default=value,
-            help=f"{_HELP[f.name]} (env {env_name(f.name)}; default {default!r})",
+            help=f"{f.metadata['help']} (env {env_name(f.name)}; default {default!r})",
         )
     ns = parser.parse_args(argv)
     config = Config(**vars(ns))

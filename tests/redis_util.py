@@ -64,6 +64,11 @@ class LiveServer:
         return self.app.state.service
 
     @property
+    def results(self) -> Any:
+        """The accounts' results (server/accounts/results.py): finished races applied to their accounts."""
+        return self.app.state.results
+
+    @property
     def tournaments(self) -> Any:
         """The events side (server/compose.py): event store, runner, feeds, daily deal."""
         return self.app.state.tournaments

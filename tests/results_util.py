@@ -80,4 +80,4 @@ def dump(client: redis.Redis, skip: tuple[str, ...] = ()) -> dict[str, Any]:
 
 async def apply(server: Any, race: str) -> None:
     """Apply a finished race's results to its accounts now (the sweep would, a little later)."""
-    assert (await server.service.apply_results(race)).value == "applied"
+    assert (await server.results.apply(race)).value == "applied"

@@ -229,7 +229,7 @@ async def test_open_challenges_are_capped_per_victim_and_in_all(
     """One account could send another any number of challenges (120 of 120 made, all on the other's page):
     at most OPEN_TO_ONE open to one account and OPEN_IN_ALL in all; a refusal is typed, in the player's
     words, and stores nothing; an answered or cancelled challenge frees its place."""
-    from server.players.challenges import OPEN_IN_ALL, OPEN_TO_ONE
+    from server.matchmaking.challenges import OPEN_IN_ALL, OPEN_TO_ONE
 
     ann, bob = accounts["Ann"], accounts["Bob"]
     sent = [await made(server, ann) for _ in range(OPEN_TO_ONE)]
@@ -271,7 +271,7 @@ async def test_a_challenge_nobody_waits_for_is_withdrawn(
     killed process) for the presence lease, the challenge is withdrawn: it reads ``cancelled``, leaves the
     other's list, an accept is refused in words, and its place among the challenger's open ones is free.
     While the challenger asks, it stays open."""
-    from server.players.challenges import OPEN_TO_ONE
+    from server.matchmaking.challenges import OPEN_TO_ONE
     from server.store.keys import AccountKeys, challenge_key
 
     ann, bob = accounts["Ann"], accounts["Bob"]

@@ -58,7 +58,7 @@ async def test_rated_races_on_a_cluster(servers: tuple[LiveServer, LiveServer], 
                 AccountKeys("dee").main, "v:forty-thieves:rated") == b"3"
     await eventually(all_applied, "the three races to reach every account")
     for race in races:  # again, through the other server: nothing changes
-        assert (await b.service.apply_results(race)).value == "applied"  # type: ignore[union-attr]
+        assert (await b.results.apply(race)).value == "applied"  # type: ignore[union-attr]
 
     status, board = await b.http("GET", "/leaderboard?variant=forty-thieves")
     assert status == 200 and [line["name"] for line in board["players"]] == ["Ann", "Bob", "Cy", "Dee"]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from starlette.requests import Request
 
 from server.answers import bearer
-from server.players.accounts import BadKey, split_key
+from server.accounts.keys import BadKey, split_key
 from server.players.organiser import organiser_matches
 from server.race.tokens import CREATOR, PLAYER, Signer, TokenError
 from shared import protocol as p

@@ -65,9 +65,9 @@ async def test_a_move_shows_in_the_feed_by_its_heats_note_or_within_a_poll_if_th
     event, race, ann, bob, queue, _ = await _heat_under_way(events_server)
     try:
         await _shows(queue, "ann", 0)  # the heat is under way ...
-        assert race in events_server.service.listeners  # ... and the feed listens to its notes
+        assert race in events_server.service.served.listeners  # ... and the feed listens to its notes
         if lost:
-            await events_server.service.subscriber.unsubscribe(race)  # every note of the heat is now lost
+            await events_server.service.served.subscriber.unsubscribe(race)  # every note of the heat is now lost
         for text in WIN["moves"][:2]:
             assert isinstance(await ann.move(text), p.Ack)
         await _shows(queue, "ann", 1)

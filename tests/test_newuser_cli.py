@@ -205,7 +205,7 @@ async def test_the_key_check_endpoint_changes_nothing_and_refuses_what_is_not_th
 
 
 def test_issued_keys_have_the_form_clients_check() -> None:
-    from server.players.accounts import new_key
+    from server.accounts.keys import new_key
 
     assert re.match(p.ISSUED_KEY_PATTERN, new_key("Ann-the_2nd")[0])
 

@@ -177,7 +177,7 @@ async def test_a_process_listening_to_a_race_is_in_its_listening_set_and_its_own
         entered = await redis.zscore(listening, service.instance)
         assert entered is not None and entered > time.time() * 1000 + 30_000  # a lease still well ahead
         assert 0 < await redis.pttl(listening) <= 60_000
-        await service.subscriber.renew(int(entered))  # the heartbeat's renewal: the lease moves on
+        await service.served.subscriber.renew(int(entered))  # the heartbeat's renewal: the lease moves on
         assert await redis.zscore(listening, service.instance) == entered + 60_000
 
         await service.listen(race, heard.append)  # as an event's live feed listens to its heats

@@ -8,7 +8,7 @@ import redis
 from redis_util import LiveServer, eventually
 from results_util import apply, START, dump, put_account, put_finished_race, standing
 
-from server.players import ratings
+from server.accounts import ratings
 from server.store.keys import RESULTS_PENDING
 
 VARIANT = "forty-thieves"

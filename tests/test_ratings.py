@@ -1,4 +1,4 @@
-"""The rating update of a rated race (server/players/ratings.py), without I/O: order, ties, provisional."""
+"""The rating update of a rated race (server/accounts/ratings.py), without I/O: order, ties, provisional."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 from openskill.models import PlackettLuce
 
-from server.players import ratings
+from server.accounts import ratings
 from shared.standings import ranked
 from shared import protocol as p
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from redis_util import Client, LiveServer, create_short_race, eventually, register, start_race
 
-from server.players import ratings
+from server.accounts import ratings
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -51,7 +51,7 @@ async def test_a_rated_race_updates_history_profile_and_leaderboard_once(server:
     assert forty["rating"] == board["players"][0]["rating"] == ratings.shown(forty["mu"], forty["sigma"])
 
     before = await server.http("GET", "/players/Ann")
-    outcome = await server.service.apply_results(race)  # once more, by hand: nothing changes
+    outcome = await server.results.apply(race)  # once more, by hand: nothing changes
     assert outcome is not None and outcome.value == "applied"
     assert await server.http("GET", "/players/Ann") == before
     for c in players:

@@ -75,7 +75,7 @@ async def test_a_lost_pubsub_message_is_caught_up_from_the_stored_race(server: L
     spectators: the stored version is compared with the hub's and the hub catches up."""
     race, ann, watcher = await _started_with_a_spectator(server)
 
-    await server.service.subscriber.unsubscribe(race)  # every message of this race is now lost
+    await server.service.served.subscriber.unsubscribe(race)  # every message of this race is now lost
     for text in WIN["moves"][:3]:
         assert isinstance(await ann.move(text), p.Ack)
 
@@ -100,7 +100,7 @@ async def test_an_end_read_by_a_progress_flush_before_its_lost_note_is_still_ann
     end's pub/sub message is lost: the catch-up must still announce the end, though the hub has seen
     that version already."""
     race, ann, watcher = await _started_with_a_spectator(server)
-    await server.service.subscriber.unsubscribe(race)
+    await server.service.served.subscriber.unsubscribe(race)
     await ann.give_up()
 
     async def ended() -> bool:

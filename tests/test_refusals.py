@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from server.ops.http import json_body, json_response, refusal_answer
 from server.deals.checked import RETRY_POOL_SECONDS, PoolUnavailable
-from server.players.accounts import BadKey
+from server.accounts.keys import BadKey
 from server.race.rules import CreateError, CreateLimited
 from server.race.session import Refused
 from server.race.tokens import TokenError

@@ -1,4 +1,4 @@
-"""A finished race applied to its accounts exactly once (server/players/recorder.py, server/store/history.py)
+"""A finished race applied to its accounts exactly once (server/accounts/recorder.py, server/store/history.py)
 on a real Redis: twice, by two appliers at once, and after a crash halfway, the end state is the same."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 import redis
 from results_util import START, dump, put_account, put_finished_race, standing
 
-from server.players import ratings
-from server.players.recorder import Outcome, Recorder, parts
+from server.accounts import ratings
+from server.accounts.recorder import Outcome, Recorder, parts
 from server.store import RaceMeta, Store, redis_client
 from server.store.history import History
 from server.store.keys import RESULTS_PENDING, AccountKeys, leaderboard_key, rating_plan_key

@@ -20,7 +20,7 @@ from freeze_proxy import FreezeProxy
 from process_util import ServerProcess
 from redis_util import PROCESS_ARGS, Client, create_race, eventually, start_race
 
-from server.players import ratings
+from server.accounts import ratings
 from server.store import Keys
 from server.store.history_records import RatingPlan
 from server.store.keys import RESULTS_PENDING, AccountKeys, leaderboard_key, rating_plan_key

@@ -191,7 +191,7 @@ async def test_a_lobby_seat_is_freed_a_lease_after_its_last_connection_closed_wi
     most 30 s): a 3 s lease freed the seat after 23-25 s (issue 22). The process the connection left
     looks again once the lease has run out. The deadline is far below the janitor's 30 s."""
     async with live_server(redis_url, presence_lease=1.0, lobby_ttl=3600) as server:
-        assert server.service.janitor_interval == 30.0
+        assert server.service.janitor.interval == 30.0
         created = await create_race(server, seats=2)
         bob = await Client.connect(server)
         await bob.hello(created.race.id, "bob")
@@ -212,7 +212,7 @@ async def test_a_lobby_nobody_watches_has_its_stale_seats_freed_by_the_janitor(r
 
         async def freed() -> bool:
             # The janitor runs every lobby_ttl/4 s at most (here 15 s): drive it, as its timer would.
-            await server.service._janitor()
+            await server.service.janitor.sweep()
             return await _players(server, created.race.id) == 0
 
         await eventually(freed, "bob's seat freed with nobody connected")
@@ -237,7 +237,7 @@ async def test_a_heartbeat_renews_the_leases_on_every_race_served_in_one_round_t
 
         monkeypatch.setattr(store._moves, "_round_trip", counted)
         renewed = server.service.lease_expiry()
-        await server.service._heartbeat()
+        await server.service.leases.heartbeat()
         beats = [trip.count(store._heartbeat) for trip in trips if store._heartbeat in trip]
         assert beats and all(n == len(races) for n in beats), f"heartbeat calls per round trip: {beats}"
         for race in races:

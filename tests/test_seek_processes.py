@@ -19,7 +19,7 @@ import redis
 
 from process_util import ServerProcess
 from redis_util import DEADLINE, PROCESS_ARGS, Client, eventually
-from server.players.seeks import ALIVE_MS, PRESENT_MS
+from server.matchmaking.seeks import ALIVE_MS, PRESENT_MS
 from server.race.clock import now_ms
 from server.store.keys import SeekKeys, seeker_key
 from server.store.seeks import LOCK_MS

@@ -350,7 +350,7 @@ async def test_a_lock_a_dead_process_left_gives_its_seeks_places_back_when_taken
     places among its address's (its pool, a lobby place). The player's next ``seek`` takes the lock back
     (once older than a seek takes to enter its pool) and gives those places back with it: they do not
     count against the address until they expire."""
-    from server.players.seeks import ALIVE_MS
+    from server.matchmaking.seeks import ALIVE_MS
     from server.store import OPEN_LOBBIES
     from server.store.keys import seek_places_key, seeker_key
     from server.store.limits import seek_place

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.websockets import WebSocket
 
 if TYPE_CHECKING:
-    from .side import Tournaments
+    from .tournaments import Tournaments
 
 
 def tournaments_of(request: Request | WebSocket) -> "Tournaments":

@@ -14,7 +14,7 @@ import msgspec
 
 from shared import protocol as p
 
-from ..players.ratings import MU, SIGMA, shown
+from ..accounts.ratings import MU, SIGMA, shown
 from ..store.fairplay import AccountFacts, FairPlayStore
 
 DAY = 86_400

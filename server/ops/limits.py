@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..config import Config
-from ..store.client import POOL_SIZE
 from .log import log
 
+POOL_SIZE = 64
+"""Redis connections a process may open (server/store/client.py's pool; on a cluster, to each node).
+Defined here, where the descriptors are budgeted, so that the budget needs nothing of the store."""
 REDIS_POOL = POOL_SIZE + 8
 """Connections the Redis clients may open: the pool (``server.store.client``), its pub/sub
 connection and the few the no-retry probe uses."""

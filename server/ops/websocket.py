@@ -56,10 +56,8 @@ except ImportError:  # websockets without its C extension
     from websockets.utils import apply_mask
 from websockets.protocol import State
 
+from .backlog import BACKLOG
 from .edge import TICKET
-
-BACKLOG = "thieves.backlog"
-"""Key of the connection's :class:`Backlog` in ``scope["extensions"]``."""
 LINGER_SECONDS = 5.0
 """How long a failed connection keeps reading (and discarding) for its close frame to be read."""
 REQUEST_BYTES = 65536

@@ -16,7 +16,7 @@ from ..ops.http import json_response
 from ..race.requests import service_of
 from ..store.history import BadCursor, History
 from ..store.history_records import AccountStats, LeaderRow
-from . import ratings
+from ..accounts import ratings
 
 HISTORY_LIMIT = (1, 100, 20)
 LEADERBOARD_LIMIT = (1, 100, 50)

@@ -19,7 +19,7 @@ from ..race.requests import client_of, service_of
 from ..race.clock import now_ms
 from ..store.accounts import Account, RegisterRefused
 from ..store.fairplay import FairPlayStore, address_hash
-from .accounts import account_of, check_key as key_account, new_key
+from ..accounts.keys import account_of, check_key as key_account, new_key
 
 
 async def register_player(request: Request) -> Response:

@@ -25,8 +25,8 @@ from shared.variants import get_variant
 
 from ..ops.log import format_event, log, logger
 from ..ops.ratelimit import TokenBucket
-from ..ops.websocket import BACKLOG, Backlog
-from ..players.accounts import BadKey, check_key, name_refused
+from ..ops.backlog import BACKLOG, Backlog
+from ..accounts.keys import BadKey, check_key, name_refused
 from ..store import UNAVAILABLE, Committed, CommitResult, Conflict, EventKind, HintRefused, RaceMeta, StoreError
 from ..store.accounts import Account
 from . import rules as races
@@ -99,7 +99,7 @@ class Connection:
         self._held: list[bytes] | None = None
         """Frames waiting to go out with the answer to the move in flight (:meth:`hold`)."""
         self.seeking: Any = None
-        """The seek this connection waits on (server/players/seeks.py's Waiting), if it sent ``seek``."""
+        """The seek this connection waits on (server/matchmaking/seeks.py's Waiting), if it sent ``seek``."""
         self._parked = False
         """This connection's task waits for the next frame, having handled every earlier one: a frame
         read now may be handled as it is read (:meth:`take_now`)."""
@@ -614,7 +614,7 @@ class Connection:
 
     # ----------------------------------------------------------- seeks
     async def on_seek(self, msg: p.Seek) -> None:
-        """Wait in a seek pool on this connection (server/players/seeks.py)."""
+        """Wait in a seek pool on this connection (server/matchmaking/seeks.py)."""
         if self.race is not None:
             raise Refused(p.ErrorCode.ALREADY_JOINED, "this connection has joined a race: seek on a new one")
         if self.seeking is not None:

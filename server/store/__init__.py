@@ -67,7 +67,7 @@ races)::
     account:{NAME}:entries hash   race id -> JSON HistoryEntry
     leaderboard:{VARIANT}  zset   account -> shown rating (these five: see
                                   server/store/history.py and
-                                  server/players/recorder.py)
+                                  server/accounts/recorder.py)
 
 Pub/sub: channel ``race:{ID}:chan`` carries ``"<version> <kind>"`` after
 every event (moves: at most one per progress tick), so each server process

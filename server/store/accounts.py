@@ -165,5 +165,5 @@ class AccountStore:
         if kind != "ok":
             raise RegisterRefused(rest[0])
         # Every process closes the connections that joined with the old key at once (at most once: a
-        # process that misses it finds out at its next heartbeat, Service._check_keys).
+        # process that misses it finds out at its next heartbeat: KeyHolders.check, race/keyholders.py).
         await self.redis.publish(KEYS_REPLACED, f"{account} {old_hash}")

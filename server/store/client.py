@@ -21,6 +21,7 @@ from redis.exceptions import NoScriptError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..ops.limits import POOL_SIZE
 from .scripts import source
 
 RedisClient = Union[aioredis.Redis, aioredis.RedisCluster]
@@ -28,9 +29,6 @@ RedisClient = Union[aioredis.Redis, aioredis.RedisCluster]
 UNAVAILABLE: tuple[type[Exception], ...] = (RedisError, OSError)
 """What a Redis that does not answer (or answers with an error) raises: the server answers ``unavailable``."""
 
-POOL_SIZE = 64
-"""Redis connections a process may open (ops/limits.py keeps that many descriptors spare); on a
-cluster, to each node."""
 POOL_WAIT = 5.0
 """How long a command waits for a free pooled connection before it fails as unavailable."""
 PUBSUB_HELD = 1

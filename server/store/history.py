@@ -6,7 +6,7 @@ Cluster and can be repeated: the outbox entry (one key), the race's rating
 plan (the race's hash tag; the first writer wins, so every process applies
 the same numbers), each account's part (one script on that account's keys,
 a no-op the second time) and its leaderboard score (its own slot, written
-again after every call). ``server/players/recorder.py`` runs the steps.
+again after every call). ``server/accounts/recorder.py`` runs the steps.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class BadCursor(ValueError):
 
 
 def account_of(name: str) -> str | None:
-    """The account (key tag) of a name in any case, as ``server/players/accounts.account_of`` makes it;
+    """The account (key tag) of a name in any case, as ``server/accounts/keys.account_of`` makes it;
     None for a name no account can have (which also keeps braces, and so other hash tags, out of keys)."""
     return name.casefold() if _ACCOUNT.match(name) else None
 

@@ -57,7 +57,7 @@ SEEK_PLACE = "seek."
 def seek_place(seek: str) -> str:
     """The lobby place a waiting seek holds in its address's set and in the total: a seek may become a
     race at any wave, so it counts as the lobby it would be from the moment it is made until its race
-    starts or it ends (server/players/seeks.py gives the place back then; no race meta says so here)."""
+    starts or it ends (server/matchmaking/seeks.py gives the place back then; no race meta says so here)."""
     return SEEK_PLACE + seek
 
 

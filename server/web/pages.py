@@ -16,7 +16,7 @@ from shared import protocol as p
 from shared.variants import VARIANTS, get_variant
 
 from ..answers import service_of, tournaments_of
-from ..events.side import Tournaments
+from ..events.tournaments import Tournaments
 from ..events import daily
 from ..race import rules as races
 from ..race.clock import now_ms

@@ -16,8 +16,8 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..answers import service_of, tournaments_of
 from ..players import http as players_http
-from ..players.accounts import account_of
-from ..players.challenges import open_challenges_to
+from ..accounts.keys import account_of
+from ..matchmaking.challenges import open_challenges_to
 from ..store.events import EventMeta
 from ..store.history import BadCursor
 from .render import bad_request, not_found, render

@@ -1,6 +1,6 @@
-"""The events side of a server process as one value: what the event and daily-deal endpoints and pages
-use. Built by the composition root (server/compose.py); defined here, in the events layer, so the
-event handlers and the pages name it without importing the composition root."""
+"""The events side of a server process as one record: what the event and daily-deal endpoints and pages
+use. Why here and not in the composition root: the handlers and pages that read it sit below the root
+(server/compose.py builds it; they only read it), so defining it there made them import upwards."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from ..race.service import Service
 from ..store.daily import DailyStore
 from ..store.events import EventStore
-from .context import EventContext
 from .feed import Feeds
+from .context import EventContext
 from .format import Formats
 from .runner import EventRunner
 

@@ -30,7 +30,7 @@ from ..race.service import Service
 from ..store import RaceMeta
 from ..store.records import RematchRecord
 from .challenges import make_claimed, race_deal
-from .registration import bearer_account
+from ..players.registration import bearer_account
 
 
 async def _finished(request: Request) -> tuple[RaceMeta, p.Results]:

@@ -2,7 +2,7 @@
 
 A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the connection stays with it
 and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
-every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that
+every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that (pairing.py)
 wave, holding the pool's pairing lease so that no other process pairs it meanwhile: it forms groups
 of the seeks whose connections vouched for them lately (:data:`PRESENT_MS`) by the pure rule
 (``shared.seeks.form``), makes each group's race (a checked deal when one is ready), seats every
@@ -24,10 +24,9 @@ the seek over with its next ``seek``, once no connection has vouched for it for 
 
 from __future__ import annotations
 
-import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
@@ -39,18 +38,20 @@ from shared import seeks as rule
 from shared.names import NameRefused, display_name, name_key
 from shared.variants import UnknownVariant, get_variant
 
-from ..deals.checked import CheckedDeal
+from ..config import Config
 from ..ops.log import log
+from ..ops.metrics import Metrics
 from ..race.clock import now_ms
-from ..race.service import Service
+from ..race.creation import RaceMaker
 from ..race.rules import CreateError
 from ..race.session import Refused
-from ..race.tokens import PLAYER
+from ..store.accounts import AccountStore
+from ..store.history import History
 from ..store.limits import seek_place
-from ..store.records import FormedRace, SeekEntry
+from ..store.records import SeekEntry
 from ..store.seeks import SeekStore
-from .accounts import BadKey, check_key, name_refused
-from .ratings import shown
+from ..accounts.keys import BadKey, check_key, name_refused
+from ..accounts.ratings import shown
 
 POLL_SECONDS = 0.2
 """How often a process looks at the state of the seeks its connections hold (and vouches for them)."""
@@ -59,9 +60,6 @@ ALIVE_MS = 5_000
 PRESENT_MS = 1_500
 """A seek nobody vouched for this long is absent: never paired (its partners would wait for a no-show),
 and its player's next ``seek`` takes it over. Several polls long, so a busy process's seeks stay present."""
-LEASE_MS = 2_000
-"""Shortest pairing lease (ten waves when longer): a pairing slowed by a busy machine keeps its pool, and a
-process that died pairing holds it no longer."""
 STATUS_SECONDS = 1.0
 """How often a waiting seek hears ``seeking``."""
 
@@ -90,17 +88,20 @@ class Waiting:
     connection before its ``seek_cancelled``)."""
 
 
+@dataclass(eq=False)
 class Seeks:
     """One process's part of the seek pools."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
-        self.config = service.config
-        self.store = SeekStore(service.redis)
-        self.here: dict[str, dict[str, Waiting]] = {}
-        """pool name -> seek id -> the seeks waiting on this process's connections."""
-        self._counts: dict[str, int] = {}
-        self.metrics = service.metrics
+    config: Config
+    store: SeekStore
+    accounts: AccountStore
+    history: History
+    """The accounts' ratings (a rated seek is paired by its player's)."""
+    maker: RaceMaker
+    """Counts a seek against its address's creation limits (a seek may become a race)."""
+    metrics: Metrics
+    here: dict[str, dict[str, Waiting]] = field(default_factory=dict)
+    """pool name -> seek id -> the seeks waiting on this process's connections."""
 
     # ------------------------------------------------------------ a seek
     async def seek(self, conn: SeekConnection, msg: p.Seek, client: str) -> Waiting:
@@ -119,7 +120,7 @@ class Seeks:
         pool = rule.Pool(variant.key, msg.seats, msg.time_limit, msg.rated)
         if msg.key is not None:
             try:
-                account = await check_key(self.service.accounts, msg.key)
+                account = await check_key(self.accounts, msg.key)
             except BadKey as exc:
                 raise Refused(p.ErrorCode.BAD_KEY, str(exc)) from None
             if (why := name_refused(account, msg.name)) is not None:
@@ -136,7 +137,7 @@ class Seeks:
                 name = display_name(msg.name)
             except NameRefused as exc:
                 raise Refused(exc.code, str(exc)) from None
-            if await self.service.accounts.registered(name):
+            if await self.accounts.registered(name):
                 raise Refused(p.ErrorCode.NAME_REGISTERED)
             who, acct, rating, key_hash = f"n:{name_key(name)}", None, rule.DEFAULT_RATING, ""
         seek_id = secrets.token_hex(8)
@@ -159,11 +160,10 @@ class Seeks:
         try:
             count = await self.store.add(pool.key, entry, now + ALIVE_MS)
         except BaseException:
-            await self._let_go(entry)
+            await self.let_go(entry)
             raise
         waiting = Waiting(pool, entry, conn)
         self.here.setdefault(pool.key, {})[seek_id] = waiting
-        self._counts[pool.key] = count
         log("seek", pool=pool.key, seek=seek_id, who=who, rating=rating, shy=entry.shy)
         self._say(waiting, now, count)
         return waiting
@@ -209,7 +209,7 @@ class Seeks:
                           f"this address's seeks wait in {len(taken)} pools ({', '.join(taken)}), the most "
                           f"one address may: seek in one of those, or cancel a seek there first; nothing was stored")
         try:
-            await self.service.admit_creation(client, seek_place(seek_id))
+            await self.maker.admit_creation(client, seek_place(seek_id))
         except BaseException as exc:
             await self.store.leave(client, seek_id)
             if isinstance(exc, CreateError):
@@ -218,7 +218,7 @@ class Seeks:
 
     async def _rating(self, account: str, variant: str) -> int:
         """The rating an account is paired by in ``variant``: its shown rating (a new one's otherwise)."""
-        found = (await self.service.history.ratings([account], variant)).get(account)
+        found = (await self.history.ratings([account], variant)).get(account)
         return shown(*found) if found is not None else rule.DEFAULT_RATING
 
     def _say(self, w: Waiting, now: int, count: int, requeued: bool = False) -> None:
@@ -252,7 +252,7 @@ class Seeks:
             await self._tell_matched(w, matched, now_ms())
             return False
         self._forget(w)
-        await self._let_go(w.entry)
+        await self.let_go(w.entry)
         if kind == "cancelled":
             self.metrics.seek_events[why] += 1
             log(f"seek_{why}", pool=w.pool.key, seek=w.entry.id)
@@ -268,7 +268,7 @@ class Seeks:
         if w.entry.id not in self.here.get(w.pool.key, {}):  # expired, or gone meanwhile (not matched)
             w.conn.close_after_queue(p.CloseCode.NORMAL)
 
-    async def _let_go(self, entry: SeekEntry) -> None:
+    async def let_go(self, entry: SeekEntry) -> None:
         """The seek is over (it left its pool, or its race was settled): the player may seek again, and its
         address's lobby place is given back."""
         await self._release(entry.who, entry.id, entry.client)
@@ -279,7 +279,7 @@ class Seeks:
         await self.store.unlock(who, seek_id)
         if client:
             await self.store.leave(client, seek_id)
-            await self.service.creations.release(client, seek_place(seek_id))
+            await self.maker.creations.release(client, seek_place(seek_id))
 
     def _forget(self, w: Waiting) -> None:
         held = self.here.get(w.pool.key)
@@ -322,155 +322,6 @@ class Seeks:
                 else:  # its race started, or it was dropped (a no-show, or nobody vouched in time)
                     self._forget(w)
                     w.conn.close_after_queue(p.CloseCode.NORMAL)
-
-    # ------------------------------------------------------------- waves
-    async def wave(self) -> None:
-        """Pair the pools whose wave this process claims (every process ticks; one pairs each wave, and
-        no two pairings of a pool overlap: the claim is a lease, renewed by each placement)."""
-        wave_ms = max(1, int(self.config.seek_wave * 1000))
-        number = now_ms() // wave_ms
-        lease_ms = max(10 * wave_ms, LEASE_MS)
-        for name in await self.store.pools():
-            started = time.process_time()
-            lease = ""
-            try:
-                pool = rule.Pool.parse(name)
-                if await self._idle(pool):
-                    continue
-                lease = secrets.token_hex(8)
-                if not await self.store.claim_wave(name, number, lease_ms, lease):
-                    lease = ""  # (not ours: nothing to give back)
-                    continue
-                await self._pair(pool, lease, lease_ms)
-            finally:
-                self.metrics.seek_cpu_seconds += time.process_time() - started
-                if lease:
-                    await self.store.wave_done(name, lease)
-
-    async def _idle(self, pool: rule.Pool) -> bool:
-        """Whether the pool has nothing for a wave: too few seeks to form a race, none to drop, no race
-        forming to settle (one round trip, before any claim: a pool where one player waits must not cost
-        a pairing every wave). A pool nobody waits in leaves the list."""
-        waiting, forming, dead = await self.store.census(pool.key, now_ms())
-        if dead or forming or waiting >= pool.seats:
-            return False
-        if not waiting:
-            await self.store.drop_if_idle(pool.key)
-        return True
-
-    async def _pair(self, pool: rule.Pool, lease: str, lease_ms: int) -> None:
-        now = now_ms()
-        for dead in await self.store.drop_dead(pool.key, now):
-            self.metrics.seek_events["dropped"] += 1
-            await self._let_go(dead)
-            log("seek_dropped", pool=pool.key, seek=dead.id, why="nobody vouched for it")
-        await self._settle(pool, now)
-        checked = now_ms()  # before the keys are read: this wave's tokens are given as of then (_keys_current)
-        entries = await self._keys_current({e.id: e for e in await self.store.waiting(pool.key)}, pool)
-        if not entries:
-            await self.store.drop_if_idle(pool.key)
-            return
-        present = await self.store.present(pool.key, now_ms() + ALIVE_MS - PRESENT_MS)
-        entries = {i: e for i, e in entries.items() if i in present}
-        now = max([checked, *(e.since for e in entries.values())])  # (a seek of another process's clock)
-        seekers = [rule.Seeker(e.id, e.rating, e.since, e.shy) for e in entries.values()]
-        for group in rule.form(seekers, pool.seats, now):
-            if not await self._place(pool, [entries[s.id] for s in group], rule.bound(group, now), now,
-                                     lease, lease_ms):
-                return
-
-    async def _keys_current(self, entries: dict[str, SeekEntry], pool: rule.Pool) -> dict[str, SeekEntry]:
-        """The entries less the seeks made with an account key that has been replaced since, which leave
-        the pool here. Their connections are closed (4008) when the news of the key reaches their process
-        (KeyHolders), but a wave may come first, and a race formed then would seat whoever held the old
-        key as the account; the tokens of a race formed after this read are older than any replacement
-        it missed (:meth:`_pair` gives them as of before this read), and a token older than the key seats
-        nobody without the new key (connection._claim)."""
-        keyed = [e for e in entries.values() if e.account is not None]
-        if not keyed:
-            return entries
-        hashes = await self.service.accounts.key_hashes([e.account for e in keyed if e.account is not None])
-        for e, current in zip(keyed, hashes):
-            if current != e.key_hash:
-                del entries[e.id]
-                kind, _ = await self.store.cancel(pool.key, e.id)
-                if kind == "cancelled":
-                    await self._let_go(e)
-                    log("seek_key_replaced", pool=pool.key, seek=e.id, who=e.who)
-        return entries
-
-    async def _place(self, pool: rule.Pool, members: list[SeekEntry], gap: int, now: int, lease: str,
-                     lease_ms: int) -> bool:
-        """Make the group's race, seat its members, and place them (or, if one left meanwhile, remove it);
-        False when this pairing lost the pool's lease (it ran out: another process may pair the pool now)."""
-        svc = self.service
-        deal = await self._deal(pool.variant)
-        # The seats are all taken here, so nobody else can join; the members without an account are
-        # "" entrants (they come back by their seat's token, never join afresh).
-        meta = await svc.create_for([m.account or "" for m in members], deal, pool.time_limit, "all-ready", "",
-                                    rated=pool.rated)
-        join_by = now + int(self.config.seek_join * 1000)
-        home0 = get_variant(pool.variant).home_at_start
-        assert svc.signer is not None
-        seats = []
-        for m in members:
-            seated = await svc.store.join(meta.id, m.name, home0, f"seek.{m.id}", join_by, now, m.account)
-            token = svc.signer.sign(PLAYER, meta.id, seated.seat, now + self.config.token_ttl * 1000, seated.gen)
-            seats.append((seated.seat, token))
-        names, ratings = [m.name for m in members], [m.rating for m in members]
-        matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
-                             join_by=join_by, names=names, ratings=ratings, gap=gap, waited_ms=max(0, now - m.since))
-                   for m, (seat, token) in zip(members, seats)]
-        placed = await self.store.match(pool.key, FormedRace(race=meta.id, members=members), join_by, matches,
-                                        lease, lease_ms)
-        if placed != 1:
-            fresh = await svc.store.meta(meta.id)
-            if fresh is not None:
-                await svc.store.abandon(fresh, now_ms(), 0)
-            log("seek_group_lost" if placed == 0 else "seek_wave_overrun", pool=pool.key, race=meta.id)
-            return placed == 0
-        self.metrics.seek_events["races"] += 1
-        self.metrics.seek_events["placed"] += len(members)
-        log("seek_race", pool=pool.key, race=meta.id, code=meta.code, players=len(members), gap=gap,
-            spread=max(ratings) - min(ratings), checked=meta.checked)
-        return True
-
-    async def _deal(self, variant: str) -> CheckedDeal:
-        """A checked deal when one is ready in the private pool (never a wait for the solver: players are
-        waiting), else a secret random number."""
-        if self.config.seek_deals == "pool":
-            found = await self.service.checked.pop_ready(variant)
-            if found is not None:
-                return found
-        return CheckedDeal(variant, secrets.randbelow(p.MAX_WIRE_DEAL) + 1, ())
-
-    async def _settle(self, pool: rule.Pool, now: int) -> None:
-        """The pool's formed races: started ones release their seeks; at the join deadline, one still in
-        the lobby goes, its no-shows are counted and dropped, the others wait again."""
-        store = self.service.store
-        for formed, deadline in await self.store.formed(pool.key):
-            meta = await store.meta(formed.race)
-            if meta is not None and meta.status == "lobby":
-                if now < deadline:
-                    continue
-                came = [await store.player(formed.race, s) for s in range(meta.players)]
-                ready = {pl.account or pl.name for pl in came if pl is not None and pl.status == "ready"}
-                if not await store.abandon(meta, now, 0):
-                    continue  # it started (or changed) meanwhile: the next wave sees it
-                back = [m for m in formed.members if (m.account or m.name) in ready]
-            else:
-                back = []
-            if not await self.store.settle(pool.key, formed, back, now):
-                continue
-            for m in formed.members:
-                if m in back:
-                    self.metrics.seek_events["requeued"] += 1
-                    continue
-                await self._let_go(m)
-                if meta is not None and meta.status == "lobby":
-                    shy = await self.store.mark_shy(m.who)
-                    self.metrics.seek_events["no_show"] += 1
-                    log("seek_no_show", logging.WARNING, pool=pool.key, race=formed.race, who=m.who, times=shy)
 
     # ---------------------------------------------------------- reading
     async def pools(self) -> p.SeekPools:

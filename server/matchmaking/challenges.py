@@ -10,8 +10,9 @@ How the two learn of each other: by asking (``GET /challenges``, ``GET /challeng
 second while a client waits. A challenge is a rare, short-lived thing outside any race: the pub/sub
 subscription of a process follows races its hubs serve, and pub/sub is at most once, so a push would
 need a per-account channel, a stream per waiting client in every process and still this read to catch
-what it missed (as ``Service._catch_up`` does for races). One small read a second of a waiting client
-is cheap, works from any process on a Redis Cluster, and loses nothing when a process dies.
+what it missed (as ``Hubs.catch_up`` in server/race/listening.py does for races). One small read a
+second of a waiting client is cheap, works from any process on a Redis Cluster, and loses nothing when
+a process dies.
 
 The accept is two steps of the challenge's one-key script around making the race: ``claim`` (only the
 challenged account, only while open and unexpired: an accept under way blocks a second one and a
@@ -41,8 +42,8 @@ from ..race.service import Service
 from ..store.challenges import ChallengeRefused
 from ..store import RaceMeta
 from ..store.records import ChallengeRecord
-from .accounts import account_of, valid_name
-from .registration import bearer_account, own_account
+from ..accounts.keys import account_of, valid_name
+from ..players.registration import bearer_account, own_account
 
 CLAIM_MS = 30_000
 """How long an accept may take to make its race (a checked deal solved on demand, at most

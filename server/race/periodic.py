@@ -1,0 +1,73 @@
+"""This process's periodic work: jobs run every so many seconds, whose failures are logged and retried
+next time, and which all stop at shutdown even when a library swallowed a cancel.
+
+Why its own part: the race layer's own jobs (leases, the janitor, the catch-up) and those the composition
+root adds (the event runner, the seek waves, the results sweep) share one loop and one shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Awaitable, Callable, Coroutine
+
+from ..ops.log import log
+from ..ops.metrics import Metrics
+from ..store import UNAVAILABLE, Store
+
+STOP_SECONDS = 3.0
+"""How long shutdown waits for the periodic tasks to end after cancelling them, before asking again."""
+
+Job = Callable[[], Awaitable[None]]
+
+
+class Periodic:
+    """Jobs to run every so many seconds once started."""
+
+    def __init__(self, store: Store, metrics: Metrics) -> None:
+        self._store = store
+        self._metrics = metrics
+        self._jobs: list[tuple[float, Job]] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self.stopping = False
+
+    def every(self, seconds: float, job: Job) -> None:
+        """Run ``job`` every ``seconds`` once started (call before :meth:`start`); a failure is logged and
+        retried next time."""
+        self._jobs.append((seconds, job))
+
+    def start(self, *others: Coroutine[Any, Any, None]) -> None:
+        """Start the jobs, and ``others`` (long-running work that stops with them: the subscription)."""
+        self._tasks = [*(asyncio.create_task(other) for other in others),
+                       *(asyncio.create_task(self._every(seconds, job)) for seconds, job in self._jobs)]
+
+    async def stop(self) -> None:
+        self.stopping = True
+        for task in self._tasks:
+            task.cancel()
+        _, pending = await asyncio.wait(self._tasks, timeout=STOP_SECONDS) if self._tasks else (set(), set())
+        for task in pending:
+            # A cancel can be swallowed inside a library (a Redis timeout firing as the cancel lands
+            # turns into a TimeoutError, which the client retries): ask again; _every also stops by the flag.
+            log("stop_cancel_again", logging.WARNING, task=task.get_name())
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _every(self, seconds: float, job: Job) -> None:
+        """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time.
+
+        The loop also ends on :attr:`stopping`: a cancel that a Redis client swallowed mid-command
+        (seen on a Redis Cluster, where a timeout and the cancel met) would otherwise leave this
+        loop running and the shutdown waiting for it."""
+        while not self.stopping:
+            await asyncio.sleep(seconds)
+            try:
+                await job()
+            except asyncio.CancelledError:
+                raise
+            except UNAVAILABLE as exc:
+                self._metrics.redis_errors += 1
+                self._store.down = True
+                log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
+            except Exception:
+                logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
