@@ -35,7 +35,7 @@ from .race.service import Service
 from .players import challenges, http as players_http, rematches
 from .store import UNAVAILABLE, RedisClient, redis_client
 from .answers import (SECURITY_HEADERS, client_of, creation_refused, error_response, json_body, json_response,
-                      service_of)
+                      service_of, tournaments_of)
 from .players.registration import check_key, register_player, rotate_key
 from .events import daily, http as events
 from .web import people
@@ -158,7 +158,7 @@ async def get_results(request: Request) -> Response:
 
 async def websocket_endpoint(ws: WebSocket) -> None:
     """A race connection; admitted (or refused with ``server_full``) by the edge (server/ops/edge.py)."""
-    await Connection(ws, service_of(ws)).run()
+    await Connection(ws, service_of(ws), tournaments_of(ws).lobby).run()
 
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -17,7 +17,7 @@ from .events.feed import Feeds
 from .events.format import EventContext
 from .events.runner import TICK_SECONDS, EventRunner
 from .race.service import Service
-from .players.seeks import POLL_SECONDS, Seeks
+from .players.seeks import POLL_SECONDS, SeekFrames, Seeks
 from .store import RedisClient
 from .store.daily import DailyStore
 from .store.events import EventStore
@@ -33,6 +33,8 @@ class Tournaments:
     context: EventContext
     runner: EventRunner
     feeds: Feeds
+    lobby: SeekFrames
+    """What answers the race connections' lobby frames (seeks): handed to each connection (server/app.py)."""
 
 
 def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None) -> tuple[Service, Tournaments]:
@@ -46,4 +48,4 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     service.every(config.seek_wave, seeks.wave)
     service.every(POLL_SECONDS, seeks.poll)
     return service, Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
-                                runner=runner, feeds=Feeds(events, service.store, service))
+                                runner=runner, feeds=Feeds(events, service.store, service), lobby=SeekFrames(seeks))

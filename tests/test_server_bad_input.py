@@ -686,10 +686,11 @@ async def test_frames_queued_behind_a_stalled_send_cut_the_reader_at_send_queue(
         await eventually(lambda: ws.sends == 1, "the first frame's send to start")
         for nonce in range(1, 5):  # four queued behind it
             conn.send(p.encode(p.Pong(nonce=nonce, server_time=0)))
-        assert not conn.closing and "event=slow_reader" not in caplog.text
+        assert conn.open and "event=slow_reader" not in caplog.text
         conn.send(p.encode(p.Pong(nonce=5, server_time=0)))
-        assert conn.closing and "event=slow_reader" in caplog.text
-        assert list(conn.queue) == [p.CloseCode.SLOW_READER], "the queued frames are dropped for the close"
+        assert not conn.open and "event=slow_reader" in caplog.text
+        assert len(conn.outbox) == 0 and conn.outbox.close_code is p.CloseCode.SLOW_READER, \
+            "the queued frames are dropped for the close"
 
 
 async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(
