@@ -13,76 +13,37 @@ worst a client gets is a typed error or a close code.
 from __future__ import annotations
 
 import asyncio
-import enum
-import logging
 from typing import Any, Awaitable, Callable
 
-import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from shared import protocol as p
 
 from ..ops.log import log
 from ..ops.ratelimit import TokenBucket
-from ..ops.websocket import BACKLOG, Backlog
-from ..store import UNAVAILABLE, StoreError
-from .clock import now_ms
 from . import frames
 from .frames import HANDLERS, admit, answer_failure
 from .lobby import LobbyFrames
-from .outbox import Outbox
-from .seat import Joined
-from .seating import take_seat
+from .seat import Joined, Stage
 from .service import Service
-from .session import Refused, SeatSession
-from .welcome import welcome
-
-SLOW_READER_GRACE = 10.0
-"""Seconds a slow reader has to read up to its close frame before its socket is dropped."""
+from .session import Refused
+from .writer import Link, SocketWriter
 
 
-class Link(enum.IntEnum):
-    """Where the socket stands; sending goes on below :attr:`GONE`."""
-
-    OPEN = 0
-    PARKED = 1
-    """Open, and the task waits for the next frame having handled every earlier one: a frame read now may
-    be handled as it is read (:meth:`Connection.take_now`)."""
-    GONE = 2
-    """Sending failed (the client went away): frames it sent before are still handled."""
-    CLOSING = 3
-    """This side decided to close: frames still arriving are not handled."""
-
-
-class Stage(enum.Enum):
-    """What the connection is for: nothing yet (a hello is due), a seek, or a race (:attr:`Connection.joined`)."""
-
-    HELLO = "hello"
-    SEEKING = "seeking"
-    JOINED = "joined"
-
-
-class Connection:
+class Connection(SocketWriter):
     """A client's socket and what it has joined."""
 
-    __slots__ = ("ws", "service", "store", "lobby", "outbox", "backlog", "bucket", "budgets", "peer", "link",
-                 "stage", "joined", "seat", "member", "gen", "in_flight", "_writer", "_held", "__weakref__")
+    __slots__ = ("store", "lobby", "bucket", "budgets", "stage", "joined", "seat", "member", "gen", "in_flight")
 
     def __init__(self, ws: WebSocket, service: Service, lobby: LobbyFrames | None = None) -> None:
+        super().__init__(ws, service)
         cfg = service.config
-        self.ws = ws
-        self.service = service
         self.store = service.store
         self.lobby = lobby
-        self.outbox = Outbox(cfg.send_queue, cfg.send_bytes)
-        self.backlog: Backlog | None = ws.scope.get("extensions", {}).get(BACKLOG)
-        """What the transport and kernel hold for the client (None under another ASGI server: frames only)."""
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.budgets: tuple[TokenBucket, TokenBucket] | None = None
         """The error budget and the flood allowance (frames dropped by the rate limit, refilled one a second:
         used up, the connection closes 4005), made on the first frame that needs them."""
-        self.peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "?"
-        self.link = Link.OPEN
         self.stage = Stage.HELLO
         self.joined: Joined | None = None
         self.seat: int | None = None
@@ -93,15 +54,11 @@ class Connection:
         """The generation of the seat this connection holds (its session's: the hub reads it here)."""
         self.in_flight: asyncio.Future[Any] | None = None
         """The move being stored (the store's future, or the task of its slow path): the next frame waits."""
-        self._writer: asyncio.Task[None] | None = None
-        """The task draining :attr:`outbox`, while it has something to drain (None: sends go out directly)."""
-        self._held: list[bytes] | None = None
-        """Frames waiting to go out with the answer to the move in flight (:meth:`hold`)."""
 
     @property
-    def open(self) -> bool:
-        """Frames still go out to the client."""
-        return self.link < Link.GONE
+    def race(self) -> str | None:
+        """The race joined (None before a hello, or seeking)."""
+        return self.joined.race if self.joined is not None else None
 
     @property
     def held(self) -> int:
@@ -115,46 +72,6 @@ class Connection:
         return self.budgets
 
     # ---------------------------------------------------------- sending
-    def send(self, data: bytes) -> None:
-        """Send a frame (at once if nothing is queued); a reader too slow to keep its backlog small is cut loose.
-
-        The backlog is the frames queued here and the bytes queued, buffered by the transport or
-        unacknowledged by the client's TCP (the outbox's rule, :mod:`.outbox`): counting frames alone
-        missed a client that stopped reading, because its frames left the queue for the kernel's buffers
-        at once. Why write directly: a writer task woken for every frame cost a task switch and an ASGI
-        send each (about a tenth of the server's CPU per move); the order stays the same because a frame
-        goes directly only while nothing waits in the outbox and the writer is not in the middle of a send.
-        """
-        held = self._held
-        if held is not None:  # frames waiting for this one go first, in the same write
-            self._held = None
-            held.append(data)
-        if self.link >= Link.GONE:
-            return
-        backlog, outbox = self.backlog, self.outbox
-        waiting = backlog.at_most() if backlog is not None else 0
-        if outbox.full(waiting) and backlog is not None:
-            # Measured only when the bound says it may be too much: one system call per send_bytes
-            # written to a client that reads, not one per frame.
-            waiting = backlog.unacknowledged()
-        if outbox.full(waiting):
-            log("slow_reader", logging.WARNING, peer=self.peer, race=self.joined and self.joined.race,
-                seat=self.seat, frames=len(outbox), bytes=outbox.size + waiting)
-            self.abort(p.CloseCode.SLOW_READER)
-            if backlog is not None:
-                backlog.drop_after(SLOW_READER_GRACE)
-            return
-        if self._writer is None and backlog is not None:
-            try:
-                if backlog.send_now(data) if held is None else backlog.send_all_now(held):
-                    return
-            except OSError:  # the client is gone, as in _write_queued
-                self.link = Link.GONE
-                return
-        for frame in held or (data,):
-            outbox.append(frame)
-        self._drain()
-
     def hold(self, data: bytes) -> None:
         """Send a frame that need not go out before the answer to the move in flight (a progress frame):
         it waits for that answer and goes out in the same write. Any other frame sent meanwhile takes it
@@ -171,57 +88,6 @@ class Connection:
             self._held = [data]
         else:
             self._held.append(data)
-
-    def release(self) -> None:
-        """The frames :meth:`hold` kept, out now: the move in flight ended without a frame of its own."""
-        held = self._held
-        if held is not None:
-            self._held = held[:-1] or None
-            self.send(held[-1])
-
-    def send_msg(self, msg: msgspec.Struct) -> None:
-        self.send(p.encode(msg))
-        self.service.metrics.sent(str(msg.__struct_config__.tag))
-
-    def close_after_queue(self, code: p.CloseCode) -> None:
-        """Close once the frames already queued (the error saying why) are out."""
-        if self.link is Link.CLOSING:
-            return
-        if len(self.outbox) >= self.outbox.limit:
-            self.abort(code)
-            return
-        self.link = Link.CLOSING
-        self.outbox.end(code)
-        self._drain()
-
-    def abort(self, code: p.CloseCode) -> None:
-        """Close now, dropping what is queued."""
-        self.link = Link.CLOSING
-        self.outbox.cut(code)
-        self._drain()
-
-    def _drain(self) -> None:
-        if self._writer is None:
-            self._writer = asyncio.ensure_future(self._write_queued())
-
-    async def _write_queued(self) -> None:
-        """Send what is queued, in order, waiting for the transport; done when the outbox is empty."""
-        outbox, backlog = self.outbox, self.backlog
-        try:
-            while (frame := outbox.pop()) is not None:
-                await self.ws.send_bytes(frame)
-                if backlog is not None:
-                    backlog.wrote(len(frame))
-            if outbox.ended:
-                await self.ws.close(outbox.close_code)
-        except (OSError, RuntimeError, WebSocketDisconnect):
-            # The client is gone: nothing more can reach it, but the frames it sent before it went
-            # are still read and applied (a move sent just before a drop is not lost).
-            if self.link is not Link.CLOSING:
-                self.link = Link.GONE
-            outbox.clear()
-        finally:
-            self._writer = None
 
     # ---------------------------------------------------------- reading
     async def run(self) -> None:
@@ -303,24 +169,9 @@ class Connection:
     async def _leave(self) -> None:
         if self.stage is Stage.SEEKING and self.lobby is not None:
             await self.lobby.gone(self)
-        joined = self.joined
-        if joined is None:
-            return
-        if joined.account is not None:
-            self.service.key_holders.remove(joined.account, self)
-        await self.service.leave_hub(joined.hub, self)
-        session = joined.session
-        if session is not None:
-            try:
-                await self.store.presence(joined.race, session.seat, session.gen, self.member, False, 0, now_ms())
-            except StoreError:
-                pass  # the race is gone
-            except UNAVAILABLE:
-                pass  # the lease runs out by itself
-            else:
-                if joined.hub.meta is not None and joined.hub.meta.status == "lobby":
-                    self.service.free_after_lease(joined.race)
-        log("left", race=joined.race, seat=self.seat, peer=self.peer)
+        if self.joined is not None:
+            await self.joined.left()
+        log("left", race=self.race, seat=self.seat, peer=self.peer)
 
     async def handle(self, data: bytes) -> None:
         """One frame in; never raises."""
@@ -386,68 +237,12 @@ class Connection:
         """Answer a frame whose handling raised: a typed refusal, ``unavailable``, or ``internal``."""
         answer_failure(self, exc, msg)
 
-    def refuse(self, code: p.ErrorCode | str, message: str | None = None, *, ref: str | None = None,
-               seq: int | None = None, close: p.CloseCode | None = None, counts: bool = True) -> None:
-        """Answer a refused frame with ``reject`` (moves) or ``error``, log it, and close on abuse."""
-        value = code.value if isinstance(code, p.ErrorCode) else code
-        message = message or p.explain(value)
-        race = self.joined.race if self.joined is not None else None
-        self.service.log_refused(value, peer=self.peer, race=race, seat=self.seat, ref=ref, detail=message)
-        if ref == "move" and seq is not None:
-            self.service.metrics.rejected(value)
-            self.send_msg(p.Reject(seq=seq, reason=value, message=message, version=self.version))
-        else:
-            self.send_msg(p.Error(code=value, message=message, ref=ref))
-        if close is None and counts and not self.error_budgets()[0].take():
-            close = p.CloseCode.TOO_MANY_ERRORS
-        if close is not None:
-            log("closing", logging.WARNING, peer=self.peer, race=race, code=int(close), why=close.name)
-            self.close_after_queue(close)
-
-    @property
-    def version(self) -> int:
-        """The race version of this connection's last answer (``reject.version``)."""
-        return self.joined.version if self.joined is not None else 0
-
     def countdown_ms(self) -> int:
         return int(self.service.config.countdown * 1000)
 
     def client(self) -> str:
         """The address this connection's creations (races, seeks) count against."""
         return self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
-
-    # ----------------------------------------------------------- hello
-    async def on_hello(self, msg: p.Hello) -> None:
-        if self.stage is Stage.JOINED:
-            raise Refused(p.ErrorCode.ALREADY_JOINED)
-        if self.stage is Stage.SEEKING:
-            raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection waits on a seek: join the race it "
-                          "is given on a new connection")
-        if msg.protocol != p.PROTOCOL_VERSION:
-            raise Refused(p.ErrorCode.VERSION_MISMATCH,
-                          f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}",
-                          close=p.CloseCode.VERSION_MISMATCH)
-        race = await self.store.resolve(msg.race)
-        meta = await self.store.meta(race) if race else None
-        if meta is None:
-            raise Refused(p.ErrorCode.RACE_NOT_FOUND, f"no race has id or join code {msg.race!r}",
-                          close=p.CloseCode.HELLO_REFUSED)
-        taken, session = None, None
-        if msg.role == "player":
-            self.member = self.service.connection_id()
-            taken = await take_seat(self.service, msg, meta, self.member)
-            session = SeatSession(taken.seat, taken.gen)
-            self.seat, self.gen = taken.seat, taken.gen
-        hub = await self.service.join_hub(meta.id, self)
-        joined = self.joined = Joined(self, meta.id, hub, session, taken.account if taken else None,
-                                      taken.key_hash if taken else "")
-        self.stage = Stage.JOINED
-        if joined.account is not None:
-            self.service.key_holders.add(joined.account, joined.key_hash, self)
-        replayed = await welcome(hub, self, self.send_msg, msg.last_version, end_soon=self.service.end_soon,
-                                 token=taken.token if taken else "", player=joined.reload if session else None)
-        log("joined", race=meta.id, seat=self.seat, role=msg.role, peer=self.peer, rejoined=msg.token is not None,
-            last_version=msg.last_version, replayed=replayed)
 
     # ----------------------------------------------------------- other frames
     async def on_seek(self, msg: p.Seek) -> None:
@@ -465,6 +260,8 @@ class Connection:
         if await self.lobby.cancel(self, msg):
             self.stage = Stage.HELLO  # a hello may follow, with another key or none
 
+    refuse = frames.refuse
+    on_hello = frames.on_hello
     on_create = frames.on_create
     on_start = frames.on_start
     on_ready = frames.on_ready

@@ -15,9 +15,11 @@ from ..ops.log import format_event, log, logger
 from ..store import UNAVAILABLE, StoreError
 from . import rules as races
 from .clock import now_ms
-from .seat import Joined, Pump
-from .session import Refused
+from .seat import Joined, Pump, Stage
+from .seating import take_seat
+from .session import Refused, SeatSession
 from .tokens import CREATOR, TokenError
+from .welcome import welcome
 
 
 def joined(conn: Pump) -> Joined:
@@ -83,6 +85,40 @@ async def on_hint(conn: Pump, msg: p.HintRequest) -> None:
     await joined(conn).hint(msg)
 
 
+async def on_hello(conn: Pump, msg: p.Hello) -> None:
+    """Join a race: take a seat (a player) or watch, join its hub, and be welcomed."""
+    if conn.stage is Stage.JOINED:
+        raise Refused(p.ErrorCode.ALREADY_JOINED)
+    if conn.stage is Stage.SEEKING:
+        raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection waits on a seek: join the race it "
+                      "is given on a new connection")
+    if msg.protocol != p.PROTOCOL_VERSION:
+        raise Refused(p.ErrorCode.VERSION_MISMATCH,
+                      f"this server speaks protocol {p.PROTOCOL_VERSION}, the client {msg.protocol}",
+                      close=p.CloseCode.VERSION_MISMATCH)
+    race = await conn.store.resolve(msg.race)
+    meta = await conn.store.meta(race) if race else None
+    if meta is None:
+        raise Refused(p.ErrorCode.RACE_NOT_FOUND, f"no race has id or join code {msg.race!r}",
+                      close=p.CloseCode.HELLO_REFUSED)
+    taken, session = None, None
+    if msg.role == "player":
+        conn.member = conn.service.connection_id()
+        taken = await take_seat(conn.service, msg, meta, conn.member)
+        session = SeatSession(taken.seat, taken.gen)
+        conn.seat, conn.gen = taken.seat, taken.gen
+    hub = await conn.service.join_hub(meta.id, conn)
+    joined = conn.joined = Joined(conn, meta.id, hub, session, taken.account if taken else None,
+                                  taken.key_hash if taken else "")
+    conn.stage = Stage.JOINED
+    if joined.account is not None:
+        conn.service.key_holders.add(joined.account, joined.key_hash, conn)
+    replayed = await welcome(hub, conn, conn.send_msg, msg.last_version, end_soon=conn.service.end_soon,
+                             token=taken.token if taken else "", player=joined.reload if session else None)
+    log("joined", race=meta.id, seat=conn.seat, role=msg.role, peer=conn.peer, rejoined=msg.token is not None,
+        last_version=msg.last_version, replayed=replayed)
+
+
 HANDLERS: dict[type, str] = {
     p.Hello: "on_hello",
     p.Create: "on_create",
@@ -131,6 +167,26 @@ def answer_failure(conn: Pump, exc: Exception, msg: Any) -> None:
         # once per place of failure; counted like a bad frame, so that repeating it gets the client closed.
         _log_failure(exc, peer=conn.peer, race=race, ref=_tag(msg))
         conn.refuse(p.ErrorCode.INTERNAL, ref=_tag(msg), seq=getattr(msg, "seq", None))
+
+
+def refuse(conn: Pump, code: p.ErrorCode | str, message: str | None = None, *, ref: str | None = None,
+           seq: int | None = None, close: p.CloseCode | None = None, counts: bool = True) -> None:
+    """Answer a refused frame with ``reject`` (moves) or ``error``, log it, and close on abuse."""
+    value = code.value if isinstance(code, p.ErrorCode) else code
+    message = message or p.explain(value)
+    race = conn.joined.race if conn.joined is not None else None
+    conn.service.log_refused(value, peer=conn.peer, race=race, seat=conn.seat, ref=ref, detail=message)
+    if ref == "move" and seq is not None:
+        conn.service.metrics.rejected(value)
+        conn.send_msg(p.Reject(seq=seq, reason=value, message=message,
+                               version=conn.joined.version if conn.joined is not None else 0))
+    else:
+        conn.send_msg(p.Error(code=value, message=message, ref=ref))
+    if close is None and counts and not conn.error_budgets()[0].take():
+        close = p.CloseCode.TOO_MANY_ERRORS
+    if close is not None:
+        log("closing", logging.WARNING, peer=conn.peer, race=race, code=int(close), why=close.name)
+        conn.close_after_queue(close)
 
 
 _FAILED_AT: set[tuple[str, str, int]] = set()

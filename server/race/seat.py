@@ -9,6 +9,7 @@ A connection before its hello, or waiting on a seek, has no :class:`Joined` at a
 from __future__ import annotations
 
 import asyncio
+import enum
 from typing import Any, Awaitable, Protocol
 
 import msgspec
@@ -17,7 +18,7 @@ from shared import protocol as p
 
 from ..ops.log import log
 from ..ops.ratelimit import TokenBucket
-from ..store import Committed, HintRefused, RaceMeta, Store, StoreError
+from ..store import UNAVAILABLE, Committed, HintRefused, RaceMeta, Store, StoreError
 from .clock import now_ms
 from .hub import Listener, RaceHub
 from .service import Service
@@ -25,6 +26,14 @@ from .session import Acked, CatchUp, Failed, Moving, Pending, Refused, SeatSessi
 
 SEAT_LEFT = "seat_left"
 """The store's word for a seat whose generation moved on: this connection no longer holds it."""
+
+
+class Stage(enum.Enum):
+    """What the connection is for: nothing yet (a hello is due), a seek, or a race (:attr:`Connection.joined`)."""
+
+    HELLO = "hello"
+    SEEKING = "seeking"
+    JOINED = "joined"
 
 
 class Pump(Listener, Protocol):
@@ -35,6 +44,7 @@ class Pump(Listener, Protocol):
     peer: str
     bucket: TokenBucket
     joined: "Joined | None"
+    stage: Stage
     in_flight: "asyncio.Future[Any] | None"
 
     def send_msg(self, msg: msgspec.Struct) -> None: ...
@@ -88,6 +98,24 @@ class Joined:
         if self.session is None:
             raise Refused(p.ErrorCode.FORBIDDEN, "spectators have no seat")
         return self.session
+
+    async def left(self) -> None:
+        """The connection closed: it leaves the hub, and a player's presence lease is given back."""
+        conn, service = self.conn, self.conn.service
+        if self.account is not None:
+            service.key_holders.remove(self.account, conn)
+        await service.leave_hub(self.hub, conn)
+        session = self.session
+        if session is not None:
+            try:
+                await conn.store.presence(self.race, session.seat, session.gen, conn.member, False, 0, now_ms())
+            except StoreError:
+                pass  # the race is gone
+            except UNAVAILABLE:
+                pass  # the lease runs out by itself
+            else:
+                if self.hub.meta is not None and self.hub.meta.status == "lobby":
+                    service.free_after_lease(self.race)
 
     # ------------------------------------------------------------- lobby
     async def ready(self, msg: p.Ready) -> None:
