@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -9,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.race import rules
-import asyncio
-
-from server.race.session import MOVE_RETRIES, Acked, CatchUp, Failed, Pending, Refused, Resend, SeatSession
+from server.race.session import MOVE_RETRIES, CatchUp, Failed, Pending, Refused, Resend, SeatSession
 from server.store import Committed, Conflict, Duplicate, Line, PlayerState, RaceMeta, StoreError
 from shared import protocol as p
 from shared.engine import Game
@@ -131,7 +130,7 @@ def test_a_move_in_flight_lands_as_its_ack_and_the_next_may_go() -> None:
     step = session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
     assert isinstance(step, Pending) and session.moving is not None and session.moving.step is step
     landed = session.landed(Committed(version=7, race_done=False, line=b"x"))
-    assert isinstance(landed, Acked) and landed.ack.seq == 1 and landed.committed.line == b"x"
+    assert isinstance(landed, p.Ack) and landed.seq == 1 and landed.version == 7 and not landed.duplicate
     assert session.moving is None and (session.n, session.seq, session.version) == (1, 1, 7)
     assert isinstance(session.begin(p.Move(seq=2, move=WIN["moves"][1]), meta, NOW), Pending)
 

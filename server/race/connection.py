@@ -27,7 +27,10 @@ from .lobby import LobbyFrames
 from .seat import Joined, Stage
 from .service import Service
 from .session import Refused
-from .writer import Link, SocketWriter
+from .writer import CLOSING, OPEN, PARKED, SocketWriter
+
+HELLO = Stage.HELLO
+"""(A module constant: an enum member's lookup costs some 200 ns, and the loop asks once a frame.)"""
 
 
 class Connection(SocketWriter):
@@ -103,16 +106,16 @@ class Connection(SocketWriter):
         loop = asyncio.get_running_loop()
         hello_deadline = loop.time() + self.service.config.hello_timeout
         try:
-            while not (self.link is Link.CLOSING and self._writer is None):  # until this side has closed
-                if self.stage is not Stage.HELLO:
+            while not (self.link is CLOSING and self._writer is None):  # until this side has closed
+                if self.stage is not HELLO:
                     # Joined (or seeking): no deadline, so a plain receive (wait_for's task and timer cost a few percent a move).
-                    if self.link is Link.OPEN:
-                        self.link = Link.PARKED
+                    if self.link is OPEN:
+                        self.link = PARKED
                     try:
                         message = await receive()
                     finally:
-                        if self.link is Link.PARKED:
-                            self.link = Link.OPEN
+                        if self.link is PARKED:
+                            self.link = OPEN
                 else:
                     try:
                         message = await asyncio.wait_for(receive(), hello_deadline - loop.time())
@@ -138,7 +141,7 @@ class Connection(SocketWriter):
         finally:
             if self.in_flight is not None:
                 await self._settled()
-            self.link = Link.CLOSING
+            self.link = CLOSING
             writer = self._writer
             if writer is not None:
                 writer.cancel()
@@ -175,7 +178,7 @@ class Connection(SocketWriter):
 
     async def handle(self, data: bytes) -> None:
         """One frame in; never raises."""
-        if self.link is Link.CLOSING:
+        if self.link is CLOSING:
             return
         msg: Any = None
         try:
@@ -198,7 +201,7 @@ class Connection(SocketWriter):
         it runs in the transport's read callback.
         """
         joined = self.joined
-        if self.link is not Link.PARKED or self.in_flight is not None or self.store.down or joined is None:
+        if self.link is not PARKED or self.in_flight is not None or self.store.down or joined is None:
             return False
         session, meta = joined.session, joined.hub.meta
         if session is None or not session.loaded or meta is None or meta.status == "lobby":

@@ -27,13 +27,15 @@ from shared import protocol as p
 class Outbox:
     """A bounded queue of frames for one reader; :meth:`next` waits for the next one (None: ended)."""
 
-    __slots__ = ("limit", "byte_limit", "size", "ended", "dropped", "close_code", "_frames", "_wake")
+    __slots__ = ("limit", "byte_limit", "count", "size", "ended", "dropped", "close_code", "_frames", "_wake")
 
     def __init__(self, limit: int, byte_limit: int = 0) -> None:
         self.limit = limit
         """Frames queued at most: one more and the reader is cut loose."""
         self.byte_limit = byte_limit
         """Bytes waiting at most (0: no bound on bytes)."""
+        self.count = 0
+        """Frames queued."""
         self.size = 0
         """Bytes queued."""
         self.ended = False
@@ -46,11 +48,11 @@ class Outbox:
         self._wake: asyncio.Event | None = None
 
     def __len__(self) -> int:
-        return len(self._frames) if self._frames is not None else 0
+        return self.count
 
     def full(self, waiting: int = 0) -> bool:
         """The slow-reader rule, ``waiting`` being the bytes the writer's transport holds besides."""
-        return len(self) >= self.limit or (self.byte_limit > 0 and self.size + waiting > self.byte_limit)
+        return self.count >= self.limit or (self.byte_limit > 0 and self.size + waiting > self.byte_limit)
 
     def put(self, frame: bytes, waiting: int = 0) -> bool:
         """Queue a frame; False if it was not taken (ended, or the reader is cut loose now)."""
@@ -67,6 +69,7 @@ class Outbox:
         if self._frames is None:
             self._frames = deque()
         self._frames.append(frame)
+        self.count += 1
         self.size += len(frame)
         self._set()
 
@@ -76,6 +79,7 @@ class Outbox:
         if not frames:
             return None
         frame = frames.popleft()
+        self.count -= 1
         self.size -= len(frame)
         if not frames:
             self._frames = None
@@ -98,7 +102,7 @@ class Outbox:
 
     def clear(self) -> None:
         self._frames = None
-        self.size = 0
+        self.count = self.size = 0
 
     async def next(self) -> bytes | None:
         """The next frame, waiting for it; None once the outbox has ended and is read."""

@@ -22,7 +22,7 @@ from ..store import UNAVAILABLE, Committed, HintRefused, RaceMeta, Store, StoreE
 from .clock import now_ms
 from .hub import Listener, RaceHub
 from .service import Service
-from .session import Acked, CatchUp, Failed, Moving, Pending, Refused, SeatSession
+from .session import CatchUp, Failed, Moving, Pending, Refused, SeatSession
 
 SEAT_LEFT = "seat_left"
 """The store's word for a seat whose generation moved on: this connection no longer holds it."""
@@ -180,13 +180,15 @@ class Joined:
         conn, session = self.conn, self.session
         conn.in_flight = None
         assert session is not None
+        result: Any
         try:
-            landed = session.landed(future.exception() or future.result())
-        except asyncio.CancelledError as exc:
-            landed = session.landed(exc)
+            result = future.result()
+        except BaseException as exc:  # what the store raised, or its cancellation (shutting down)
+            result = exc
+        landed = session.landed(result)
         try:
-            if isinstance(landed, Acked):
-                self.acked(landed.committed, landed.ack)
+            if type(landed) is p.Ack:
+                self.acked(result, landed)
                 return
             if isinstance(landed, Failed):
                 if landed.error is not None:
@@ -194,6 +196,7 @@ class Joined:
                 return
         finally:
             conn.release()  # held frames not taken along by an answer (the slow path below, a shutdown)
+        assert isinstance(landed, CatchUp)
         conn.apart(self.catch_up(landed), landed.moving.msg)
 
     def acked(self, result: Committed, ack: p.Ack) -> None:

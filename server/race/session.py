@@ -5,10 +5,12 @@ The way ``websockets``' protocol layer works, and the client's
 settings and the time, and answers with a refusal (:class:`Refused`), a
 :class:`Resend` (the ``seq`` was used: the stored log decides) or a
 :class:`Pending` commit (what to store). The store's answer comes back
-through :meth:`SeatSession.settle`, which hands out the acknowledgement, or
-says to reload (another connection of the seat moved first). The socket
-loop (``connection.py``) does the awaiting; everything here is tested
-without sockets or Redis (``tests/test_session.py``).
+through :meth:`SeatSession.landed` (the move in flight is the session's:
+:meth:`SeatSession.begin`), which hands out the acknowledgement, or says to
+reload and then retry (another connection of the seat moved first: at most
+:data:`MOVE_RETRIES` times) or answer a resend, or that the move failed.
+The socket loop (``connection.py``, ``seat.py``) does the awaiting;
+everything here is tested without sockets or Redis (``tests/test_session.py``).
 
 Why a session keeps a game at all: validating a move needs the position,
 and replaying the log from Redis for every move would cost a read and a
@@ -18,7 +20,6 @@ replay each time. The cached game is the stored log's replay as of
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Callable
 
@@ -73,7 +74,7 @@ MOVE_RETRIES = 2
 racing each other that long is a bug, not play)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Moving:
     """The move in flight: its frame, its pending step, the race's settings it was checked against, and how
     many conflicts it met before."""
@@ -82,14 +83,6 @@ class Moving:
     step: Pending
     meta: RaceMeta
     conflicts: int = 0
-
-
-@dataclass(frozen=True)
-class Acked:
-    """The move is stored: send ``ack`` (``committed`` carries what the hub learns of it)."""
-
-    ack: p.Ack
-    committed: Committed
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,8 @@ class Failed:
     error: Exception | None
 
 
-Landed = Acked | CatchUp | Failed
+Landed = p.Ack | CatchUp | Failed
+"""The move is stored (its ``ack`` to send), or what to do instead."""
 
 
 class SeatSession:
@@ -191,21 +185,18 @@ class SeatSession:
         assert moving is not None, "no move in flight"
         self.moving = None
         step = moving.step
+        if isinstance(result, Committed):  # the common case first, with no other test
+            return self._stored(step, result)
         if isinstance(result, StoreError):  # the race or the player refused it: nothing was stored
             step.revert()
             return Failed(moving, Refused(result.code))
-        if isinstance(result, asyncio.CancelledError):  # shutting down: whether Redis applied it is unknown
-            self.forget()
-            return Failed(moving, None)
         if isinstance(result, BaseException):
-            # Unknown whether Redis applied it: forget the cached game, reload on the next move
-            # (a resend of this seq is then acknowledged as a duplicate if it did go through).
+            # Unknown whether Redis applied it: forget the cached game, reload on the next move (a resend
+            # of this seq is then acknowledged as a duplicate if it did go through); cancelled: shutting
+            # down, nothing to answer.
             self.forget()
             return Failed(moving, result if isinstance(result, Exception) else None)
-        ack = self.settle(step, result)
-        if isinstance(result, Committed):
-            assert ack is not None
-            return Acked(ack, result)
+        step.revert()
         return CatchUp(moving, retry=isinstance(result, Conflict), stored=result.n)
 
     @staticmethod
@@ -250,14 +241,17 @@ class SeatSession:
         """The store's answer: the acknowledgement of a stored move, or None (reload, then decide again:
         a :class:`Conflict` retries the move, a :class:`Duplicate` answers it as a resend)."""
         if isinstance(result, Committed):
-            self.n += 1
-            self.seq = pending.seq
-            self.version = result.version
-            self.done = pending.status == "finished"
-            return p.Ack(seq=pending.seq, move=pending.text, version=self.version, view=self.view(),
-                         status=pending.status)
+            return self._stored(pending, result)
         pending.revert()
         return None
+
+    def _stored(self, pending: Pending, result: Committed) -> p.Ack:
+        self.n += 1
+        self.seq = pending.seq
+        self.version = result.version
+        self.done = pending.status == "finished"
+        return p.Ack(seq=pending.seq, move=pending.text, version=self.version, view=self.view(),
+                     status=pending.status)
 
     def resent(self, msg: p.Move, state: PlayerState) -> p.Ack:
         """A ``seq`` already used: the same move again is acknowledged again, anything else refused.

@@ -40,6 +40,11 @@ class Link(enum.IntEnum):
     """This side decided to close: frames still arriving are not handled."""
 
 
+OPEN, PARKED, GONE, CLOSING = Link
+"""The members as module constants: ``Link.GONE`` is an attribute lookup through the enum's metaclass,
+some 200 ns, and the hot path (every frame sent, every frame read) asks several times."""
+
+
 class SocketWriter:
     """A WebSocket's outgoing frames (see the module's docstring)."""
 
@@ -60,7 +65,7 @@ class SocketWriter:
         self.backlog: Backlog | None = ws.scope.get("extensions", {}).get(BACKLOG)
         """What the transport and kernel hold for the client (None under another ASGI server: frames only)."""
         self.peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "?"
-        self.link = Link.OPEN
+        self.link = OPEN
         self._writer: asyncio.Task[None] | None = None
         """The task draining :attr:`outbox`, while it has something to drain (None: sends go out directly)."""
         self._held: list[bytes] | None = None
@@ -69,7 +74,7 @@ class SocketWriter:
     @property
     def open(self) -> bool:
         """Frames still go out to the client."""
-        return self.link < Link.GONE
+        return self.link < GONE
 
     def send(self, data: bytes) -> None:
         """Send a frame (at once if nothing is queued); a reader too slow to keep its backlog small is cut loose.
@@ -85,7 +90,7 @@ class SocketWriter:
         if held is not None:  # frames waiting for this one go first, in the same write
             self._held = None
             held.append(data)
-        if self.link >= Link.GONE:
+        if self.link >= GONE:
             return
         backlog, outbox = self.backlog, self.outbox
         waiting = backlog.at_most() if backlog is not None else 0
@@ -105,7 +110,7 @@ class SocketWriter:
                 if backlog.send_now(data) if held is None else backlog.send_all_now(held):
                     return
             except OSError:  # the client is gone, as in _write_queued
-                self.link = Link.GONE
+                self.link = GONE
                 return
         for frame in held or (data,):
             outbox.append(frame)
@@ -124,18 +129,18 @@ class SocketWriter:
 
     def close_after_queue(self, code: p.CloseCode) -> None:
         """Close once the frames already queued (the error saying why) are out."""
-        if self.link is Link.CLOSING:
+        if self.link is CLOSING:
             return
         if len(self.outbox) >= self.outbox.limit:
             self.abort(code)
             return
-        self.link = Link.CLOSING
+        self.link = CLOSING
         self.outbox.end(code)
         self._drain()
 
     def abort(self, code: p.CloseCode) -> None:
         """Close now, dropping what is queued."""
-        self.link = Link.CLOSING
+        self.link = CLOSING
         self.outbox.cut(code)
         self._drain()
 
@@ -156,8 +161,8 @@ class SocketWriter:
         except (OSError, RuntimeError, WebSocketDisconnect):
             # The client is gone: nothing more can reach it, but the frames it sent before it went
             # are still read and applied (a move sent just before a drop is not lost).
-            if self.link is not Link.CLOSING:
-                self.link = Link.GONE
+            if self.link is not CLOSING:
+                self.link = GONE
             outbox.clear()
         finally:
             self._writer = None
