@@ -247,22 +247,7 @@ class Connection(SocketWriter):
         """The address this connection's creations (races, seeks) count against."""
         return self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
 
-    # ----------------------------------------------------------- other frames
-    async def on_seek(self, msg: p.Seek) -> None:
-        """Wait in a seek pool on this connection (the lobby's handler: server/players/seeks.py)."""
-        if self.stage is Stage.JOINED:
-            raise Refused(p.ErrorCode.ALREADY_JOINED, "this connection has joined a race: seek on a new one")
-        if self.lobby is None:
-            raise Refused(p.ErrorCode.FORBIDDEN, "this server takes no seeks")
-        await self.lobby.seek(self, msg, self.client())
-        self.stage = Stage.SEEKING
-
-    async def on_seek_cancel(self, msg: p.SeekCancel) -> None:
-        if self.stage is not Stage.SEEKING or self.lobby is None:
-            raise Refused(p.ErrorCode.NOT_SEEKING)
-        if await self.lobby.cancel(self, msg):
-            self.stage = Stage.HELLO  # a hello may follow, with another key or none
-
+    # ---------------------------------------------------------- frames (frames.HANDLERS names them)
     refuse = frames.refuse
     on_hello = frames.on_hello
     on_create = frames.on_create
@@ -273,3 +258,5 @@ class Connection(SocketWriter):
     on_give_up = frames.on_give_up
     on_hint = frames.on_hint
     on_ping = frames.on_ping
+    on_seek = frames.on_seek
+    on_seek_cancel = frames.on_seek_cancel

@@ -119,6 +119,24 @@ async def on_hello(conn: Pump, msg: p.Hello) -> None:
         last_version=msg.last_version, replayed=replayed)
 
 
+async def on_seek(conn: Pump, msg: p.Seek) -> None:
+    """Wait in a seek pool on this connection: the lobby's handler's business (server/players/seeks.py), the
+    connection only knows it is seeking."""
+    if conn.stage is Stage.JOINED:
+        raise Refused(p.ErrorCode.ALREADY_JOINED, "this connection has joined a race: seek on a new one")
+    if conn.lobby is None:
+        raise Refused(p.ErrorCode.FORBIDDEN, "this server takes no seeks")
+    await conn.lobby.seek(conn, msg, conn.client())
+    conn.stage = Stage.SEEKING
+
+
+async def on_seek_cancel(conn: Pump, msg: p.SeekCancel) -> None:
+    if conn.stage is not Stage.SEEKING or conn.lobby is None:
+        raise Refused(p.ErrorCode.NOT_SEEKING)
+    if await conn.lobby.cancel(conn, msg):
+        conn.stage = Stage.HELLO  # a hello may follow, with another key or none
+
+
 HANDLERS: dict[type, str] = {
     p.Hello: "on_hello",
     p.Create: "on_create",

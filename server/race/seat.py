@@ -21,6 +21,7 @@ from ..ops.ratelimit import TokenBucket
 from ..store import UNAVAILABLE, Committed, HintRefused, RaceMeta, Store, StoreError
 from .clock import now_ms
 from .hub import Listener, RaceHub
+from .lobby import LobbyFrames
 from .service import Service
 from .session import CatchUp, Failed, Moving, Pending, Refused, SeatSession
 
@@ -45,6 +46,7 @@ class Pump(Listener, Protocol):
     bucket: TokenBucket
     joined: "Joined | None"
     stage: Stage
+    lobby: "LobbyFrames | None"
     in_flight: "asyncio.Future[Any] | None"
 
     def send_msg(self, msg: msgspec.Struct) -> None: ...
