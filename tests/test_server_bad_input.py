@@ -142,12 +142,12 @@ async def test_deeply_nested_frames_use_up_the_error_budget(race: Race) -> None:
 async def test_a_frame_the_server_fails_on_is_counted_and_logged_in_one_line(
         race: Race, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A server bug a client can trigger again and again: answered ``internal``, one line each, then closed."""
-    from server.race.connection import Connection
+    from server.race import frames
 
-    async def broken(self: Connection, msg: p.Ping) -> None:
+    async def broken(conn: object, msg: p.Ping) -> None:
         raise ValueError("a bug")
 
-    monkeypatch.setattr(Connection, "on_ping", broken)
+    monkeypatch.setattr(frames, "on_ping", broken)
     c = await Client.connect(race.server)  # its handlers are bound when it connects
     budget = race.server.service.config.max_errors
     for nonce in range(budget + 1):

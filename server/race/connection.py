@@ -22,7 +22,7 @@ from shared import protocol as p
 from ..ops.log import log
 from ..ops.ratelimit import TokenBucket
 from . import frames
-from .frames import HANDLERS, admit, answer_failure
+from .frames import admit, answer_failure
 from .lobby import LobbyFrames
 from .seat import Joined, Stage
 from .service import Service
@@ -186,7 +186,7 @@ class Connection(SocketWriter):
             admit(self)
             if self.store.down:
                 await self.store.check_up()
-            await getattr(self, HANDLERS[type(msg)])(msg)
+            await frames.dispatch(self, msg)
         except Exception as exc:
             self.failed(exc, msg)
 
@@ -247,16 +247,4 @@ class Connection(SocketWriter):
         """The address this connection's creations (races, seeks) count against."""
         return self.service.client_of(self.ws.client.host if self.ws.client else None, self.ws.headers)
 
-    # ---------------------------------------------------------- frames (frames.HANDLERS names them)
     refuse = frames.refuse
-    on_hello = frames.on_hello
-    on_create = frames.on_create
-    on_start = frames.on_start
-    on_ready = frames.on_ready
-    on_leave = frames.on_leave
-    on_move = frames.on_move
-    on_give_up = frames.on_give_up
-    on_hint = frames.on_hint
-    on_ping = frames.on_ping
-    on_seek = frames.on_seek
-    on_seek_cancel = frames.on_seek_cancel

@@ -7,7 +7,7 @@ for every socket: the pump only calls them.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from shared import protocol as p
 
@@ -150,8 +150,14 @@ HANDLERS: dict[type, str] = {
     p.Seek: "on_seek",
     p.SeekCancel: "on_seek_cancel",
 }
-"""The name of the connection's handler of each client frame type: one table for every connection (not a
-dict of bound methods in each), read by name so that a handler replaced on the class is the one called."""
+"""The name of the handler (in this module) of each client frame type: one table for every connection (not a
+dict of bound methods in each), read by name so that a handler replaced in the module is the one called."""
+
+
+def dispatch(conn: Pump, msg: Any) -> Awaitable[None]:
+    """A decoded frame's handling, by its handler (to await: no coroutine of its own in between)."""
+    handler: Callable[[Pump, Any], Awaitable[None]] = globals()[HANDLERS[type(msg)]]
+    return handler(conn, msg)
 
 
 def admit(conn: Pump) -> None:
