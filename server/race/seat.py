@@ -175,7 +175,11 @@ class Joined:
         if not isinstance(step, Pending):
             self.conn.apart(self.resent(msg), msg)
             return
-        self.conn.in_flight = self.conn.store.commit_move(self.race, session.seat, *step.fields(), then=self.committed)
+        try:
+            self.conn.in_flight = self.conn.store.commit_move(self.race, session.seat, *step.fields(), then=self.committed)
+        except Exception as exc:  # not handed to the store: nothing in flight (the game reloads on the next move)
+            session.landed(exc)
+            raise
 
     def committed(self, future: "asyncio.Future[Any]") -> None:
         """The store's answer to the move in flight: the ack, or the slow path (a task the loop awaits)."""
