@@ -155,7 +155,7 @@ async def get_results(request: Request) -> Response:
 
 async def websocket_endpoint(ws: WebSocket) -> None:
     """A race connection; admitted (or refused with ``server_full``) by the edge (server/ops/edge.py)."""
-    await Connection(ws, service_of(ws)).run()
+    await Connection(ws, service_of(ws), ws.app.state.lobby).run()
 
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -223,6 +223,7 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
         app.state.service = service
         app.state.tournaments = process.tournaments
         app.state.results = process.results
+        app.state.lobby = process.lobby
         log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
             instance=service.instance)
         try:

@@ -24,7 +24,7 @@ from .events.formats import ALL
 from .events.runner import TICK_SECONDS, EventRunner
 from .events.tournaments import Tournaments
 from .matchmaking.pairing import Pairing
-from .matchmaking.seeks import POLL_SECONDS, Seeks
+from .matchmaking.seeks import POLL_SECONDS, SeekFrames, Seeks
 from .race.service import Service
 from .store import RedisClient
 from .store.daily import DailyStore
@@ -40,6 +40,8 @@ class Process:
     races: Service
     tournaments: Tournaments
     results: Results
+    lobby: SeekFrames
+    """What answers the race connections' lobby frames (seeks): handed to each connection (server/app.py)."""
 
 
 def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None,
@@ -67,4 +69,5 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
                   sse_event=partial(encoded_event, event="event", retry=2000))
     tournaments = Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
                               runner=runner, feeds=feeds, formats=played)
-    return Process(races=service, tournaments=tournaments, results=results)
+    return Process(races=service, tournaments=tournaments, results=results,
+                   lobby=SeekFrames(seeks, service.key_holders))

@@ -11,6 +11,7 @@ import pytest
 from redis_util import Client, LiveServer, eventually, record_calls, register
 from test_events import AUTH, WIN, events_server  # noqa: F401  (a fixture)
 
+from server.race.outbox import Outbox
 from server.events import feed as feed_module
 from shared import protocol as p
 
@@ -50,7 +51,7 @@ async def _heat_under_way(server: LiveServer) -> tuple[str, str, Client, Client,
 async def _shows(queue: asyncio.Queue[bytes | None], account: str, home: int) -> None:
     """Read the watcher's frames until one shows ``account`` with ``home`` cards home."""
     while True:
-        frame = await asyncio.wait_for(queue.get(), 20)
+        frame = await asyncio.wait_for(queue.next(), 20)
         assert frame is not None, "the feed ended"
         live = {line.account: line for line in msgspec.json.decode(frame, type=p.EventLive).live}
         if account in live and live[account].home == home:
@@ -95,7 +96,7 @@ async def test_a_frame_reads_the_whole_event_only_when_its_version_moved(
                                                   headers={"authorization": f"Bearer {keys['bob']}"})
         assert status == 200, answer
         while True:
-            frame = await asyncio.wait_for(queue.get(), 20)
+            frame = await asyncio.wait_for(queue.next(), 20)
             assert frame is not None, "the feed ended"
             if msgspec.json.decode(frame, type=p.EventLive).event.version > before:
                 break
@@ -149,12 +150,13 @@ async def test_a_feed_sends_at_most_five_frames_in_any_one_second(
     event, race, ann, bob, queue, _ = await _heat_under_way(events_server)
     loop = asyncio.get_running_loop()
     sent: list[float] = []
-    put = queue.put_nowait
+    put = Outbox.put
 
-    def recorded(frame: bytes | None) -> None:
-        sent.append(loop.time())
-        put(frame)
-    monkeypatch.setattr(queue, "put_nowait", recorded)
+    def recorded(outbox: Outbox, frame: bytes, waiting: int = 0) -> bool:
+        if outbox is queue:
+            sent.append(loop.time())
+        return put(outbox, frame, waiting)
+    monkeypatch.setattr(Outbox, "put", recorded)
     events = events_server.tournaments.feeds.events
     version = events.version
     reads = [0]
@@ -182,7 +184,7 @@ async def test_a_feed_sends_at_most_five_frames_in_any_one_second(
     assert closest >= 1.0, f"six frames within {closest:.3f} s"
 
 
-async def _drain(queue: asyncio.Queue[bytes | None]) -> None:
+async def _drain(queue: Outbox) -> None:
     """Read the watcher's frames as they come (a watcher that reads nothing is dropped)."""
-    while await queue.get() is not None:
+    while await queue.next() is not None:
         pass

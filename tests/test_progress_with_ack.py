@@ -138,7 +138,7 @@ async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_g
         # ... and ann, whose move is in flight, not yet: her frame with it waits (a flush made it, with the
         # spectator's or, the racers' frames being at most racer_hz a second, just after it).
         conn = next(c for c in server.service.hubs[created.race.id].conns if c.seat == seat)
-        await eventually(lambda: conn._held is not None, "ann's progress frame with her draw to be held back")
+        await eventually(lambda: conn.held > 0, "ann's progress frame with her draw to be held back")
         assert 1 not in [_draws_of(m, seat) for m in in_kernel()], "ann's progress went before her move's answer"
 
         held.let_go()

@@ -287,7 +287,7 @@ async def test_a_move_that_arrived_before_the_client_vanished_is_applied_though_
     await eventually(lambda: any(isinstance(m, p.Countdown) for m in ws.sent), "ann's countdown")
     ws.dead = True
     conn.send(p.encode(p.Ping(nonce=1)))  # the next frame to the client fails: it is gone
-    await eventually(lambda: conn.gone or conn.closing, "the failed send to be noticed")
+    await eventually(lambda: not conn.open, "the failed send to be noticed")
     ws.incoming.put_nowait({"type": "websocket.receive", "bytes": p.encode(p.Move(seq=1, move=WIN["moves"][0]))})
     ws.incoming.put_nowait({"type": "websocket.disconnect", "code": 1006})
     await asyncio.wait_for(running, 10)

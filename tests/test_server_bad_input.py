@@ -142,12 +142,12 @@ async def test_deeply_nested_frames_use_up_the_error_budget(race: Race) -> None:
 async def test_a_frame_the_server_fails_on_is_counted_and_logged_in_one_line(
         race: Race, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A server bug a client can trigger again and again: answered ``internal``, one line each, then closed."""
-    from server.race.connection import Connection
+    from server.race import frames
 
-    async def broken(self: Connection, msg: p.Ping) -> None:
+    async def broken(conn: object, msg: p.Ping) -> None:
         raise ValueError("a bug")
 
-    monkeypatch.setattr(Connection, "on_ping", broken)
+    monkeypatch.setattr(frames, "on_ping", broken)
     c = await Client.connect(race.server)  # its handlers are bound when it connects
     budget = race.server.service.config.max_errors
     for nonce in range(budget + 1):
@@ -686,10 +686,11 @@ async def test_frames_queued_behind_a_stalled_send_cut_the_reader_at_send_queue(
         await eventually(lambda: ws.sends == 1, "the first frame's send to start")
         for nonce in range(1, 5):  # four queued behind it
             conn.send(p.encode(p.Pong(nonce=nonce, server_time=0)))
-        assert not conn.closing and "event=slow_reader" not in caplog.text
+        assert conn.open and "event=slow_reader" not in caplog.text
         conn.send(p.encode(p.Pong(nonce=5, server_time=0)))
-        assert conn.closing and "event=slow_reader" in caplog.text
-        assert list(conn.queue) == [p.CloseCode.SLOW_READER], "the queued frames are dropped for the close"
+        assert not conn.open and "event=slow_reader" in caplog.text
+        assert len(conn.outbox) == 0 and conn.outbox.close_code is p.CloseCode.SLOW_READER, \
+            "the queued frames are dropped for the close"
 
 
 async def test_a_client_that_stops_reading_gets_4006_after_the_byte_bound(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from server.race import rules
-from server.race.session import Pending, Refused, Resend, SeatSession
-from server.store import Committed, Conflict, Duplicate, Line, PlayerState, RaceMeta
+from server.race.session import MOVE_RETRIES, CatchUp, Failed, Pending, Refused, Resend, SeatSession
+from server.store import Committed, Conflict, Duplicate, Line, PlayerState, RaceMeta, StoreError
 from shared import protocol as p
 from shared.engine import Game
 from shared.variants import get_variant
@@ -119,3 +120,100 @@ def test_the_winning_move_finishes_the_player_and_later_moves_are_refused() -> N
     with pytest.raises(Refused) as refused:
         session.check(p.Move(seq=len(WIN["moves"]) + 1, move="S"), meta, NOW)
     assert refused.value.code == "player_finished"
+
+
+# ---------------------------------------------------------------- the move in flight and what lands
+
+
+def test_a_move_in_flight_lands_as_its_ack_and_the_next_may_go() -> None:
+    session, meta = _session()
+    step = session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
+    assert isinstance(step, Pending) and session.moving is not None and session.moving.step is step
+    landed = session.landed(Committed(version=7, race_done=False, line=b"x"))
+    assert isinstance(landed, p.Ack) and landed.seq == 1 and landed.version == 7 and not landed.duplicate
+    assert session.moving is None and (session.n, session.seq, session.version) == (1, 1, 7)
+    assert isinstance(session.begin(p.Move(seq=2, move=WIN["moves"][1]), meta, NOW), Pending)
+
+
+def test_a_resend_puts_nothing_in_flight() -> None:
+    session, meta = _session([WIN["moves"][0]])
+    assert isinstance(session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW), Resend)
+    assert session.moving is None
+
+
+def test_only_one_move_is_in_flight_at_a_time() -> None:
+    session, meta = _session()
+    session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
+    with pytest.raises(AssertionError):
+        session.begin(p.Move(seq=2, move=WIN["moves"][1]), meta, NOW)
+
+
+def test_a_conflict_catches_up_and_retries_until_the_retries_are_spent() -> None:
+    """Another connection of the seat moved first: reload, then check and send the same frame again, at
+    most MOVE_RETRIES times; after that the move is refused ``internal`` (two connections racing that long
+    is a bug, not play)."""
+    session, meta = _session()
+    before = session.view()
+    msg = p.Move(seq=1, move=WIN["moves"][0])
+    conflicts = 0
+    for _ in range(MOVE_RETRIES + 1):
+        session.begin(msg, meta, NOW, conflicts)
+        landed = session.landed(Conflict(n=0))
+        assert isinstance(landed, CatchUp) and landed.retry and landed.stored == 0 and landed.moving.msg is msg
+        assert session.view() == before and session.moving is None, "the move was taken back"
+        if landed.moving.conflicts == MOVE_RETRIES:
+            break
+        conflicts = SeatSession.again(landed.moving)
+        assert conflicts == landed.moving.conflicts + 1
+    with pytest.raises(Refused) as refused:
+        SeatSession.again(landed.moving)
+    assert refused.value.code == "internal"
+
+
+def test_a_duplicate_catches_up_to_answer_it_as_a_resend() -> None:
+    session, meta = _session()
+    session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
+    landed = session.landed(Duplicate(version=9, n=1))
+    assert isinstance(landed, CatchUp) and not landed.retry and landed.stored == 1
+    assert (session.n, session.seq) == (0, 0), "the reload decides"
+
+
+def test_a_move_the_store_refused_is_taken_back_and_answered_with_its_code() -> None:
+    session, meta = _session()
+    before = session.view()
+    session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
+    landed = session.landed(StoreError("race_over"))
+    assert isinstance(landed, Failed) and isinstance(landed.error, Refused) and landed.error.code == "race_over"
+    assert session.loaded and session.view() == before and session.moving is None
+
+
+@pytest.mark.parametrize("error", [ConnectionError("redis went away"), asyncio.CancelledError()])
+def test_a_move_whose_fate_is_unknown_forgets_the_game(error: BaseException) -> None:
+    """Whether Redis applied it is unknown: the cached game is dropped (the next move reloads it, and a resend
+    of this seq is then acknowledged as a duplicate if it went through); a shutdown answers nothing."""
+    session, meta = _session()
+    session.begin(p.Move(seq=1, move=WIN["moves"][0]), meta, NOW)
+    landed = session.landed(error)
+    assert isinstance(landed, Failed) and not session.loaded and session.moving is None
+    assert landed.error is (None if isinstance(error, asyncio.CancelledError) else error)
+
+
+def test_giving_up_ends_the_moves() -> None:
+    session, meta = _session([WIN["moves"][0]])
+    gave_up = session.gave_up(12)
+    assert gave_up == p.GaveUp(version=12) and session.done and session.version == 12
+    with pytest.raises(Refused) as refused:
+        session.check(p.Move(seq=2, move="S"), meta, NOW)
+    assert refused.value.code == "player_finished"
+
+
+def test_a_seat_given_back_in_the_lobby_is_never_loaded_again() -> None:
+    """Leaving: the seat's generation moved on (or it is nobody's): this connection must not act for it."""
+    meta = _meta()
+    session = SeatSession(0, gen=1)
+    with pytest.raises(Refused) as refused:
+        session.load(meta, replace(_state([]), gen=2))
+    assert refused.value.code == "bad_token" and refused.value.close is p.CloseCode.BAD_TOKEN
+    assert not session.loaded
+    session.load(meta, replace(_state([]), gen=1))
+    assert session.loaded

@@ -35,6 +35,7 @@ from shared.standings import shown_status
 
 from ..ops.log import log
 from ..race.clock import now_ms
+from ..race.outbox import Outbox
 from ..race.table import moves_only
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
 from ..store.events import EventMeta, EventStore
@@ -85,7 +86,7 @@ class Feeds:
         """None: the feeds poll every heat at each frame (no subscription to hear notes by)."""
         self.live: dict[str, EventFeed] = {}
 
-    def watch(self, event: str) -> tuple["EventFeed", asyncio.Queue[bytes | None]]:
+    def watch(self, event: str) -> tuple["EventFeed", Outbox]:
         """The event's feed (made on the first watcher) and a new watcher's queue of it."""
         feed = self.live.get(event)
         if feed is None:
@@ -103,7 +104,7 @@ class EventFeed:
     def __init__(self, feeds: Feeds, event: str) -> None:
         self.feeds = feeds
         self.event = event
-        self.watchers: set[asyncio.Queue[bytes | None]] = set()
+        self.watchers: set[Outbox] = set()
         self.last: bytes | None = None
         self._event: tuple[bytes, bytes] | None = None
         """The latest frame and its Server-Sent Event (:meth:`as_event`)."""
@@ -131,11 +132,12 @@ class EventFeed:
         self._sent: deque[float] = deque(maxlen=FRAMES_A_SECOND)
         """When (the loop's clock) the latest frames were sent, up to :data:`FRAMES_A_SECOND` of them."""
 
-    def watch(self) -> asyncio.Queue[bytes | None]:
-        """A new watcher's queue: the latest frame at once, then every new one (None: the feed ended)."""
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue(WATCHER_QUEUE)
+    def watch(self) -> Outbox:
+        """A new watcher's outbox: the latest frame at once, then every new one (it ends with the feed, or
+        when the watcher falls :data:`WATCHER_QUEUE` frames behind: the outbox's slow-reader rule)."""
+        queue = Outbox(WATCHER_QUEUE)
         if self.last is not None:
-            queue.put_nowait(self.last)
+            queue.put(self.last)
         self.watchers.add(queue)
         if self._task is None:
             self._task = asyncio.ensure_future(self._run())
@@ -152,7 +154,7 @@ class EventFeed:
             cached = self._event = (frame, self.feeds.sse_event(frame))
         return cached[1]
 
-    def unwatch(self, queue: asyncio.Queue[bytes | None]) -> None:
+    def unwatch(self, queue: Outbox) -> None:
         self.watchers.discard(queue)
 
     def _heard(self, race: str) -> None:
@@ -186,8 +188,7 @@ class EventFeed:
         finally:
             self._task = None
             for queue in list(self.watchers):
-                if queue.empty():
-                    queue.put_nowait(None)
+                queue.end()
             if self.feeds.live.get(self.event) is self:
                 del self.feeds.live[self.event]
             await self._unfollow(self._followed)
@@ -216,9 +217,7 @@ class EventFeed:
     def _send(self, frame: bytes) -> None:
         self.last = frame
         for queue in list(self.watchers):
-            try:
-                queue.put_nowait(frame)
-            except asyncio.QueueFull:  # a watcher this far behind is cut loose
+            if not queue.put(frame):  # a watcher this far behind is cut loose
                 self.watchers.discard(queue)
                 log("event_watcher_dropped", tournament=self.event)
 

@@ -109,7 +109,7 @@ async def stream_event(request: Request) -> Response:
     async def frames() -> AsyncIterator[bytes]:
         try:
             while True:
-                frame = await queue.get()
+                frame = await queue.next()
                 if frame is None:
                     return
                 yield feed.as_event(frame)

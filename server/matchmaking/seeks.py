@@ -47,6 +47,9 @@ from ..race.rules import CreateError
 from ..race.session import Refused
 from ..store.accounts import AccountStore
 from ..store.history import History
+from ..race.keyholders import KeyHolders
+from ..race.lobby import LobbyConnection
+from ..store import UNAVAILABLE
 from ..store.limits import seek_place
 from ..store.records import SeekEntry
 from ..store.seeks import SeekStore
@@ -339,3 +342,52 @@ class Seeks:
         """pool -> seeks waiting on this process's connections (``/metrics``)."""
         return {pool: len(held) for pool, held in self.here.items()}
 
+
+
+class SeekFrames:
+    """The lobby's frames of this process's race connections (server/race/lobby.py's ``LobbyFrames``):
+    which seek each connection waits on, and the key it was made with.
+
+    Why here and not on the connection: matchmaking is above races; the connection only knows it is
+    seeking (the composition root hands it this handler)."""
+
+    def __init__(self, seeks: Seeks, key_holders: KeyHolders) -> None:
+        self.seeks = seeks
+        self.key_holders = key_holders
+        self.waiting: dict[LobbyConnection, Waiting] = {}
+
+    async def seek(self, conn: LobbyConnection, msg: p.Seek, client: str) -> None:
+        if conn in self.waiting:
+            raise Refused(p.ErrorCode.ALREADY_SEEKING, "this connection already waits on a seek; nothing "
+                          "was stored")
+        waiting = self.waiting[conn] = await self.seeks.seek(conn, msg, client)
+        entry = waiting.entry
+        if entry.account is not None:  # the seek ends with the key it was made with (KeyHolders)
+            self.key_holders.add(entry.account, entry.key_hash, conn)
+
+    async def cancel(self, conn: LobbyConnection, msg: p.SeekCancel) -> bool:
+        waiting = self.waiting.pop(conn, None)
+        if waiting is None:
+            raise Refused(p.ErrorCode.NOT_SEEKING)
+        try:
+            cancelled = await self.seeks.cancel(waiting)
+        except BaseException:
+            self.waiting[conn] = waiting
+            raise
+        if not cancelled:
+            self.waiting[conn] = waiting  # matched first: the connection keeps telling its news
+        elif waiting.entry.account is not None:  # a hello may follow, with another key or none
+            self.key_holders.remove(waiting.entry.account, conn)
+        conn.send_msg(p.SeekCancelled(cancelled=cancelled))
+        return cancelled
+
+    async def gone(self, conn: LobbyConnection) -> None:
+        waiting = self.waiting.pop(conn, None)
+        if waiting is None:
+            return
+        if waiting.entry.account is not None:
+            self.key_holders.remove(waiting.entry.account, conn)
+        try:
+            await self.seeks.gone(waiting)
+        except UNAVAILABLE:
+            pass  # nobody vouches for it any more: a wave drops it

@@ -2,7 +2,9 @@
 
 ``rules.py`` says what a race is (its settings, phases and results) and ``tokens.py`` what a seat's
 token proves; ``session.py`` decides about a seat's frames without I/O (the model for the rest);
-``connection.py`` is the socket loop around a session; ``hub.py`` fans one race's progress out to its
+``connection.py`` is the socket as a pump around it (``writer.py`` its sending half, ``outbox.py`` the one
+slow-reader rule), ``frames.py`` and ``seat.py`` what each frame does, ``seating.py`` and ``welcome.py``
+a hello's seat and welcome, ``lobby.py`` the seek handler's protocol; ``hub.py`` fans one race's progress out to its
 listeners in this process; ``service.py`` holds this process's hubs, the pub/sub subscription, presence
 and the periodic work; ``table.py`` the progress lines this process knows and their version; ``clock.py`` the one clock.
 

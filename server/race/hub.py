@@ -211,6 +211,11 @@ class RaceHub:
     def _told(self, change: EventKind) -> bool:
         return change in self._announced
 
+    def announced(self, change: EventKind) -> bool:
+        """Whether this hub will announce ``change`` no more (it did, or its first meta showed it): a
+        connection welcomed since must be told by its welcome."""
+        return change in self._announced
+
     def _first_time(self, change: EventKind) -> bool:
         """True once per phase change: a start or an end is announced once, however it was heard
         (called with no await before the frames go out, so two announcers cannot both send)."""

@@ -8,7 +8,7 @@ and since pub/sub is at most once the heartbeat also compares the hashes with Re
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Protocol
+from typing import Callable, Protocol
 
 from shared import protocol as p
 
@@ -16,7 +16,7 @@ from ..ops.log import log
 from ..store.accounts import AccountStore
 
 
-class Holder(Hashable, Protocol):
+class Holder(Protocol):
     """What cutting a connection needs of it (a hub's Listener is one)."""
 
     def send(self, data: bytes) -> None: ...

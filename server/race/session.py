@@ -5,10 +5,12 @@ The way ``websockets``' protocol layer works, and the client's
 settings and the time, and answers with a refusal (:class:`Refused`), a
 :class:`Resend` (the ``seq`` was used: the stored log decides) or a
 :class:`Pending` commit (what to store). The store's answer comes back
-through :meth:`SeatSession.settle`, which hands out the acknowledgement, or
-says to reload (another connection of the seat moved first). The socket
-loop (``connection.py``) does the awaiting; everything here is tested
-without sockets or Redis (``tests/test_session.py``).
+through :meth:`SeatSession.landed` (the move in flight is the session's:
+:meth:`SeatSession.begin`), which hands out the acknowledgement, or says to
+reload and then retry (another connection of the seat moved first: at most
+:data:`MOVE_RETRIES` times) or answer a resend, or that the move failed.
+The socket loop (``connection.py``, ``seat.py``) does the awaiting;
+everything here is tested without sockets or Redis (``tests/test_session.py``).
 
 Why a session keeps a game at all: validating a move needs the position,
 and replaying the log from Redis for every move would cost a read and a
@@ -25,7 +27,7 @@ from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, IllegalReason, Move, MoveParseError
 
-from ..store import Committed, CommitResult, PlayerState, RaceMeta
+from ..store import Committed, CommitResult, Conflict, PlayerState, RaceMeta, StoreError
 from . import rules
 from .rules import MoveStatus
 
@@ -67,12 +69,54 @@ class Pending:
 
 Step = Resend | Pending
 
+MOVE_RETRIES = 2
+"""Times a move is checked and sent again after a conflict before it is given up (a seat's connections
+racing each other that long is a bug, not play)."""
+
+
+@dataclass(slots=True)
+class Moving:
+    """The move in flight: its frame, its pending step, the race's settings it was checked against, and how
+    many conflicts it met before."""
+
+    msg: p.Move
+    step: Pending
+    meta: RaceMeta
+    conflicts: int = 0
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """The store did not take the move as sent: reload, then ``retry`` it (a conflict: another connection of
+    the seat moved first) or answer it as a resend (the same move was stored before)."""
+
+    moving: Moving
+    retry: bool
+    stored: int
+    """The stored log's length."""
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The move was not stored (``error`` a :class:`Refused`), or whether it was is unknown (the cached game
+    is forgotten: the next move reloads it). ``error`` None: shutting down, nothing to answer."""
+
+    moving: Moving
+    error: Exception | None
+
+
+Landed = p.Ack | CatchUp | Failed
+"""The move is stored (its ``ack`` to send), or what to do instead."""
+
 
 class SeatSession:
     """A seat's game as this connection last knew it: log length ``n``, last accepted ``seq``."""
 
-    def __init__(self, seat: int) -> None:
+    def __init__(self, seat: int, gen: int = 0) -> None:
         self.seat = seat
+        self.gen = gen
+        """The generation of the seat this connection holds: when the seat is given back in the
+        lobby it changes, and this connection no longer holds it."""
         self.game: Game | None = None
         self.n = 0
         self.seq = 0
@@ -80,6 +124,8 @@ class SeatSession:
         """Won or given up: no more moves."""
         self.version = 0
         """The race version of the last answer this connection sent (for ``reject.version``)."""
+        self.moving: Moving | None = None
+        """The move being stored (None: the next move may go)."""
 
     # ------------------------------------------------------------ state
     @property
@@ -87,7 +133,12 @@ class SeatSession:
         return self.game is not None
 
     def load(self, meta: RaceMeta, state: PlayerState) -> None:
-        """Rebuild the game from the stored log (first use, after a conflict, after a lost answer)."""
+        """Rebuild the game from the stored log (first use, after a conflict, after a lost answer); refused
+        (``bad_token``, closing) if the seat was given back in the lobby since this connection took it."""
+        if state.gen != self.gen or state.left:
+            # The seat was given back in the lobby (and maybe taken by another player): never act for it.
+            raise Refused(p.ErrorCode.BAD_TOKEN, "this connection's seat was given back in the lobby",
+                          close=p.CloseCode.BAD_TOKEN)
         self.game = rules.load_game(meta, state.moves)
         self.n, self.seq = state.n, state.seq
         self.done = state.status in ("finished", "gave_up")
@@ -120,6 +171,48 @@ class SeatSession:
         assert game is not None
         return Pending(msg.seq, now, self.n, text, rules.player_status(game), game.cards_home, game.move_count, revert)
 
+    def begin(self, msg: p.Move, meta: RaceMeta, now: int, conflicts: int = 0) -> Step:
+        """:meth:`check` a move and, pending, put it in flight (:attr:`moving`) until :meth:`landed`."""
+        assert self.moving is None, "one move in flight at a time"
+        step = self.check(msg, meta, now)
+        if isinstance(step, Pending):
+            self.moving = Moving(msg, step, meta, conflicts)
+        return step
+
+    def landed(self, result: CommitResult | BaseException) -> Landed:
+        """The store's answer to the move in flight (or what it raised): what the connection does next."""
+        moving = self.moving
+        assert moving is not None, "no move in flight"
+        self.moving = None
+        step = moving.step
+        if isinstance(result, Committed):  # the common case first, with no other test
+            return self._stored(step, result)
+        if isinstance(result, StoreError):  # the race or the player refused it: nothing was stored
+            step.revert()
+            return Failed(moving, Refused(result.code))
+        if isinstance(result, BaseException):
+            # Unknown whether Redis applied it: forget the cached game, reload on the next move (a resend
+            # of this seq is then acknowledged as a duplicate if it did go through); cancelled: shutting
+            # down, nothing to answer.
+            self.forget()
+            return Failed(moving, result if isinstance(result, Exception) else None)
+        step.revert()
+        return CatchUp(moving, retry=isinstance(result, Conflict), stored=result.n)
+
+    @staticmethod
+    def again(moving: Moving) -> int:
+        """A move that met a conflict is checked and sent again: its conflicts so far; refused once it met
+        :data:`MOVE_RETRIES` of them."""
+        if moving.conflicts >= MOVE_RETRIES:
+            raise Refused(p.ErrorCode.INTERNAL, "the move kept conflicting with other connections")
+        return moving.conflicts + 1
+
+    def gave_up(self, version: int) -> p.GaveUp:
+        """The store took the give-up: no more moves."""
+        self.done = True
+        self.version = version
+        return p.GaveUp(version=version)
+
     def _play(self, text: str, meta: RaceMeta) -> tuple[str, Callable[[], object]]:
         """Play ``text`` on the cached game; returns the stored text and how to take it back."""
         game = self.game
@@ -148,14 +241,17 @@ class SeatSession:
         """The store's answer: the acknowledgement of a stored move, or None (reload, then decide again:
         a :class:`Conflict` retries the move, a :class:`Duplicate` answers it as a resend)."""
         if isinstance(result, Committed):
-            self.n += 1
-            self.seq = pending.seq
-            self.version = result.version
-            self.done = pending.status == "finished"
-            return p.Ack(seq=pending.seq, move=pending.text, version=self.version, view=self.view(),
-                         status=pending.status)
+            return self._stored(pending, result)
         pending.revert()
         return None
+
+    def _stored(self, pending: Pending, result: Committed) -> p.Ack:
+        self.n += 1
+        self.seq = pending.seq
+        self.version = result.version
+        self.done = pending.status == "finished"
+        return p.Ack(seq=pending.seq, move=pending.text, version=self.version, view=self.view(),
+                     status=pending.status)
 
     def resent(self, msg: p.Move, state: PlayerState) -> p.Ack:
         """A ``seq`` already used: the same move again is acknowledged again, anything else refused.

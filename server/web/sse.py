@@ -17,8 +17,6 @@ only ``welcome`` and ``progress`` carry one, so the browser's
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import logging
 from typing import AsyncIterator
 
@@ -26,14 +24,12 @@ import msgspec
 from sse_starlette.event import ServerSentEvent
 
 from shared import protocol as p
-from shared.variants import get_variant
 
 from ..ops.log import log
-from ..race import rules as races
-from ..race.clock import now_ms
 from ..race.hub import RaceHub
+from ..race.outbox import Outbox
 from ..race.service import Service
-from ..store import EventKind
+from ..race.welcome import welcome
 
 RETRY_MS = 1000
 """How long a browser waits before reconnecting a dropped stream (sent with ``welcome``)."""
@@ -113,10 +109,10 @@ _cache = _FrameCache()
 class SseSpectator:
     """A browser's stream as a hub :class:`~server.race.hub.Listener` (a spectator: no seat, no lease).
 
-    Events wait in a bounded queue for the response to write them; a reader
-    too slow to keep it under ``limit`` is cut loose (its queue dropped, the
-    stream ended): its browser reconnects with ``Last-Event-ID`` and gets
-    what it missed as one difference, which is cheaper than queueing it.
+    Events wait in the stream's :class:`~server.race.outbox.Outbox` for the response to write them; a
+    reader too slow for it is cut loose (the outbox's one rule: its queue dropped, the stream ended):
+    its browser reconnects with ``Last-Event-ID`` and gets what it missed as one difference, which is
+    cheaper than queueing it.
     """
 
     seat: int | None = None
@@ -124,26 +120,23 @@ class SseSpectator:
     gen: int = 0
 
     def __init__(self, limit: int, race: str = "") -> None:
-        self.limit = limit
         self.race = race
-        self.queue: collections.deque[bytes] = collections.deque()
-        self.ended = False
+        self.outbox = Outbox(limit)
+
+    @property
+    def ended(self) -> bool:
         """No more events: the stream ends once the queue is written."""
-        self.dropped = False
+        return self.outbox.ended
+
+    @property
+    def dropped(self) -> bool:
         """Cut loose as a slow reader."""
-        self._wake = asyncio.Event()
+        return self.outbox.dropped
 
     def push(self, chunk: bytes) -> None:
-        if self.ended:
-            return
-        if len(self.queue) >= self.limit:
-            log("slow_reader", logging.WARNING, via="sse", race=self.race, events=len(self.queue))
-            self.queue.clear()
-            self.dropped = True
-            self.close_after_queue(p.CloseCode.SLOW_READER)
-            return
-        self.queue.append(chunk)
-        self._wake.set()
+        outbox = self.outbox
+        if not outbox.ended and not outbox.put(chunk):  # cut loose by this one
+            log("slow_reader", logging.WARNING, via="sse", race=self.race, events=outbox.limit)
 
     def send(self, data: bytes) -> None:
         """A frame from the hub (the same bytes every spectator of this process gets)."""
@@ -156,80 +149,39 @@ class SseSpectator:
     hold = send
     """A spectator has no move in flight: a progress frame goes out as it comes."""
 
+    def emit(self, msg: msgspec.Struct) -> None:
+        """A message of its welcome (:func:`server.race.welcome.welcome`), as its SSE event; ``finished``
+        ends the stream."""
+        assert isinstance(msg, (p.Welcome, p.Countdown, p.Progress, p.Finished))
+        self.push(sse_event(msg, retry=RETRY_MS if isinstance(msg, p.Welcome) else None))
+        if isinstance(msg, p.Finished):
+            self.close_after_queue(p.CloseCode.NORMAL)
+
     def close_after_queue(self, code: p.CloseCode) -> None:
-        self.ended = True
-        self._wake.set()
+        self.outbox.end(code)
 
     async def events(self) -> AsyncIterator[bytes]:
         """The queued events as they come, until the stream ends."""
-        while True:
-            while self.queue:
-                yield self.queue.popleft()
-            if self.ended:
-                return
-            self._wake.clear()
-            await self._wake.wait()
+        while (chunk := await self.outbox.next()) is not None:
+            yield chunk
 
 
 async def open_stream(service: Service, race: str, last_version: int | None) -> tuple[RaceHub, SseSpectator]:
     """Join the race's hub as a spectator and queue the welcome (and, resumed, what was missed).
 
-    The same answer as a WebSocket spectator's ``hello`` with
-    ``last_version`` (server/race/connection.py, ``_welcome``): a replay from
-    the race's history when it reaches back that far, else a snapshot.
-    Raises :class:`RaceGone` (having left the hub) for a race that is not there.
+    The same answer as a WebSocket spectator's ``hello`` with ``last_version`` (the same function:
+    server/race/welcome.py): a replay from the race's history when it reaches back that far, else a
+    snapshot. Raises :class:`RaceGone` (having left the hub) for a race that is not there.
     """
     listener = SseSpectator(service.config.send_queue, race)
     hub = await service.join_hub(race, listener)
     try:
-        await _welcome(service, hub, listener, race, last_version)
+        replayed = await welcome(hub, listener, listener.emit, last_version, end_soon=service.end_soon)
+    except LookupError:
+        await service.leave_hub(hub, listener)
+        raise RaceGone(race) from None
     except BaseException:
         await service.leave_hub(hub, listener)
         raise
+    log("joined", race=race, role="spectator", via="sse", last_version=last_version, replayed=replayed)
     return hub, listener
-
-
-async def _welcome(service: Service, hub: RaceHub, listener: SseSpectator, race: str,
-                   last_version: int | None) -> None:
-    store = service.store
-    meta = await store.meta(race)
-    if meta is None:
-        raise RaceGone(race)
-    hub.set_meta(meta)
-    version, lines = await store.lines(race)
-    total = get_variant(meta.variant).total_cards
-    table = races.progress_lines(lines, meta.started, total)
-    missed = None
-    if last_version is not None and last_version <= version:
-        missed = await store.history(race, last_version, version)
-        if missed and any(e.kind == EventKind.LEAVE.value for e in missed):
-            missed = None  # a seat left the table: only a full table drops its line
-    now = now_ms()
-    resumed = missed is not None
-    listener.push(sse_event(p.Welcome(
-        protocol=p.PROTOCOL_VERSION, race=races.race_info(meta, now), role="spectator", seat=None, token="",
-        version=last_version if resumed and last_version is not None else version, server_time=now,
-        view=None, seq=0, progress=[] if resumed else table, resumed=resumed), retry=RETRY_MS))
-    if missed is not None:
-        assert last_version is not None
-        if meta.status == "started" and any(e.kind == EventKind.START.value for e in missed):
-            listener.push(sse_event(p.Countdown(version=version, starts_at=meta.starts_at, ends_at=meta.ends_at,
-                                                server_time=now)))
-        seen = {e.seat: e for e in races.table_before(lines, missed, meta.started, total)}
-        changed = [e for e in table if seen.get(e.seat) != e]
-        if changed or version != last_version:
-            listener.push(sse_event(p.Progress(version=version, server_time=now, race_status=meta.phase(now),
-                                               players=changed)))
-    hub.welcome(listener, version, table if resumed else None, lobby=meta.status == "lobby")
-    log("joined", race=race, role="spectator", via="sse", last_version=last_version,
-        replayed=len(missed) if missed is not None else None)
-    if meta.status != "finished":
-        if meta.started and now >= meta.ends_at:
-            service.end_soon(race)
-        meta = await store.meta(race)  # an end announced while this welcome was read passed it by
-    if meta is not None and meta.status == "finished" and not listener.ended:
-        blob = await store.results(race)
-        if blob is not None:
-            listener.push(sse_event(p.Finished(version=meta.version,
-                                               results=races.shown_results(meta, blob, now_ms()))))
-            listener.close_after_queue(p.CloseCode.NORMAL)
