@@ -517,7 +517,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
         print(f"ratio server CPU per move / echo CPU per frame: {cpu_ratio:.2f} (goal <= 2)")
     if idle:
         report("idle spectator connections", idle)  # type: ignore[arg-type]
-        print(f"server RSS per idle spectator: {idle['rss_kb_per_spectator']:.1f} KB (goal <= 25 KB)")
+        print(f"server RSS per idle spectator: {idle['rss_kb_per_spectator']:.1f} KB (goal <= 20 KB)")
     ok = race["accepted_per_s"] > 3000 and race["p99_ms"] < 20  # type: ignore[operator]
     print(f"target (>3000 validated moves/s, p99 < 20 ms): {'met' if ok else 'NOT met'}")
     return {"args": vars(args), "race": race, "echo": echo, "ratio": ratio, "cpu_ratio": cpu_ratio,

@@ -116,13 +116,16 @@ class Ticket:
     __slots__ = ("edge", "address", "refusal", "open", "protocol", "reserved")
 
     def __init__(self, edge: "Edge", address: str | None, refusal: p.ErrorCode | None,
-                 protocol: "EdgeProtocol") -> None:
+                 protocol: "EdgeProtocol | None") -> None:
         self.edge = edge
         self.address = address
         """What the socket counts against; None for a trusted proxy's socket (its requests count instead)."""
         self.refusal = refusal
         self.open = True
         self.protocol = protocol
+        """The reader of the socket's requests, until a WebSocket takes the socket over (then None: the
+        WebSocket's scope carries this ticket for its whole life, and must not keep the finished HTTP reader,
+        its parser and its buffers alive with it)."""
         self.reserved = False
         """Refused, and holding a reserve place (not answered at once)."""
 
@@ -210,7 +213,9 @@ class Edge:
         if self.reserved >= self.limits.reserve:
             if not self.waiting:
                 return False
-            next(iter(self.waiting)).protocol.refuse_now()
+            oldest = next(iter(self.waiting)).protocol
+            assert oldest is not None  # (a waiting ticket's head is not read yet: no WebSocket took it)
+            oldest.refuse_now()
         self.reserved += 1
         ticket.reserved = True
         self.waiting[ticket] = None
@@ -336,6 +341,7 @@ class EdgeProtocol(H11Protocol):
         self._stop()
         self._upgraded = True
         super().handle_websocket_upgrade(event)
+        self.ticket.protocol = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
