@@ -19,6 +19,7 @@ import pytest
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, start_race
 
 from server.race import hub as hub_module
+from server.store import MoveCommit
 from shared import protocol as p
 
 
@@ -59,10 +60,10 @@ class _HeldAnswers:
         self.waiting = 0
         self.store.commit_move = self._commit
 
-    def _commit(self, race: str, seat: int, *fields: Any, then: Any = None) -> "asyncio.Future[Any]":
-        if seat != self.seat:
-            return self.real(race, seat, *fields, then=then)
-        stored = self.real(race, seat, *fields)
+    def _commit(self, race: str, commit: MoveCommit, *, then: Any = None) -> "asyncio.Future[Any]":
+        if commit.seat != self.seat:
+            return self.real(race, commit, then=then)
+        stored = self.real(race, commit)
         self.waiting += 1
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if then is not None:

@@ -742,7 +742,7 @@ class Connection:
             self._apart(self._resent(msg), msg)
             return
         self._moving = (msg, step, meta, conflicts)
-        self.in_flight = self.store.commit_move(self.race, session.seat, *step.fields(), then=self._committed)
+        self.in_flight = self.store.commit_move(self.race, step.commit(session.seat), then=self._committed)
 
     def _apart(self, handling: Awaitable[None], msg: Any) -> None:
         """Put a frame's handling in flight as a task of its own, answering what it raises; the next

@@ -111,13 +111,14 @@ from .client import UNAVAILABLE, RedisClient, redis_client, redis_retry
 from .keys import ACTIVE, EVENTS_MAX, OPEN_LOBBIES, SECRET, Keys, checked_key, code_key, creator_keys, presence_member
 from .limits import CreationLimits, CreationSettings, Limited, retry_after
 from .races import Store
-from .records import (LINE_FIELDS, SEALED, CommitResult, Committed, Conflict, Duplicate, Event, EventKind, HintRefused,
-                      Line, Note, PlayerState, RaceMeta, SeatClaim, Seated, StoreError, decode_line)
+from .records import (LINE_FIELDS, MOVE_FIELDS, SEALED, CommitResult, Committed, Conflict, Duplicate, Event, EventKind,
+                      HintRefused, Line, MoveCommit, Note, PlayerState, RaceMeta, SeatClaim, Seated, StoreError,
+                      decode_line)
 
 __all__ = [
     "UNAVAILABLE", "RedisClient", "redis_client", "redis_retry",
     "ACTIVE", "EVENTS_MAX", "OPEN_LOBBIES", "SECRET", "Keys", "checked_key", "code_key", "creator_keys",
-    "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "SEALED",
-    "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "Note",
+    "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "MOVE_FIELDS", "SEALED",
+    "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "MoveCommit", "Note",
     "PlayerState", "RaceMeta", "SeatClaim", "Seated", "StoreError", "decode_line",
 ]

@@ -18,8 +18,8 @@ from .client import hget_each
 from .keys import ACTIVE, RECENT, RECENT_KEPT, SECRET, Keys, checked_key, code_key, presence_member
 from .limits import close_lobbies
 from .pubsub import AccountHandler, NoteHandler, Subscriber
-from .records import (SEALED, CommitResult, Event, HintRefused, Line, PlayerState, RaceMeta, SeatClaim, Seated,
-                      StoreError, decode_line, reply, text)
+from .records import (SEALED, CommitResult, Event, HintRefused, Line, MoveCommit, PlayerState, RaceMeta, SeatClaim,
+                      Seated, StoreError, decode_line, reply, text)
 from .scripts import register
 
 
@@ -254,19 +254,15 @@ class Store:
         await close_lobbies(self.redis, [race])
         return int(rest[0])
 
-    def commit_move(
-        self, race: str, seat: int, now: int, seq: int, expected_n: int, move: str, home: int, moves: int,
-        status: str, *, then: Settled | None = None,
-    ) -> "asyncio.Future[CommitResult]":
-        """Append one validated move; ``status`` is the player's after it (racing, blocked, finished).
+    def commit_move(self, race: str, commit: MoveCommit, *,
+                    then: Settled | None = None) -> "asyncio.Future[CommitResult]":
+        """Append one validated move (``commit.status``: the player's after it: racing, blocked, finished).
 
         Raises :class:`StoreError` when the race or the player refuses it
         (race over, player finished, a stale ``seq``). Returns the batcher's future (await it, or
         have ``then`` called with it as soon as it is done: see :meth:`MoveBatcher.call`).
         """
-        # moves.lua's fields; the numbers it only stores go as decimal texts (see its header)
-        fields = [str(seat), str(now), str(seq), expected_n, move, str(home), str(moves), status, str(expected_n + 1)]
-        return self._moves.call(race, seat, fields, then)
+        return self._moves.call(race, commit, then)
 
     async def give_up(self, race: str, seat: int, now: int) -> tuple[int, bool]:
         k = Keys(race)
