@@ -30,7 +30,7 @@ from ..players.recorder import Outcome, Recorder
 from .tokens import Signer
 
 from .clock import now_ms
-from .hub import Listener, ProgressTicker, RaceHub
+from .hub import HubParts, Listener, ProgressTicker, RaceHub
 
 
 STOP_SECONDS = 3.0
@@ -223,7 +223,8 @@ class Service:
     async def join_hub(self, race: str, conn: Listener) -> RaceHub:
         hub = self.hubs.get(race)
         if hub is None:
-            hub = self.hubs[race] = RaceHub(self, race)
+            hub = self.hubs[race] = RaceHub(race, HubParts(self.store, self.ticker, self.metrics.sent, self.end_race,
+                                                           self.config.lobby_ttl, self.racer_interval))
             await self.subscriber.subscribe(race, now_ms())
         hub.add(conn)
         return hub
