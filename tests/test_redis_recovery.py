@@ -109,9 +109,10 @@ async def test_an_end_read_by_a_progress_flush_before_its_lost_note_is_still_ann
 
     await eventually(ended, "the race stored as finished")
     hub = server.service.hubs[race]
-    ended_at = (await server.service.store.meta(race)).version  # type: ignore[union-attr]
+    stored = await server.service.store.meta(race)
+    assert stored is not None
     hub.mark_dirty()  # the flush that reads the ended race's table first
-    await eventually(lambda: hub.flushed_version >= ended_at, "a flush of the ended race's table")
+    await eventually(lambda: hub.flushed_version >= stored.version, "a flush of the ended race's table")
     finished = await watcher.expect(p.Finished, timeout=10)
     assert [s.status for s in finished.results.standings] == ["gave_up"]
     for c in (ann, watcher):

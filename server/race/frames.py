@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Generic, Iterable, Mapping, Protocol, TypeVar
+from typing import Generic, Iterable, Mapping, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -83,9 +83,8 @@ class Frame(enum.Enum):
     """Every change since the last flush."""
 
 
-@dataclass(frozen=True)
-class Send(Generic[C]):
-    """One progress frame planned for one listener."""
+class Send(NamedTuple, Generic[C]):
+    """One progress frame planned for one listener (a tuple: a flush makes one a listener)."""
 
     conn: C
     frame: Frame

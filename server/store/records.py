@@ -384,9 +384,10 @@ class Event:
 
 
 # ------------------------------------------------------------------ commits
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MoveCommit:
-    """One validated move to store: what ``moves.lua`` takes of it, by name (:data:`MOVE_FIELDS`).
+    """One validated move to store: what ``moves.lua`` takes of it, by name (:data:`MOVE_FIELDS`). Not
+    frozen: one is made for every move, and a frozen dataclass sets each field through a call.
 
     Why a record: the move crossed three files as a positional tuple and nine positional parameters,
     and the script read it by position; a field added or swapped anywhere was a silent mismatch. The
