@@ -112,7 +112,7 @@ def test_a_flush_plans_each_listeners_frame(row: Row) -> None:
             conns[conn].welcome(3, None)
     plan = progress.flush(conns, row.now, True, TOTAL, 2, T0 + row.dt, INTERVAL)
     assert plan is not None
-    got = {send.conn.name: (send.frame, [e.seat for e in send.players]) for send in plan.sends}
+    got = {conn.name: (frame, [e.seat for e in players]) for conn, frame, players in plan.sends}
     assert {name: got.get(name) for name in row.expect} == row.expect
     assert plan.again is row.again
     assert plan.racers_due_in == (pytest.approx(row.due_in) if row.due_in is not None else None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Generic, Iterable, Mapping, NamedTuple, Protocol, TypeVar
+from typing import Generic, Iterable, Mapping, Protocol, TypeVar
 
 import msgspec
 
@@ -83,23 +83,22 @@ class Frame(enum.Enum):
     """Every change since the last flush."""
 
 
-class Send(NamedTuple, Generic[C]):
-    """One progress frame planned for one listener (a tuple: a flush makes one a listener)."""
-
-    conn: C
-    frame: Frame
-    players: list[p.PlayerProgress]
+Send = tuple[C, Frame, list[p.PlayerProgress]]
+"""One progress frame planned for one listener: the listener, its frame's kind, the lines it carries. A
+plain tuple: a flush makes one a listener, and a named tuple cost six times as much to make."""
 
 
-@dataclass
 class FlushPlan(Generic[C]):
-    """What one flush sends, and what it leaves for later."""
+    """What one flush sends, and what it leaves for later. (A plain class: made at every flush.)"""
 
-    sends: list[Send[C]] = field(default_factory=list)
-    again: bool = False
-    """A listener waits for a table read after its welcome: flush again (next tick)."""
-    racers_due_in: float | None = None
-    """Look again within this many seconds: the racers' frame is due then (None: no need)."""
+    __slots__ = ("sends", "again", "racers_due_in")
+
+    def __init__(self, racers_due_in: float | None = None) -> None:
+        self.sends: list[Send[C]] = []
+        self.again = False
+        """A listener waits for a table read after its welcome: flush again (next tick)."""
+        self.racers_due_in = racers_due_in
+        """Look again within this many seconds: the racers' frame is due then (None: no need)."""
 
 
 @dataclass
@@ -210,7 +209,8 @@ class ProgressPlan:
             for cursor in conns.values():
                 cursor.needs_full, cursor.seen = True, None
         self.last_sent = {e.seat: e for e in table}
-        first = any(conn.seat is not None and cursor.owed_first for conn, cursor in conns.items())
+        first = any(conn.seat is not None and cursor.welcomed and (cursor.needs_full or cursor.seen is not None)
+                    for conn, cursor in conns.items())
         racers_changed, due_in = self.racers.changes(table, now, interval, first)
         plan: FlushPlan[C] = FlushPlan(racers_due_in=due_in)
         # Every racer given its table has the racers' table; one given its first (full, or the difference
@@ -221,25 +221,26 @@ class ProgressPlan:
         for conn, cursor in list(conns.items()):
             if not cursor.welcomed:
                 continue
-            if cursor.owed_first and version < cursor.table_version:
+            owed_first = cursor.needs_full or cursor.seen is not None
+            if owed_first and version < cursor.table_version:
                 plan.again = True  # read before this connection's welcome: its first table must not go back
                 continue
-            if cursor.owed_first and conn.seat is not None and not racers_in_step:
+            if owed_first and conn.seat is not None and not racers_in_step:
                 continue  # the racers' frame is not due yet: its flush gives this racer its first table
             if cursor.needs_full:
                 cursor.needs_full = False
-                plan.sends.append(Send(conn, Frame.FULL, table))
+                plan.sends.append((conn, Frame.FULL, table))
             elif cursor.seen is not None:
                 # Resumed: this connection's table is the one its welcome left it with, not the hub's.
                 own = [e for e in table if cursor.seen.get(e.seat) != e]
                 cursor.seen = None
                 if own:
-                    plan.sends.append(Send(conn, Frame.OWN, own))
+                    plan.sends.append((conn, Frame.OWN, own))
             elif conn.seat is not None:
                 if racers_changed:
-                    plan.sends.append(Send(conn, Frame.RACERS, racers_changed))
+                    plan.sends.append((conn, Frame.RACERS, racers_changed))
             elif changed:
-                plan.sends.append(Send(conn, Frame.SPECTATORS, changed))
+                plan.sends.append((conn, Frame.SPECTATORS, changed))
         return plan
 
 

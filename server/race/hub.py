@@ -361,15 +361,16 @@ class RaceHub:
         self._dirty = self._dirty or flush.again
         self.version = max(self.version, version)
         status = self.meta.phase(now_ms())
-        shared: dict[Frame, bytes] = {}
-        for send in flush.sends:
-            data = shared.get(send.frame)
+        shared: dict[Frame, bytes] = {}  # one encoding a kind of frame, but each connection's own
+        full, own = Frame.FULL, Frame.OWN
+        for conn, frame, players in flush.sends:
+            data = shared.get(frame)
             if data is None:
                 data = p.encode(p.Progress(version=version, server_time=now_ms(), race_status=status,
-                                           players=send.players, full=send.frame is Frame.FULL))
-                if send.frame is not Frame.OWN:
-                    shared[send.frame] = data
-            send.conn.hold(data)
+                                           players=players, full=frame is full))
+                if frame is not own:
+                    shared[frame] = data
+            conn.hold(data)
         self.parts.sent("progress", len(flush.sends))
 
     def _racers_due(self) -> None:
