@@ -27,8 +27,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol
 
-import msgspec
-
 from shared import protocol as p
 from shared.variants import get_variant
 
