@@ -1,4 +1,4 @@
-"""The race hub's frame plan (server/race/frames.py) as tables: state in, planned frames out, no I/O.
+"""The race hub's frame plan (server/race/frame_plan.py) as tables: state in, planned frames out, no I/O.
 
 Each row of the progress table: who is connected and where each stands, the table every listener was
 sent before (a first flush, through the plan itself), the stored lines now and how long since; then what
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from server.race import frames, rules
-from server.race.frames import Cursor, Frame, Phases, ProgressPlan, RacersPace
+from server.race import frame_plan as frames, rules
+from server.race.frame_plan import Cursor, Frame, Phases, ProgressPlan, RacersPace
 from server.store import EventKind, Line, RaceMeta, SeatClaim
 from shared import protocol as p
 

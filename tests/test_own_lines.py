@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from redis_util import (Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, record_calls,
                         start_race)
 
-from server.race import frames as frame_plan
+from server.race import frame_plan
 from server.store import Note
 from server.store.keys import Keys
 from shared import protocol as p

@@ -1,5 +1,5 @@
 """Racers are sent what their screen shows as it changes, at most ``racer_hz`` frames a second; a change
-of a move count alone waits for their next frame, or for ``frames.RACER_LAG`` (server/race/frames.py).
+of a move count alone waits for their next frame, or for ``frames.RACER_LAG`` (server/race/frame_plan.py).
 Spectators get every change at once.
 
 The first move of the winning line (``ba``) changes only ann's move count; the second (``bF``) brings a
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
-from server.race import frames as frame_plan
+from server.race import frame_plan
 from server.race.ticker import DueTimer
 from shared import protocol as p
 

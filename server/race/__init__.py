@@ -3,7 +3,7 @@
 ``rules.py`` says what a race is (its settings, phases and results) and ``tokens.py`` what a seat's
 token proves; ``session.py`` decides about a seat's frames without I/O (the model for the rest);
 ``connection.py`` is the socket loop around a session; ``hub.py`` fans one race's progress out to its
-listeners in this process, sending what ``frames.py`` plans without I/O, on the clocks of ``ticker.py``; ``service.py`` holds this process's hubs, the pub/sub subscription, presence
+listeners in this process, sending what ``frame_plan.py`` plans without I/O, on the clocks of ``ticker.py``; ``service.py`` holds this process's hubs, the pub/sub subscription, presence
 and the periodic work; ``table.py`` the progress lines this process knows and their version; ``clock.py`` the one clock.
 
 Layer (tests/test_layers.py): above the store and the deal pool, below players, events and the web.

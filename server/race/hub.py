@@ -10,7 +10,7 @@ client has); a connection is only something frames can be sent to
 (:class:`Listener`).
 
 The hub does the I/O: reads, timers, tasks, encoding and sending. What each listener is sent, the racers'
-pace and who is told of a start or an end is decided by the plan (:mod:`server.race.frames`), from state.
+pace and who is told of a start or an end is decided by the plan (:mod:`server.race.frame_plan`), from state.
 The hub takes its collaborators (:class:`HubParts`), not the service that owns it.
 
 The hubs of a process flush together, on one :class:`~server.race.ticker.ProgressTicker`: every hub with
@@ -32,10 +32,10 @@ from shared.variants import get_variant
 
 from ..ops.log import log
 from ..store import UNAVAILABLE, EventKind, Line, RaceMeta, Store
-from . import frames as plan
+from . import frame_plan as plan
 from . import rules as races
 from .clock import now_ms
-from .frames import Cursor, Frame, Phases, ProgressPlan
+from .frame_plan import Cursor, Frame, Phases, ProgressPlan
 from .table import RaceTable, moves_only
 from .tasks import RaceTasks
 from .ticker import DueTimer, ProgressTicker
