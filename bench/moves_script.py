@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import redis.asyncio as aioredis  # noqa: E402
 
 from server.ops.embedded import find_redis_server  # noqa: E402
-from server.store import Keys, RaceMeta, Store  # noqa: E402
+from server.store import Keys, MoveCommit, RaceMeta, Store  # noqa: E402
 
 RACE = "benchmovesscript"
 
@@ -84,8 +84,9 @@ async def commit_round(store: Store, race: str, n: list[int], per_seat: int, now
     moving = []
     for _ in range(per_seat):
         for seat in range(len(n)):
-            moving.append(store.commit_move(race, seat, now + 1, n[seat] + 1, n[seat], "S", 0, n[seat] + 1,
-                                            "racing"))
+            moving.append(store.commit_move(race, MoveCommit(seat=seat, now=now + 1, seq=n[seat] + 1,
+                                                             expected_n=n[seat], move="S", home=0,
+                                                             moves=n[seat] + 1, status="racing")))
             n[seat] += 1
     await asyncio.gather(*moving)
 

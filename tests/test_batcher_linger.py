@@ -12,11 +12,11 @@ from redis_util import eventually
 
 from server.store import UNAVAILABLE, redis_client
 from server.store.batcher import MoveBatcher
-from server.store.records import StoreError
+from server.store.records import MoveCommit, StoreError
 from server.store.scripts import register
 
-FIELDS = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
-"""A move as moves.lua reads it (its race does not exist: the script refuses it)."""
+MOVE = MoveCommit(seat=0, now=0, seq=1, expected_n=0, move="S", home=0, moves=1, status="racing")
+"""A move (its race does not exist: the script refuses it)."""
 LINGER = 1.0
 """Long, so that no loaded machine makes the test's few calls miss it (a server's is milliseconds)."""
 WINDOW = 0.2
@@ -44,18 +44,18 @@ async def lingering_batch(client: Any, cluster: bool = False) -> None:
 async def _move_then_more(batcher: MoveBatcher, more: int) -> list[Any]:
     """A move, then ``more`` moves, each once the round trip of the move before it has begun (a lane waits
     out its linger, or has taken what was pending): every result (each a refusal)."""
-    calls = [batcher.call("lingerrace0", 0, FIELDS)]
+    calls = [batcher.call("lingerrace0", MOVE)]
     for i in range(1, more + 1):
         await eventually(lambda: batcher._lingering or not batcher._pending, "the last move's round trip to begin",
                          timeout=10)
-        calls.append(batcher.call(f"lingerrace{i}", 0, FIELDS))
+        calls.append(batcher.call(f"lingerrace{i}", MOVE))
     return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 30)
 
 
 async def _busy(batcher: MoveBatcher, moves: int) -> None:
     """Moves that make the batcher's last count of arrivals fast enough to linger for: ``moves`` in one
     window, then the window over."""
-    await asyncio.wait_for(asyncio.gather(*(batcher.call(f"warm{i}", 0, FIELDS) for i in range(moves)),
+    await asyncio.wait_for(asyncio.gather(*(batcher.call(f"warm{i}", MOVE) for i in range(moves)),
                                           return_exceptions=True), 30)
     loop = asyncio.get_running_loop()
     since = loop.time()
@@ -103,9 +103,9 @@ async def test_a_process_stopping_while_a_round_trip_lingers_answers_its_moves(r
     try:
         batcher, _trips = _batcher(client, LINGER)
         await _busy(batcher, 5)
-        moves = [batcher.call("lingerstop0", 0, FIELDS)]
+        moves = [batcher.call("lingerstop0", MOVE)]
         await eventually(lambda: batcher._lingering, "the round trip to linger", timeout=10)
-        moves.append(batcher.call("lingerstop1", 0, FIELDS))
+        moves.append(batcher.call("lingerstop1", MOVE))
         lanes = [lane.task for lane in batcher._lanes if lane.task is not None]
         assert len(lanes) == 1, "the lingering lane carries the second move too"
         lanes[0].cancel()
@@ -113,7 +113,7 @@ async def test_a_process_stopping_while_a_round_trip_lingers_answers_its_moves(r
         for fut in moves:
             assert fut.done() and isinstance(fut.exception(), UNAVAILABLE), fut
         assert not batcher._lingering
-        again = await asyncio.wait_for(asyncio.gather(batcher.call("lingerstop2", 0, FIELDS),
+        again = await asyncio.wait_for(asyncio.gather(batcher.call("lingerstop2", MOVE),
                                                       return_exceptions=True), 30)
         assert isinstance(again[0], StoreError), again
     finally:

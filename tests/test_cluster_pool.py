@@ -17,7 +17,7 @@ from redis_util import TEST_CONFIG, eventually
 
 from server.race import rules as races
 from server.race.clock import now_ms
-from server.race.hub import RaceHub
+from server.race.hub import HubParts, RaceHub
 from server.race.service import Service
 from server.store import UNAVAILABLE, RaceMeta, Store, redis_client
 from server.store.client import WaitingCluster
@@ -110,7 +110,9 @@ async def test_many_races_ending_at_once_on_two_processes_all_end_once(empty_clu
     await asyncio.gather(*(store.start(race, now, 0) for race in ids))  # one instant: one ends_at for all
     metas = await store.metas(ids)
     assert len({meta.ends_at for meta in metas if meta is not None}) == 1
-    hubs = [RaceHub(service, meta.id) for service in services for meta in metas if meta is not None]
+    parts = [HubParts(service.store, service.ticker, service.metrics.sent, service.end_race, service.config.lobby_ttl,
+                      service.racer_interval) for service in services]
+    hubs = [RaceHub(meta.id, part) for part in parts for meta in metas if meta is not None]
     try:
         for hub, meta in zip(hubs, [*metas, *metas]):
             assert meta is not None

@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from redis_util import (Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, record_calls,
                         start_race)
 
-from server.race import hub as hub_module
+from server.race import frame_plan
 from server.store import Note
 from server.store.keys import Keys
 from shared import protocol as p
@@ -42,7 +42,7 @@ async def _until(client: Client, seat: int, **figures: object) -> None:
 
 async def test_racers_see_each_others_moves_with_no_table_read_back(server: LiveServer,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hub_module, "RACER_LAG", 0.3)
+    monkeypatch.setattr(frame_plan, "RACER_LAG", 0.3)
     race, ann, bob, seat = await _race_of_two(server)
     store = server.service.store
     reads = record_calls(monkeypatch, store, "lines")

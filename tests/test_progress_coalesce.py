@@ -1,5 +1,5 @@
 """Racers are sent what their screen shows as it changes, at most ``racer_hz`` frames a second; a change
-of a move count alone waits for their next frame, or for ``hub.RACER_LAG`` (server/race/hub.py).
+of a move count alone waits for their next frame, or for ``frames.RACER_LAG`` (server/race/frame_plan.py).
 Spectators get every change at once.
 
 The first move of the winning line (``ba``) changes only ann's move count; the second (``bF``) brings a
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, live_server, start_race
 
-from server.race import hub as hub_module
+from server.race import frame_plan
+from server.race.ticker import DueTimer
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -49,7 +49,7 @@ async def _until_line(client: Client, seat: int, **figures: object) -> list[p.Pr
 async def test_a_move_count_alone_reaches_the_other_racers_with_their_next_visible_change(
         server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
     race, ann, bob, watcher, seat = await _race_of_two_and_a_spectator(server)
-    monkeypatch.setattr(hub_module, "RACER_LAG", 60.0)  # no catch-up frame from now on
+    monkeypatch.setattr(frame_plan, "RACER_LAG", 60.0)  # no catch-up frame from now on
     try:
         assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
         await _until_line(watcher, seat, moves=1)  # a flush read the table after ann's first move ...
@@ -67,7 +67,7 @@ async def test_a_move_count_alone_reaches_the_other_racers_with_their_next_visib
 async def test_a_racer_whose_rivals_only_move_is_caught_up_within_the_lag(
         server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing visible follows ann's first move: bob's table (its move count, its version) still catches up."""
-    monkeypatch.setattr(hub_module, "RACER_LAG", 0.3)
+    monkeypatch.setattr(frame_plan, "RACER_LAG", 0.3)
     race, ann, bob, watcher, seat = await _race_of_two_and_a_spectator(server)
     try:
         assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
@@ -108,31 +108,23 @@ def test_the_racers_timer_is_armed_again_and_brought_forward_on_uvloop() -> None
     """The server runs on uvloop, whose ``call_later(0)`` is a plain ``Handle`` without ``when()``: a move
     that asked for the racers' frame again while such a timer was armed failed with ``internal`` (seen
     in the edge soak under load; the tests' own asyncio loop always gave a ``TimerHandle``). Unit level,
-    on a uvloop loop: asked at once twice, then later, then sooner, the hub is marked once each time the
-    sooner timer fires, never later than asked."""
+    on a uvloop loop: asked at once twice, then later, then sooner, the hub's racers' timer
+    (server/race/ticker.py ``DueTimer``) fires once each time, never later than asked."""
     uvloop = pytest.importorskip("uvloop")
 
     marks: asyncio.Queue[float] = asyncio.Queue()
 
-    class Ticker:
-        def mark(self, hub: object) -> None:
-            marks.put_nowait(asyncio.get_running_loop().time())
-
-    class Service:
-        ticker = Ticker()
-
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        hub = hub_module.RaceHub(Service(), "R")  # type: ignore[arg-type]
-        hub._racers_behind_since = time.monotonic()
-        hub._racers_due_in(0)
-        hub._racers_due_in(0)  # raised AttributeError ('Handle' object has no attribute 'when')
-        hub._racers_due_in(5)  # later than the timer armed: it stays
+        timer = DueTimer(lambda: marks.put_nowait(loop.time()))
+        timer.within(0)
+        timer.within(0)  # raised AttributeError ('Handle' object has no attribute 'when')
+        timer.within(5)  # later than the timer armed: it stays
         await asyncio.wait_for(marks.get(), 5)
         assert marks.empty()
-        hub._racers_due_in(60)
+        timer.within(60)
         asked = loop.time()
-        hub._racers_due_in(0.05)  # sooner than the one armed: brought forward
+        timer.within(0.05)  # sooner than the one armed: brought forward
         assert await asyncio.wait_for(marks.get(), 5) - asked < 5 and marks.empty()
 
     loop = uvloop.new_event_loop()
@@ -147,7 +139,7 @@ async def test_a_spectator_who_comes_mid_race_is_sent_a_move_count_at_once(
     """While only racers are connected, a change of a move count alone waits for their next frame; once a
     spectator has come, every change goes out at once again (the hub looks again at who is connected
     when a connection comes: it keeps its answer between moves)."""
-    monkeypatch.setattr(hub_module, "RACER_LAG", 60.0)  # no catch-up frame from now on
+    monkeypatch.setattr(frame_plan, "RACER_LAG", 60.0)  # no catch-up frame from now on
     created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
     ann, bob = await Client.connect(server), await Client.connect(server)
     watcher = None
@@ -191,7 +183,7 @@ async def test_the_start_shows_as_racing_though_a_flush_read_the_table_before_th
             if race == created.race.id and meta is not None and meta.started:
                 # The start's announcement gets the meta only once a flush has made the table at the start.
                 hub = server.service.hubs[race]
-                await eventually(lambda: hub._read_version >= meta.version, "a flush of the started table")
+                await eventually(lambda: hub.flushed_version >= meta.version, "a flush of the started table")
             return meta
 
         monkeypatch.setattr(store, "meta", late_meta)

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from redis_util import Client, LiveServer, caught_up, create_race, eventually, listen_as_another_process, start_race
 
-from server.race import hub as hub_module
+from server.race import frame_plan
+from server.store import MoveCommit
 from shared import protocol as p
 
 
@@ -59,10 +60,10 @@ class _HeldAnswers:
         self.waiting = 0
         self.store.commit_move = self._commit
 
-    def _commit(self, race: str, seat: int, *fields: Any, then: Any = None) -> "asyncio.Future[Any]":
-        if seat != self.seat:
-            return self.real(race, seat, *fields, then=then)
-        stored = self.real(race, seat, *fields)
+    def _commit(self, race: str, commit: MoveCommit, *, then: Any = None) -> "asyncio.Future[Any]":
+        if commit.seat != self.seat:
+            return self.real(race, commit, then=then)
+        stored = self.real(race, commit)
         self.waiting += 1
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if then is not None:
@@ -103,7 +104,7 @@ async def test_a_progress_frame_waits_for_the_answer_to_the_move_in_flight_and_g
 
     A draw changes only a move count, which racers are sent within ``RACER_LAG``: made 0 here, so that
     ann's progress frame with her draw is made while her draw's answer is held back."""
-    monkeypatch.setattr(hub_module, "RACER_LAG", 0.0)
+    monkeypatch.setattr(frame_plan, "RACER_LAG", 0.0)
     created = await create_race(server, seats=2, deal_source="number", deal=2)
     ann, bob, watcher = [await Client.connect(server) for _ in range(3)]
     ann_welcome = await ann.hello(created.race.id, "ann")

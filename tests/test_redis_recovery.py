@@ -20,7 +20,7 @@ from redis_util import Client, LiveServer, create_race, eventually, live_server,
 
 from server.race import rules as races
 from server.store import redis_client
-from server.store import Keys, Store
+from server.store import Keys, MoveCommit, Store
 from shared import protocol as p
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))  # moves_script: a race made through the Store
@@ -109,7 +109,10 @@ async def test_an_end_read_by_a_progress_flush_before_its_lost_note_is_still_ann
 
     await eventually(ended, "the race stored as finished")
     hub = server.service.hubs[race]
-    await hub._flush()  # the flush that reads the ended race's table first
+    stored = await server.service.store.meta(race)
+    assert stored is not None
+    hub.mark_dirty()  # the flush that reads the ended race's table first
+    await eventually(lambda: hub.flushed_version >= stored.version, "a flush of the ended race's table")
     finished = await watcher.expect(p.Finished, timeout=10)
     assert [s.status for s in finished.results.standings] == ["gave_up"]
     for c in (ann, watcher):
@@ -157,13 +160,13 @@ async def test_moves_of_two_races_in_one_pipeline_run_after_redis_forgot_the_scr
             await client.script_flush()
             # Two races waiting together: one pipeline. Neither race exists, so the script refuses both
             # moves: what matters is that it ran (a refusal), where a lost script would be NOSCRIPT.
-            fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
-            results = await asyncio.gather(batcher.call("nosuchrace1", 0, fields),
-                                           batcher.call("nosuchrace2", 0, fields), return_exceptions=True)
+            fields = MoveCommit(seat=0, now=0, seq=1, expected_n=0, move="S", home=0, moves=1, status="racing")
+            results = await asyncio.gather(batcher.call("nosuchrace1", fields),
+                                           batcher.call("nosuchrace2", fields), return_exceptions=True)
             assert all(isinstance(r, StoreError) for r in results), results
             # And one race alone: the plain script call.
             await client.script_flush()
-            alone = await asyncio.gather(batcher.call("nosuchrace3", 0, fields), return_exceptions=True)
+            alone = await asyncio.gather(batcher.call("nosuchrace3", fields), return_exceptions=True)
             assert isinstance(alone[0], StoreError), alone
     finally:
         await client.aclose()
@@ -187,11 +190,11 @@ async def test_reads_ride_with_the_moves_and_each_gets_its_own_reply_or_error(re
         await client.hset(k.meta, "version", 7)
         await client.hset(k.progress, mapping={"0": b"line0", "1": b"line1"})
         await client.set(wrong.progress, "not a hash")
-        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
+        fields = MoveCommit(seat=0, now=0, seq=1, expected_n=0, move="S", home=0, moves=1, status="racing")
         for flushed in (False, True):
             if flushed:
                 await client.script_flush()
-            got = await asyncio.gather(batcher.call("nosuchrace9", 0, fields),
+            got = await asyncio.gather(batcher.call("nosuchrace9", fields),
                                        batcher.script_call(read_lines, [k.meta, k.progress]),
                                        batcher.script_call(read_lines, [wrong.meta, wrong.progress]),
                                        batcher.script_call(read_lines, [k.meta, k.progress]), return_exceptions=True)
@@ -228,9 +231,9 @@ async def test_a_moves_then_is_called_once_with_its_done_future_and_one_that_rai
         def broken(fut: asyncio.Future[Any]) -> None:
             raise RuntimeError("a broken callback")
 
-        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
-        futures = [batcher.call("thenrace1", 0, fields, broken),
-                   batcher.call("thenrace2", 0, fields, lambda fut: seen.append((fut, fut.done())))]
+        fields = MoveCommit(seat=0, now=0, seq=1, expected_n=0, move="S", home=0, moves=1, status="racing")
+        futures = [batcher.call("thenrace1", fields, broken),
+                   batcher.call("thenrace2", fields, lambda fut: seen.append((fut, fut.done())))]
         results = await asyncio.gather(*futures, return_exceptions=True)
         assert all(isinstance(r, StoreError) for r in results), results  # neither race exists: both refused
         assert seen == [(futures[1], True)], "called once, with its own future, already done"
@@ -252,9 +255,9 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
     client = redis_client(redis_url)
     try:
         batcher = MoveBatcher(client, register(client, "moves"), tick_ms=100)
-        fields = ["0", "0", "1", 0, "S", "0", "1", "racing", "1"]
+        fields = MoveCommit(seat=0, now=0, seq=1, expected_n=0, move="S", home=0, moves=1, status="racing")
         told: list[asyncio.Future[Any]] = []
-        moves = [batcher.call(f"race{i}", 0, fields, told.append) for i in range(LANES + 1)]
+        moves = [batcher.call(f"race{i}", fields, told.append) for i in range(LANES + 1)]
         moves.append(batcher.script_call(register(client, "read_lines"), [Keys("race0").meta, Keys("race0").progress]))
         lanes = [lane.task for lane in batcher._lanes if lane.task is not None]
         assert len(lanes) == LANES, "every lane started for the moves waiting"
@@ -265,7 +268,7 @@ async def test_moves_of_a_batcher_cancelled_before_it_ran_are_answered_not_lost_
             assert fut.done() and isinstance(fut.exception(), UNAVAILABLE), fut
         assert told == moves[:-1], "each move's then, once"
         # and the batcher goes on: its lanes are free again
-        again = await asyncio.gather(batcher.call("race3", 0, fields), return_exceptions=True)
+        again = await asyncio.gather(batcher.call("race3", fields), return_exceptions=True)
         assert isinstance(again[0], StoreError), again
     finally:
         await client.aclose()

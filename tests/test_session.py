@@ -11,7 +11,7 @@ import pytest
 
 from server.race import rules
 from server.race.session import MOVE_RETRIES, CatchUp, Failed, Pending, Refused, Resend, SeatSession
-from server.store import Committed, Conflict, Duplicate, Line, PlayerState, RaceMeta, StoreError
+from server.store import Committed, Conflict, Duplicate, Line, MoveCommit, PlayerState, RaceMeta, StoreError
 from shared import protocol as p
 from shared.engine import Game
 from shared.variants import get_variant
@@ -44,7 +44,8 @@ def test_a_legal_move_is_pending_with_what_to_store_and_its_ack_carries_the_new_
     assert isinstance(step, Pending)
     mirror = Game.new(get_variant("forty-thieves"), WIN["deal"])
     mirror.push_text(WIN["moves"][0])
-    assert step.fields() == (NOW, 1, 0, WIN["moves"][0], mirror.cards_home, mirror.move_count, "racing")
+    assert step.commit(0) == MoveCommit(seat=0, now=NOW, seq=1, expected_n=0, move=WIN["moves"][0],
+                                        home=mirror.cards_home, moves=mirror.move_count, status="racing")
     ack = session.settle(step, Committed(version=7, race_done=False))
     assert isinstance(ack, p.Ack) and ack.seq == 1 and ack.version == 7 and not ack.duplicate
     assert ack.view == p.View.from_player_view(mirror.view())

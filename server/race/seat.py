@@ -176,7 +176,7 @@ class Joined:
             self.conn.apart(self.resent(msg), msg)
             return
         try:
-            self.conn.in_flight = self.conn.store.commit_move(self.race, session.seat, *step.fields(), then=self.committed)
+            self.conn.in_flight = self.conn.store.commit_move(self.race, step.commit(session.seat), then=self.committed)
         except Exception as exc:  # not handed to the store: nothing in flight (the game reloads on the next move)
             session.landed(exc)
             raise

@@ -31,7 +31,7 @@ from ..store.history import History
 from ..store.limits import Bucket
 from .creation import RaceMaker, creation_settings
 from .ending import Background, Endings
-from .hub import Listener, ProgressTicker, RaceHub
+from .hub import HubParts, Listener, ProgressTicker, RaceHub
 from .janitor import Janitor
 from .keyholders import KeyHolders
 from .leases import Leases
@@ -79,12 +79,11 @@ class Service:
         self.racer_interval = 1.0 / config.racer_hz
         """Seconds between two progress frames to a race's racers, at least (``--racer-hz``)."""
         self.connections = 0
-        self.progress_frames = 0
         self._conn_ids = itertools.count(1)
         self.history = History(redis)
         self.background = Background()
         self.key_holders = KeyHolders(self.accounts)
-        self.served: Hubs[RaceHub] = Hubs(self.store, lambda race: RaceHub(self, race), self.key_holders.replaced)
+        self.served: Hubs[RaceHub] = Hubs(self.store, self._new_hub, self.key_holders.replaced)
         self.endings = Endings(self.store, self.history, self.metrics, config.retention, self.background)
         self.maker = RaceMaker(config, self.store, self.checked, self.creations, self.metrics, lambda: self.signer)
         self.leases = Leases(config.presence_lease, self.store, self.served, self.key_holders, self.background)
@@ -93,6 +92,11 @@ class Service:
         self.periodic = Periodic(self.store, self.metrics)
         self.seeks: Any = None
         """The seek pools' part of this process (server/matchmaking/seeks.py), set by the composition root."""
+
+    def _new_hub(self, race: str) -> RaceHub:
+        """A hub for ``race``, given the parts it uses (not the service)."""
+        return RaceHub(race, HubParts(self.store, self.ticker, self.metrics.sent, self.end_race,
+                                      self.config.lobby_ttl, self.racer_interval))
 
     @property
     def signer(self) -> Signer:

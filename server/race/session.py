@@ -27,7 +27,7 @@ from shared import protocol as p
 from shared.engine import Game
 from shared.moves import DRAW, IllegalReason, Move, MoveParseError
 
-from ..store import Committed, CommitResult, Conflict, PlayerState, RaceMeta, StoreError
+from ..store import Committed, CommitResult, Conflict, MoveCommit, PlayerState, RaceMeta, StoreError
 from . import rules
 from .rules import MoveStatus
 
@@ -62,9 +62,10 @@ class Pending:
     moves: int
     revert: Callable[[], object]
 
-    def fields(self) -> tuple[int, int, int, str, int, int, str]:
-        """The arguments of ``Store.commit_move`` after race and seat."""
-        return self.now, self.seq, self.expected_n, self.text, self.home, self.moves, self.status
+    def commit(self, seat: int) -> MoveCommit:
+        """What ``Store.commit_move`` stores of it, for ``seat``."""
+        return MoveCommit(seat=seat, now=self.now, seq=self.seq, expected_n=self.expected_n, move=self.text,
+                          home=self.home, moves=self.moves, status=self.status)
 
 
 Step = Resend | Pending

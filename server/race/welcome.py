@@ -40,7 +40,7 @@ async def welcome(hub: RaceHub, listener: Listener, emit: Emit, last_version: in
     were replayed (None: a snapshot). Raises :class:`LookupError` if the
     race is gone.
     """
-    store, race = hub.service.store, hub.race
+    store, race = hub.parts.store, hub.race
     meta = await store.meta(race)
     if meta is None:
         raise LookupError(race)

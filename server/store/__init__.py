@@ -4,7 +4,8 @@ Nothing else in the project speaks Redis: the rest of the server sees
 the records of ``records.py``. Where things are: ``keys.py`` names every
 key and channel; ``scripts/`` holds each Lua script in its own file
 (``scripts.py`` loads them); ``records.py`` the typed records and how they
-encode; ``races.py`` the :class:`Store`; ``batcher.py`` the group commit
+encode; ``races.py`` the :class:`Store` (its parts by job: ``race_base.py``,
+``race_reads.py``, ``race_life.py``, ``race_play.py``, ``checked_deals.py``); ``batcher.py`` the group commit
 of moves; ``pubsub.py`` the subscription; ``limits.py`` the creation
 limits. Layout (``{ID}`` is a hash tag,
 so one race's keys share a cluster slot and a script never touches two
@@ -111,13 +112,14 @@ from .client import UNAVAILABLE, RedisClient, redis_client, redis_retry
 from .keys import ACTIVE, EVENTS_MAX, OPEN_LOBBIES, SECRET, Keys, checked_key, code_key, creator_keys, presence_member
 from .limits import CreationLimits, CreationSettings, Limited, retry_after
 from .races import Store
-from .records import (LINE_FIELDS, SEALED, CommitResult, Committed, Conflict, Duplicate, Event, EventKind, HintRefused,
-                      Line, Note, PlayerState, RaceMeta, SeatClaim, Seated, StoreError, decode_line)
+from .records import (LINE_FIELDS, MOVE_FIELDS, SEALED, CommitResult, Committed, Conflict, Duplicate, Event, EventKind,
+                      HintRefused, Line, MoveCommit, Note, PlayerState, RaceMeta, SeatClaim, Seated, StoreError,
+                      decode_line)
 
 __all__ = [
     "UNAVAILABLE", "RedisClient", "redis_client", "redis_retry",
     "ACTIVE", "EVENTS_MAX", "OPEN_LOBBIES", "SECRET", "Keys", "checked_key", "code_key", "creator_keys",
-    "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "SEALED",
-    "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "Note",
+    "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "MOVE_FIELDS", "SEALED",
+    "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "MoveCommit", "Note",
     "PlayerState", "RaceMeta", "SeatClaim", "Seated", "StoreError", "decode_line",
 ]

@@ -13,7 +13,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..ops.metrics import Timer
 from .keys import Keys
-from .records import CommitResult, StoreError, decode_commit
+from .records import MOVE_FIELDS, CommitResult, MoveCommit, StoreError, decode_commit
 
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
@@ -30,8 +30,10 @@ RATE_WINDOW = 1.0
 """Seconds over which the batcher counts the moves that arrive, to tell whether lingering pays (:meth:`MoveBatcher._linger_now`)."""
 KEY_CACHE_RACES = 4096
 """Races whose keys the batcher keeps encoded (more than move at once on one process)."""
-_MOVE_HEAD = b"\x9a"
-"""A msgpack array of ten: the race's number in the call, then a move's nine fields (moves.lua)."""
+_MOVE_HEAD = bytes([0x90 | (1 + len(MOVE_FIELDS))])
+"""A msgpack array (fewer than 16 items): the race's number in the call, then a move's fields (moves.lua)."""
+if len(MOVE_FIELDS) >= 15:
+    raise ValueError("a move is packed as a msgpack fixarray with its race's number: fewer than 15 fields")
 Settled = Callable[["asyncio.Future[CommitResult]"], None]
 """Called with a move's future the moment it is done (:meth:`MoveBatcher.call`)."""
 _Item = tuple[int, bytes, "asyncio.Future[CommitResult]", "Settled | None"]
@@ -85,9 +87,8 @@ class MoveBatcher:
         self._lingering = False
         """A lane is waiting out the linger: it takes every move that arrives meanwhile (no other lane starts)."""
 
-    def call(self, race: str, seat: int, fields: list[Any],
-             then: Settled | None = None) -> "asyncio.Future[CommitResult]":
-        """Commit one move (``fields`` as moves.lua reads them): a future of its result, which raises
+    def call(self, race: str, commit: MoveCommit, then: Settled | None = None) -> "asyncio.Future[CommitResult]":
+        """Commit one move: a future of its result, which raises
         :class:`StoreError` for a refusal. A plain function returning the future, not a coroutine: one
         coroutine frame fewer to make and resume per move.
 
@@ -99,7 +100,8 @@ class MoveBatcher:
         items = self._pending.get(race)
         if items is None:
             items = self._pending[race] = []
-        items.append((seat, _pack(fields)[1:], fut, then))  # the fields without their array header (see _calls)
+        # the fields without their array header (see _calls)
+        items.append((commit.seat, _pack(commit.lua_args())[1:], fut, then))
         self._arrived += 1
         if self._idle and not self._lingering:
             self._start_lane(loop)

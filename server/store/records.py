@@ -384,6 +384,39 @@ class Event:
 
 
 # ------------------------------------------------------------------ commits
+class MoveCommit(msgspec.Struct, kw_only=True, gc=False):
+    """One validated move to store: what ``moves.lua`` takes of it, by name (:data:`MOVE_FIELDS`). A
+    msgspec struct, not a dataclass: one is made for every move (a seventh of the cost to make).
+
+    Why a record: the move crossed three files as a positional tuple and nine positional parameters,
+    and the script read it by position; a field added or swapped anywhere was a silent mismatch. The
+    script's placeholder ``{{MOVE_AT}}`` (server/store/scripts.py) names each place from here."""
+
+    seat: int
+    now: int
+    seq: int
+    expected_n: int
+    """The log length the move was checked against (the script refuses it if another move came first)."""
+    move: str
+    """The move as stored (canonical notation, or ``U``)."""
+    home: int
+    moves: int
+    status: str
+    """The player's status after the move: racing, blocked or finished."""
+
+    def lua_args(self) -> list[Any]:
+        """The values in :data:`MOVE_FIELDS` order. The numbers the script only stores go as decimal texts
+        (a Lua number goes into Redis as it prints); ``expected_n`` it compares, so it goes as a number.
+        Written out rather than built from the names: this runs for every move."""
+        return [str(self.seat), str(self.now), str(self.seq), self.expected_n, self.move, str(self.home),
+                str(self.moves), self.status, str(self.expected_n + 1)]
+
+
+MOVE_FIELDS: tuple[str, ...] = (*MoveCommit.__struct_fields__, "n_after")
+"""The names of :meth:`MoveCommit.lua_args`, in order: the record's fields, then ``n_after`` (the log
+length once the move is stored). ``moves.lua`` reads a move's values by these names."""
+
+
 @dataclass(frozen=True)
 class Committed:
     """The move is stored; ``race_done``: it was the last player's last move."""

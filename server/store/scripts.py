@@ -16,7 +16,7 @@ from typing import Any
 from shared import event_states
 
 from .keys import EVENTS_MAX
-from .records import LINE_FIELDS
+from .records import LINE_FIELDS, MOVE_FIELDS
 
 PLACEHOLDERS = {
     "EVENTS_MAX": str(EVENTS_MAX),
@@ -26,6 +26,8 @@ PLACEHOLDERS = {
     "LINE_PACK": ", ".join(["f[1]", "f[2]"] + [f"tonumber(f[{i}]) or 0" for i in range(3, len(LINE_FIELDS) + 1)]),
     # the event's state table, which the step scripts enforce (shared/event_states.py)
     "EVENT_TRANSITIONS": event_states.lua_table(),
+    # a move's place of each value in moves.lua's packed moves: its race's number, then records.MOVE_FIELDS
+    "MOVE_AT": ", ".join(f"{name} = {i}" for i, name in enumerate(("race", *MOVE_FIELDS), 1)),
     "EVENT_PROTECTED": ", ".join(f"['{name}'] = true" for name in event_states.PROTECTED_FIELDS),
 }
 _USES = "-- uses:"

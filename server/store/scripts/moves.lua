@@ -1,9 +1,10 @@
 -- uses: events running
 -- KEYS: for each race r = 1..R: meta, progress, history, tick, listening; then for move i: player key, log key.
--- ARGV[1]: msgpack list of [r, seat, now, seq, expected_n, move, home, moves, status, n_after]
---          (r: the move's race, 1..R; status after the move: racing, blocked or finished; n_after:
---          expected_n + 1. seat, now, seq, home, moves and n_after come as decimal texts: they go into
---          Redis as they are, where a Lua number would be printed as a float by every redis.call)
+-- ARGV[1]: msgpack list of the moves, each a list of its race's number r (1..R), then the fields of
+--          records.MoveCommit by name (M below: records.MOVE_FIELDS): seat, now, seq, expected_n, move,
+--          home, moves, status (after the move: racing, blocked or finished), n_after (expected_n + 1).
+--          seat, now, seq, home, moves and n_after come as decimal texts: they go into Redis as they
+--          are, where a Lua number would be printed as a float by every redis.call.
 -- ARGV[2]: tick_ms. ARGV[3]: R. ARGV[4]: the committing process's instance (server/store/pubsub.py).
 -- The moves that arrived together (one race's on a Redis Cluster, every race's on one Redis), each
 -- checked and applied in turn exactly as if it came alone (one packed argument: redis-py spends more
@@ -15,6 +16,10 @@
 -- (the tick key lives that long); held is 1 on the last stored move of a race whose message was held
 -- back by the tick key: its committer announces it a tick later (server/race/hub.py), so every version
 -- is announced to whoever listens.
+local M = { {{MOVE_AT}} }  -- a move's value's place in its packed list, by name (records.MOVE_FIELDS)
+-- (each place looked up once here, not for every move)
+local RACE, SEAT, NOW, SEQ, EXPECTED = M.race, M.seat, M.now, M.seq, M.expected_n
+local MOVE, HOME, MOVES, STATUS, N_AFTER = M.move, M.home, M.moves, M.status, M.n_after
 local AT = {}  -- a line field's place in LINE
 for i, name in ipairs(LINE) do AT[name] = i end
 local READ = {'seq', 'n', unpack(LINE)}
@@ -27,7 +32,9 @@ for r = 1, races do
   version[r] = tonumber(meta[r][4]) or 0
   before[r], last_v[r], announce[r] = version[r], 0, false
 end
-local function one_move(r, pkey, log, seat, now, seq, expected, move, home, moves, status, n_after)
+local function one_move(r, pkey, log, m)
+  local seat, now, seq, expected, move = m[SEAT], m[NOW], m[SEQ], m[EXPECTED], m[MOVE]
+  local home, moves, status = m[HOME], m[MOVES], m[STATUS]
   local bad = phase_error(meta[r], tonumber(now))
   if bad then return {'err', bad} end
   local p = redis.call('HMGET', pkey, unpack(READ))
@@ -46,7 +53,7 @@ local function one_move(r, pkey, log, seat, now, seq, expected, move, home, move
   -- The line it replaces, as the progress hash holds it (read: cheaper than packing it again).
   local old = redis.call('HGET', KEYS[5 * r - 3], seat)
   redis.call('RPUSH', log, move)
-  local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', n_after,
+  local set = {'status', (status == 'finished') and 'racing' or status, 'seq', seq, 'n', m[N_AFTER],
     'home', home, 'moves', moves}
   if tonumber(home) ~= tonumber(line[AT.home]) then
     set[#set + 1], set[#set + 2] = 'home_at', now
@@ -74,11 +81,10 @@ local function heard_elsewhere(listening, me, now)
 end
 local replies, first = {}, 5 * races
 for i, m in ipairs(cmsgpack.unpack(ARGV[1])) do
-  local r = m[1]
-  local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m[2], m[3], m[4], m[5], m[6], m[7], m[8], m[9],
-    m[10])
+  local r = m[RACE]
+  local reply = one_move(r, KEYS[first + 2 * i - 1], KEYS[first + 2 * i], m)
   if reply[1] == 'ok' then
-    last_v[r], last_i[r], last_now[r] = reply[2], i, m[3]
+    last_v[r], last_i[r], last_now[r] = reply[2], i, m[NOW]
     if reply[3] == 1 then announce[r] = true end
   end
   replies[i] = reply

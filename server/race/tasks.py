@@ -1,0 +1,41 @@
+"""The background tasks of one race's hub (announcements, catch-ups, seat releases), each failure logged
+with the race.
+
+Why: an exception nobody retrieves shows at best as asyncio's complaint when the task is collected, naming
+no race (a lost announcement or catch-up was invisible)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..ops.log import format_event, log, logger
+from ..store import UNAVAILABLE
+
+
+class RaceTasks:
+    """A race's tasks under way: started, kept until done, cancelled together."""
+
+    def __init__(self, race: str) -> None:
+        self.race = race
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def cancel(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    def _done(self, task: "asyncio.Task[Any]") -> None:
+        """A task is over: forgotten, and its failure logged with the race (Redis away: a warning)."""
+        self._tasks.discard(task)
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if isinstance(exc, UNAVAILABLE):
+            log("hub_task_failed", logging.WARNING, race=self.race, error=exc)
+        else:
+            logger.error(format_event("hub_task_failed", {"race": self.race, "error": repr(exc)}), exc_info=exc)
