@@ -155,7 +155,7 @@ def _unread(conn: Any) -> int:
 
 def _walking(server: LiveServer) -> list[bool]:
     """Whether each open WebSocket connection of the server reads its frames itself."""
-    return [conn._walking for conn in server.server.server_state.connections if isinstance(conn, Protocol)]
+    return [conn.walking for conn in server.server.server_state.connections if isinstance(conn, Protocol)]
 
 
 async def _mixed_answered(server: LiveServer, reads: ServerReads, cuts: Callable[[int], list[int]],

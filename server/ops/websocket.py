@@ -302,6 +302,12 @@ class Protocol(WebSocketsSansIOProtocol):
         self._carry = b""
         """While walking: the start of a frame not yet received whole."""
 
+    @property
+    def walking(self) -> bool:
+        """Whether this connection reads its frames itself (frame boundaries known here), not through
+        websockets' parser: what a test of the fast path looks at."""
+        return self._walking
+
     async def send(self, message: Any) -> None:
         await super().send(message)
         if message["type"] == "websocket.accept" and self.handshake_complete:

@@ -183,8 +183,7 @@ class RaceHub:
         await self.parts.end_race(self.race)
 
     def announced(self, change: EventKind) -> bool:
-        """Whether this hub will announce ``change`` no more (it did, or its first meta showed it): a
-        connection welcomed since must be told by its welcome."""
+        """Whether ``change`` is announced already (a connection welcomed since is told by its welcome)."""
         return change in self.phases.told
 
     async def catch_up(self) -> None:
