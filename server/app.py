@@ -33,6 +33,7 @@ from .race.clock import now_ms
 from .compose import compose
 from .race.service import Service
 from .matchmaking import challenges, rematches
+from .matchmaking.requests import seeks_of
 from .players import http as players_http
 from .store import UNAVAILABLE, RaceMeta, RedisClient, redis_client
 from .answers import (SECURITY_HEADERS, client_of, error_response, json_body, json_response, refusal_answer,
@@ -64,7 +65,7 @@ async def metrics(request: Request) -> Response:
     try:
         active, up = await service.store.active_count(), 1
         depths = await service.checked.depths()
-        seeking = {line.pool: line.waiting for line in (await service.seeks.pools()).pools}
+        seeking = {line.pool: line.waiting for line in (await seeks_of(request).pools()).pools}
     except UNAVAILABLE:
         active, up = -1, 0
         depths = {v: -1 for v in service.checked.targets}
@@ -96,7 +97,7 @@ async def metrics(request: Request) -> Response:
 
 async def list_seeks(request: Request) -> Response:
     """``GET /seeks``: the seek pools and how many wait in each (docs/protocol.md "Seeks")."""
-    return json_response(msgspec.to_builtins(await service_of(request).seeks.pools()))
+    return json_response(msgspec.to_builtins(await seeks_of(request).pools()))
 
 
 async def create_race(request: Request) -> Response:
@@ -224,6 +225,7 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
         app.state.tournaments = process.tournaments
         app.state.results = process.results
         app.state.lobby = process.lobby
+        app.state.seeks = process.seeks
         log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
             instance=service.instance)
         try:

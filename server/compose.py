@@ -40,6 +40,7 @@ class Process:
     races: Service
     tournaments: Tournaments
     results: Results
+    seeks: Seeks
     lobby: SeekFrames
     """What answers the race connections' lobby frames (seeks): handed to each connection (server/app.py)."""
 
@@ -58,7 +59,7 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     played = Formats(formats)
     runner = EventRunner(context, played)
     service.every(TICK_SECONDS, runner.tick)
-    seeks = service.seeks = Seeks(config, SeekStore(redis), service.accounts, service.history, service.maker,
+    seeks = Seeks(config, SeekStore(redis), service.accounts, service.history, service.maker,
                                   service.metrics)
     pairing = Pairing(config, seeks.store, service.store, service.maker, lambda: service.signer, service.accounts,
                       service.checked, service.metrics, seeks.let_go)
@@ -70,4 +71,4 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     tournaments = Tournaments(races=service, events=events, daily=DailyStore(redis), context=context,
                               runner=runner, feeds=feeds, formats=played)
     return Process(races=service, tournaments=tournaments, results=results,
-                   lobby=SeekFrames(seeks, service.key_holders))
+                   seeks=seeks, lobby=SeekFrames(seeks, service.key_holders))

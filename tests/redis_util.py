@@ -69,6 +69,11 @@ class LiveServer:
         return self.app.state.results
 
     @property
+    def seeks(self) -> Any:
+        """The seek pools (server/matchmaking/seeks.py)."""
+        return self.app.state.seeks
+
+    @property
     def tournaments(self) -> Any:
         """The events side (server/compose.py): event store, runner, feeds, daily deal."""
         return self.app.state.tournaments

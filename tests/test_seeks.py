@@ -219,7 +219,7 @@ async def next_error(client: Client) -> p.Error:
 
 
 async def waiting_names(server: LiveServer, pool: str) -> list[str]:
-    return sorted(e.name for e in await server.service.seeks.store.waiting(pool))
+    return sorted(e.name for e in await server.seeks.store.waiting(pool))
 
 
 async def test_a_key_replacement_ends_the_seek_made_with_the_old_key(fast: LiveServer) -> None:
@@ -256,7 +256,7 @@ async def test_a_wave_pairs_no_seek_whose_key_was_replaced_unheard(fast: LiveSer
     async def only_bob() -> bool:
         return await waiting_names(fast, pool) == ["bob"]
     await eventually(only_bob, "the wave to drop the old key's seek and keep bob waiting")
-    assert await fast.service.seeks.store.formed(pool) == []
+    assert await fast.seeks.store.formed(pool) == []
     for c in (ann, bob):
         await c.close()
 
@@ -358,7 +358,7 @@ async def test_a_lock_a_dead_process_left_gives_its_seeks_places_back_when_taken
     from shared.names import name_key
 
     async with live_server(redis_url, lobbies_per_address=1, seek_pools_per_address=1, **FAST) as server:
-        store, dead, pool, client = server.service.seeks.store, "0123456789abcdef", "forty-thieves/2/90/casual", \
+        store, dead, pool, client = server.seeks.store, "0123456789abcdef", "forty-thieves/2/90/casual", \
             "127.0.0.1"
         who = f"n:{name_key('ann')}"
         assert await store.lock(who, pool, dead, client)
@@ -409,7 +409,7 @@ async def test_a_wave_drops_a_lone_seek_nobody_vouches_for(fast: LiveServer) -> 
 
     pool = "forty-thieves/2/60/casual"
     entry = SeekEntry(id="0123456789abcdef", who="n:ghost", name="ghost", rating=1000, since=now_ms())
-    await fast.service.seeks.store.add(pool, entry, now_ms() - 1)
+    await fast.seeks.store.add(pool, entry, now_ms() - 1)
 
     async def gone() -> bool:
         return await waiting_names(fast, pool) == []
@@ -448,13 +448,13 @@ async def test_a_no_show_is_dropped_and_counted_and_the_other_waits_again(fast: 
     text = await metrics_text(fast)
     assert metric(text, "no_show") == 1 and metric(text, "requeued") == 1
     from shared.names import name_key
-    assert await fast.service.seeks.store.shy(f"n:{name_key('bob')}") == 1
+    assert await fast.seeks.store.shy(f"n:{name_key('bob')}") == 1
     # Bob seeks again: he waits among the shy; carl (not shy) is paired with ann, never with bob.
     bob2, _ = await seek(fast, name="bob", time_limit=60)
     carl, _ = await seek(fast, name="carl", time_limit=60)
     mc = await matched(carl)
     assert sorted(mc.names) == ["ann", "carl"]
-    entries = await fast.service.seeks.store.waiting("forty-thieves/2/60/casual")
+    entries = await fast.seeks.store.waiting("forty-thieves/2/60/casual")
     assert [(e.name, e.shy) for e in entries] == [("bob", True)]
     for c in (ann, bob2, carl):
         await c.close()
@@ -493,7 +493,7 @@ async def test_a_cancel_racing_a_pairing_never_leaves_the_player_in_a_race(fast:
 
     outcomes = await asyncio.gather(*(one(i) for i in range(12)))
     formed: list[list[str]] = []
-    for m in await fast.service.seeks.store.formed("forty-thieves/2/60/casual"):
+    for m in await fast.seeks.store.formed("forty-thieves/2/60/casual"):
         formed.append([e.name for e in m[0].members])
     for name, cancelled, got in outcomes:
         if cancelled:

@@ -35,7 +35,7 @@ from .format import UnknownFormat
 from .requests import tournaments_of
 
 
-async def _event_or_404(request: Request) -> EventMeta:
+async def event_of_path(request: Request) -> EventMeta:
     """The event of the path; raises ``event_not_found`` (404), or ``unavailable`` (503) for one of a
     format this process does not know (docs/events.md, "Endpoints")."""
     tournaments = tournaments_of(request)
@@ -89,13 +89,13 @@ async def list_events(request: Request) -> Response:
 
 
 async def get_event(request: Request) -> Response:
-    meta = await _event_or_404(request)
+    meta = await event_of_path(request)
     tournaments = tournaments_of(request)
     return json_response(await tournaments.formats.of(meta.format).info(tournaments.events, meta))
 
 
 async def get_standings(request: Request) -> Response:
-    meta = await _event_or_404(request)
+    meta = await event_of_path(request)
     tournaments = tournaments_of(request)
     return json_response(await tournaments.formats.of(meta.format).standings(tournaments.events, meta))
 
@@ -103,7 +103,7 @@ async def get_standings(request: Request) -> Response:
 async def stream_event(request: Request) -> Response:
     """``GET /events/{id}/stream``: Server-Sent Events, one ``event`` frame (EventLive JSON) whenever
     the event or a heat of its round moved, at most five in any one second; the latest at once on connecting."""
-    meta = await _event_or_404(request)
+    meta = await event_of_path(request)
     feed, queue = tournaments_of(request).feeds.watch(meta.id)
 
     async def frames() -> AsyncIterator[bytes]:
@@ -122,7 +122,7 @@ async def stream_event(request: Request) -> Response:
 async def start_event(request: Request) -> Response:
     """The organiser closes registration and the first round is drawn at once."""
     await require_organiser(request)
-    meta = await _event_or_404(request)
+    meta = await event_of_path(request)
     tournaments = tournaments_of(request)
     started = await tournaments.runner.start(meta)
     if started is None:
@@ -136,7 +136,7 @@ async def cancel_event(request: Request) -> Response:
     await require_organiser(request)
     # No body: the event alone.
     req = await json_body(request, p.EventCancel) if (await request.body()).strip() else p.EventCancel()
-    meta = await _event_or_404(request)
+    meta = await event_of_path(request)
     tournaments = tournaments_of(request)
     events = tournaments.events
     try:

@@ -90,8 +90,6 @@ class Service:
         self.janitor = Janitor(self.store, self.creations, config.lobby_ttl, self.leases.lease_ms,
                                self.served.by_race, self.endings.end_race)
         self.periodic = Periodic(self.store, self.metrics)
-        self.seeks: Any = None
-        """The seek pools' part of this process (server/matchmaking/seeks.py), set by the composition root."""
 
     def _new_hub(self, race: str) -> RaceHub:
         """A hub for ``race``, given the parts it uses (not the service)."""

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from shared import protocol as p
 
 from ..events.daily import event_name, variant_and_day
+from ..events.http import event_of_path
 from ..events.requests import tournaments_of
 from ..fairplay.report import Scope, report
 from ..ops.http import json_response
@@ -26,11 +27,7 @@ async def event_fairplay(request: Request) -> Response:
     """200 FairPlayReport of the event's races so far; 403 without the organiser token; 404 no event."""
     await require_organiser(request)
     t = tournaments_of(request)
-    meta = await t.events.meta(request.path_params["event"])
-    if meta is None:
-        raise p.Refusal(p.ErrorCode.EVENT_NOT_FOUND)
-    if (why := t.formats.unplayable(meta)) is not None:
-        raise p.Refusal(p.ErrorCode.UNAVAILABLE, why)
+    meta = await event_of_path(request)
     rounds = await t.formats.of(meta.format).schedule(t.events, meta)
     races = [heat.race for r in rounds for heat in r.heats]
     scope = Scope(name=f"event:{meta.id}", variant=meta.variant, races=races)

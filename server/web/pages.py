@@ -17,6 +17,7 @@ from shared.variants import VARIANTS, get_variant
 
 from ..answers import service_of, tournaments_of
 from ..events.tournaments import Tournaments
+from ..matchmaking.requests import seeks_of
 from ..events import daily
 from ..race import rules as races
 from ..race.clock import now_ms
@@ -48,7 +49,7 @@ async def index(request: Request) -> Response:
     lobby = [r for r, m in zip(rows, metas) if r.status == "lobby" and not m.called_off_at]  # (nobody may join)
     finished = await service.store.recent_races(RECENT_SHOWN)
     recent = [races.race_info(m, now) for m in finished]
-    seeking = [line for line in (await service.seeks.pools()).pools if line.waiting]
+    seeking = [line for line in (await seeks_of(request).pools()).pools if line.waiting]
     t = tournaments_of(request)
     return render("index.html", title="Races", live=live, lobby=lobby, recent=recent, seeking=seeking,
                   winners={m.code: await _winner(service, m) for m in finished},
