@@ -36,7 +36,7 @@ def test_a_request_kept_and_shown(status: str) -> None:
     meta = EventMeta.create(req, "E", 5, series="S", occurrence=1)
     kept = {s: getattr(meta, s) for s in SETTINGS}
     assert kept == {**{s: getattr(req, s) for s in SETTINGS if s not in EventSettings.RESHAPED},
-                    "deals": "11,12", "scheduled_at": 10**13, "repeat": "0 * * * *"}
+                    "deals": "11,12", "scheduled_at": 10**13, "repeat": "0 * * * *", "conditions": ""}
     assert (meta.status, meta.round, meta.round_state, meta.created_at, meta.series, meta.occurrence) == (
         "registration", 0, "waiting", 5, "S", 1)
     pairs = meta.hash_fields()
@@ -47,7 +47,8 @@ def test_a_request_kept_and_shown(status: str) -> None:
     assert shown == {"name": "Cup", "format": "arena", "variant": "sixty-thieves", "rounds": 2, "heat_size": 4,
                      "time_limit": 90, "join_seconds": 5, "break_seconds": 7, "rated": True, "late_entry": False,
                      "check_in": True, "deal_source": "deals", "deals": [11, 12] if status == "finished" else None,
-                     "starts_at": 10**13, "repeat": "0 * * * *"}, "the organiser's deals only once it is over"
+                     "starts_at": 10**13, "repeat": "0 * * * *", "conditions": None}, \
+        "the organiser's deals only once it is over"
 
 
 def test_a_plain_request_shows_nulls_for_what_it_did_not_ask() -> None:

@@ -111,16 +111,15 @@ class Format(ABC):
             next_at=meta.next_at if meta.status == "running" and meta.round_state == "done" else None,
             ends_at=meta.ends_at or None, summary=self.summary(meta), pairing=self.pairing,
             score_field=self.score_field, score_rule=self.score_rule, tiebreaks=list(self.tiebreaks),
-            series=meta.series or None, occurrence=meta.occurrence, next_event=meta.next_event or None,
-            conditions=msgspec.json.decode(meta.conditions, type=p.EntryConditions) if meta.conditions else None)
+            series=meta.series or None, occurrence=meta.occurrence, next_event=meta.next_event or None)
         fields.update(self.shown_settings(meta))
         return p.EventInfo(**fields)  # type: ignore[arg-type]
 
 
-SHOWN_OTHERWISE = ("deal_source", "deals", "scheduled_at", "repeat", "duration", "group_size")
+SHOWN_OTHERWISE = ("deal_source", "deals", "scheduled_at", "repeat", "conditions", "duration", "group_size")
 """The settings an event's description shows in another shape than the record's: the organiser's deals
 (secret until the event is over; meanwhile their source reads ``deals``), its own start (``starts_at``),
-no repeat (null), and the arena's own (its format shows them: :meth:`Format.shown_settings`)."""
+no repeat or conditions (null), and the arena's own (its format shows them: :meth:`Format.shown_settings`)."""
 
 
 def public_settings(meta: EventMeta) -> dict[str, object]:
@@ -129,7 +128,8 @@ def public_settings(meta: EventMeta) -> dict[str, object]:
     same = {f.name: getattr(meta, f.name) for f in dataclasses.fields(EventSettings) if f.name not in SHOWN_OTHERWISE}
     return {**same, "deal_source": "deals" if meta.deals else meta.deal_source,
             "deals": meta.deal_list if meta.deals and meta.status == "finished" else None,
-            "starts_at": meta.scheduled_at or None, "repeat": meta.repeat or None}
+            "starts_at": meta.scheduled_at or None, "repeat": meta.repeat or None,
+            "conditions": msgspec.json.decode(meta.conditions, type=p.EntryConditions) if meta.conditions else None}
 
 
 class UnknownFormat(ValueError):

@@ -52,8 +52,10 @@ class EventSettings:
     """When the event starts by itself (EventCreate.starts_at; 0: when the organiser starts it)."""
     repeat: str = ""
     """The series' cron schedule ("" for a one-off, or once the series is cancelled)."""
+    conditions: str = ""
+    """Who may enter (EventCreate.conditions as JSON; "": any account)."""
 
-    RESHAPED: ClassVar[tuple[str, ...]] = ("deals", "scheduled_at", "repeat")
+    RESHAPED: ClassVar[tuple[str, ...]] = ("deals", "scheduled_at", "repeat", "conditions")
     """The settings kept in another shape than the request's (a list as text; ``starts_at``; null as "");
     every other one has the request's name and value."""
 
@@ -63,7 +65,8 @@ class EventSettings:
         field: the same names and values, and the :attr:`RESHAPED` ones reshaped."""
         kept: dict[str, Any] = {f.name: getattr(req, f.name) for f in fields(cls) if f.name not in cls.RESHAPED}
         return {**kept, "deals": ",".join(str(d) for d in req.deals or []), "scheduled_at": req.starts_at or 0,
-                "repeat": req.repeat or ""}
+                "repeat": req.repeat or "",
+                "conditions": _encoder.encode(req.conditions).decode() if req.conditions is not None else ""}
 
 
 @dataclass(kw_only=True)
@@ -96,15 +99,12 @@ class EventMeta(EventSettings):
     occurrence: int = 0
     next_event: str = ""
     """The series' next occurrence, once made (as this one left registration)."""
-    conditions: str = ""
-    """The entry conditions (EventCreate.conditions as JSON; "": any account may enter)."""
 
     @classmethod
     def create(cls, req: p.EventCreate, event: str, now: int, series: str = "", occurrence: int = 0) -> "EventMeta":
         """A new event of ``req``'s settings (its ``variant`` already the variant's key), taking entries."""
         return cls(**EventSettings.kept(req), id=event, status="registration", round=0, round_state="waiting",
-                   created_at=now, series=series, occurrence=occurrence,
-                   conditions=_encoder.encode(req.conditions).decode() if req.conditions is not None else "")
+                   created_at=now, series=series, occurrence=occurrence)
 
     def hash_fields(self) -> list[Any]:
         return hash_fields(self, encode_field)
