@@ -15,5 +15,6 @@ def test_the_seek_idle_bench_holds_its_lone_seeks_and_reports_its_figures() -> N
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
-    assert report["seeks"] == 6 and report["seconds"] >= 1
-    assert report["server_core"] > 0 and report["redis_core"] >= 0 and report["wave_core"] >= 0
+    assert report["seeks"] == 6 and report["pools"] == 6 and report["seconds"] >= 1
+    # CPU is read in clock ticks (10 ms): an idle second of six lone seeks may well read 0.
+    assert report["server_core"] >= 0 and report["redis_core"] >= 0 and report["wave_core"] >= 0

@@ -15,18 +15,25 @@ export function setUpFinding(context) {
 }
 
 let seeker = null;
+let matched = false;
+// A matched seek's socket stays open while its race is joined (a partner who does not come puts the
+// seek back: "requeued" arrives on it); a new seek ("Find another") closes it first instead of being
+// ignored until the server closes it.
 $("seek-form").addEventListener("submit", (e) => {
   e.preventDefault();
-  if (seeker) return;
+  if (seeker && !matched) return;
+  seeker?.close();
+  matched = false;
   const key = store.key() || undefined;
   const seek = { type: "seek", protocol: 1, variant: $("seek-variant").value, seats: Number($("seek-seats").value),
     time_limit: Number($("seek-clock").value), rated: $("seek-rated").checked, key, name: key ? undefined : guestName() };
   $("seek-status").textContent = "Looking for a race…";
   $("seek-cancel").hidden = false;
-  seeker = openSocket((f) => {
+  const socket = seeker = openSocket((f) => {
     if (f.type === "seeking") {
       $("seek-status").textContent = `Looking for a race in ${f.pool}: ${f.waiting} waiting, rating ${f.rating} ±${f.gap}.`;
     } else if (f.type === "matched") {
+      matched = true;
       $("seek-status").textContent = `Found: race ${f.code} with ${f.names.join(", ")}.`;
       join({ race: f.race, token: f.token }, { autoReady: true });
     } else if (f.type === "seek_cancelled" && f.cancelled) {
@@ -34,12 +41,16 @@ $("seek-form").addEventListener("submit", (e) => {
     } else if (f.type === "error" && f.code === "already_seeking") {
       // The player's previous seek has not left its pool yet (docs/protocol.md, "Seeks"): ask again.
       $("seek-status").textContent = `${f.message}: trying again…`;
-      setTimeout(() => seeker?.sendFrame(seek), 1000);
+      setTimeout(() => { if (seeker === socket) socket.sendFrame(seek); }, 1000);
     } else if (f.type === "error") {
       $("seek-status").textContent = f.message;
     }
-  }, () => { seeker = null; $("seek-cancel").hidden = true; });
-  seeker.onopen = () => seeker.sendFrame(seek);
+  }, () => {
+    if (seeker !== socket) return;  // an earlier seek's socket, closed for a new one
+    seeker = null;
+    $("seek-cancel").hidden = true;
+  });
+  socket.onopen = () => socket.sendFrame(seek);
 });
 $("seek-cancel").addEventListener("click", () => {
   seeker?.sendFrame({ type: "seek_cancel" });
