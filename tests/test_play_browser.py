@@ -187,6 +187,27 @@ async def test_a_seek_from_two_browsers_meets_and_find_another_meets_again(serve
         assert cy.csp == [] and dee.csp == [], cy.csp + dee.csp
 
 
+async def test_a_partner_who_does_not_come_puts_the_browser_back_to_looking(redis_url: str) -> None:
+    """Matched with a protocol client that never joins: after the join window (2 s here) the server puts
+    the seek back ("seeking" with requeued), and the page leaves the dead race's lobby and says it looks
+    again, as the terminal's seek screen does."""
+    async with live_server(redis_url, seek_wave=0.1, seek_join=2.0, seek_deals="random") as server, \
+            launch_browser() as browser:
+        cy = await player(browser, server, "cy", register=False)
+        await cy.get_by_role("button", name="Find a race now").click()
+        await text(cy, "#seek-status", "Looking for a race in forty-thieves/2/300/casual: 1 waiting")
+        nobody = await Client.connect(server)
+        await nobody.send(p.Seek(name="nobody", time_limit=300))
+        while not isinstance(await nobody.recv(MS / 1000), p.Matched):
+            pass
+        await expect(cy.locator("#race")).to_be_visible(timeout=MS)  # joined the race it was given
+        await expect(cy.locator("#race")).to_be_hidden(timeout=MS)  # ... and back once nobody did not come
+        await expect(cy.locator("#seek-status")).to_contain_text("Looking for a race in forty-thieves/2/300",
+                                                                 timeout=MS)
+        await expect(cy.locator("#seek-cancel")).to_be_visible()
+        await nobody.close()
+
+
 @needs_tmux
 async def test_a_terminal_challenge_accepted_in_the_browser_and_raced_to_the_end(
         server: LiveServer, tmp_path: Path, terms: list[Term]) -> None:

@@ -270,7 +270,7 @@ setInterval(() => {
 
 // ----------------------------------------------------------------- the start
 setUpEnd({ page, join, say, leaveRace, raceIs });
-setUpFinding({ join, guestName });
+setUpFinding({ join, guestName, leaveRace });
 for (const select of document.querySelectorAll("select.variants")) {
   select.replaceChildren(...SETTINGS.variants.map((v) => el("option", { value: v.key }, `${v.name} (${v.columns} columns)`)));
 }

@@ -6,11 +6,12 @@ import { api, openSocket, sleep, store } from "./play_net.js";
 import { el } from "./table.js";
 
 const $ = (id) => document.getElementById(id);
-let join, guestName;
+let join, guestName, leaveRace;
 
-/** Wire the forms to the page: join(hello, options) moves into a race; guestName() the name typed. */
+/** Wire the forms to the page: join(hello, options) moves into a race; guestName() the name typed;
+ * leaveRace() goes back to the lobby. */
 export function setUpFinding(context) {
-  ({ join, guestName } = context);
+  ({ join, guestName, leaveRace } = context);
   setInterval(pollChallenges, 1500);
 }
 
@@ -31,6 +32,10 @@ $("seek-form").addEventListener("submit", (e) => {
   $("seek-cancel").hidden = false;
   const socket = seeker = openSocket((f) => {
     if (f.type === "seeking") {
+      if (f.requeued && matched) {  // the partner did not come: the seek waits again (as the terminal's)
+        matched = false;
+        leaveRace();
+      }
       $("seek-status").textContent = `Looking for a race in ${f.pool}: ${f.waiting} waiting, rating ${f.rating} ±${f.gap}.`;
     } else if (f.type === "matched") {
       matched = true;
