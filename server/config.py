@@ -200,7 +200,9 @@ class SectionOf(Generic[Section]):
 @dataclass(frozen=True)
 class Config:
     """Every setting of a server process, grouped by the part that reads it; each described once (its
-    ``help``: ``--help`` prints it, with the environment variable and the default)."""
+    ``help``: ``--help`` prints it, with the environment variable and the default). A part is handed its
+    section (``config.races``, ``config.edge`` …), not this whole object: what it may read is then its
+    type, and a test builds it without the other parts' settings."""
 
     # -- this process: where it listens, its log, its shutdown
     host: str = option("127.0.0.1", "process", "address to listen on")
