@@ -50,7 +50,7 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     """A process's parts, wired (start its race service to run them); the events play ``formats``
     (server/events/formats/__init__.py's list; a test may hand its own)."""
     service = Service(config, redis, probe)
-    recorder = Recorder(service.store, service.history, config.history_max, config.retention)
+    recorder = Recorder(service.store, service.history, config.accounts.history_max, config.races.retention)
     results = Results(recorder, service.history, service.endings.bound, service.end_race, service.background.spawn)
     service.endings.on_ended_with_accounts(results.apply_soon)
     service.every(RESULTS_SWEEP_SECONDS, results.sweep)
@@ -59,11 +59,11 @@ def compose(config: Config, redis: RedisClient, probe: RedisClient | None = None
     played = Formats(formats)
     runner = EventRunner(context, played)
     service.every(TICK_SECONDS, runner.tick)
-    seeks = Seeks(config, SeekStore(redis), service.accounts, service.history, service.maker,
-                                  service.metrics)
-    pairing = Pairing(config, seeks.store, service.store, service.maker, lambda: service.signer, service.accounts,
-                      service.checked, service.metrics, seeks.let_go)
-    service.every(config.seek_wave, pairing.wave)
+    seeks = Seeks(config.matchmaking, SeekStore(redis), service.accounts, service.history, service.maker,
+                  service.metrics)
+    pairing = Pairing(config.matchmaking, config.races.token_ttl, seeks.store, service.store, service.maker,
+                      lambda: service.signer, service.accounts, service.checked, service.metrics, seeks.let_go)
+    service.every(config.matchmaking.seek_wave, pairing.wave)
     service.every(POLL_SECONDS, seeks.poll)
     # An event's live frame goes out as the SSE event ``event`` (docs/events.md, "Endpoints").
     feeds = Feeds(events, service.store, service, formats=played,

@@ -11,7 +11,7 @@ import argparse
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Generic, Sequence, TypeVar, overload
 
 from shared.protocol import MIN_TIME_LIMIT
 from shared.variants import UnknownVariant, get_variant
@@ -34,19 +34,175 @@ PARTS = {
     "process": "this process",
     "redis": "Redis",
     "races": "races",
-    "connections": "the connection edge",
+    "edge": "the connection edge",
     "deals": "deals",
     "accounts": "accounts",
     "matchmaking": "matchmaking",
     "events": "events",
 }
-"""The parts of the server whose settings are grouped together, in ``--help``'s order."""
+"""The parts of the server whose settings are grouped together, in ``--help``'s order; each is also the
+name of its section of :class:`Config` (``config.races`` …)."""
+
+
+# -- The sections: each part of the server takes its own settings, not the whole process's. Each is filled
+# from the flat options of its part (``Config.races`` …), so an option is still described once, in Config,
+# and the flags, environment variables, ``--help`` and the start summary stay one list (tests/test_config.py
+# checks that a section holds exactly its part's options, typed alike).
+
+
+@dataclass(frozen=True)
+class ProcessSettings:
+    """Where this process listens, its log, its shutdown (``Config.process``)."""
+
+    host: str
+    port: int
+    log_level: str
+    graceful_timeout: float
+
+
+@dataclass(frozen=True)
+class RedisSettings:
+    """Which Redis, and how moves are sent to it (``Config.redis``)."""
+
+    redis_url: str | None
+    redis_cluster: bool
+    redis_wait: float
+    data_dir: str
+    commit_linger_ms: float
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    """Races' tokens, pacing, lobbies and creation limits (``Config.races``)."""
+
+    token_secret: str | None = field(repr=False)
+    token_ttl: int
+    countdown: float
+    progress_hz: float
+    racer_hz: float
+    retention: int
+    lobby_ttl: int
+    presence_lease: float
+    create_burst: int
+    create_interval: float
+    lobbies_per_address: int
+    lobbies_max: int
+
+
+@dataclass(frozen=True)
+class EdgeSettings:
+    """The connection edge: queues, frame limits, HTTP timeouts and caps (``Config.edge``)."""
+
+    send_queue: int
+    send_bytes: int
+    rate: float
+    burst: int
+    max_errors: int
+    hello_timeout: float
+    max_connections: int
+    connections_per_address: int
+    header_timeout: float
+    body_timeout: float
+    max_body: int
+    trusted_proxies: str
+
+
+@dataclass(frozen=True)
+class DealSettings:
+    """The checked-deal pool and hints (``Config.deals``)."""
+
+    hint_budget: float
+    hint_interval: float
+    hint_workers: int
+    checked_pool_size: int
+    checked_variants: str
+    checked_budget: float
+    checked_wait: float
+
+    def checked_targets(self) -> dict[str, int]:
+        """Variant key -> deals to keep in its private pool; ``ValueError`` for an unknown variant."""
+        if self.checked_pool_size <= 0:
+            return {}
+        out = {}
+        for name in self.checked_variants.split(","):
+            if not name.strip():
+                continue
+            try:
+                out[get_variant(name.strip()).key] = self.checked_pool_size
+            except UnknownVariant as exc:
+                raise ValueError(f"--checked-variants: {exc}") from None
+        return out
+
+
+@dataclass(frozen=True)
+class AccountSettings:
+    """Registration and history (``Config.accounts``)."""
+
+    history_max: int
+    register_burst: int
+    register_interval: float
+
+
+@dataclass(frozen=True)
+class MatchmakingSettings:
+    """Challenges, rematches and seeks (``Config.matchmaking``)."""
+
+    challenge_time: int
+    seek_wave: float
+    seek_join: float
+    seek_expire: float
+    seek_pools_per_address: int
+    seek_deals: str
+
+
+@dataclass(frozen=True)
+class TournamentSettings:
+    """Events, the daily deal and fair play (``Config.events``; not store/events.py's ``EventSettings``,
+    which are one event's own)."""
+
+    daily_time_limit: int
+    daily_min_rated_races: int
+    daily_min_account_age: int
+    fairplay_cpu: float
+    fairplay_link_ms: int
+    organiser_token: str | None = field(repr=False)
+    organiser_burst: int
+    organiser_interval: float
+
+
+Section = TypeVar("Section")
+
+
+class SectionOf(Generic[Section]):
+    """A :class:`Config` attribute that is one part's section, filled from the options of the same names
+    the first time it is read, then kept in the instance (like ``functools.cached_property``: a frozen
+    dataclass's ``__dict__`` still takes it; not a dataclass field, so no flag and no summary line)."""
+
+    def __init__(self, kind: type[Section]) -> None:
+        self.kind = kind
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, config: None, owner: type) -> "SectionOf[Section]": ...
+    @overload
+    def __get__(self, config: object, owner: type) -> Section: ...
+    def __get__(self, config: object, owner: type) -> "Section | SectionOf[Section]":
+        if config is None:
+            return self
+        made = self.kind(**{f.name: getattr(config, f.name) for f in fields(self.kind)})  # type: ignore[arg-type]
+        config.__dict__[self.name] = made
+        return made
 
 
 @dataclass(frozen=True)
 class Config:
     """Every setting of a server process, grouped by the part that reads it; each described once (its
-    ``help``: ``--help`` prints it, with the environment variable and the default)."""
+    ``help``: ``--help`` prints it, with the environment variable and the default). A part is handed its
+    section (``config.races``, ``config.edge`` …), not this whole object: what it may read is then its
+    type, and a test builds it without the other parts' settings."""
 
     # -- this process: where it listens, its log, its shutdown
     host: str = option("127.0.0.1", "process", "address to listen on")
@@ -88,29 +244,29 @@ class Config:
     lobbies_max: int = option(10_000, "races", "lobbies open at once over every process (0: no cap)")
 
     # -- the connection edge: queues, frame limits, HTTP timeouts and caps
-    send_queue: int = option(256, "connections", "frames queued per connection before a slow reader is cut loose")
-    send_bytes: int = option(262_144, "connections",
+    send_queue: int = option(256, "edge", "frames queued per connection before a slow reader is cut loose")
+    send_bytes: int = option(262_144, "edge",
         "bytes sent to a connection and not yet acknowledged by its TCP before a slow reader is cut "
         "loose")
-    rate: float = option(60.0, "connections", "frames per second a connection may send (token bucket refill)")
-    burst: int = option(120, "connections", "token bucket size: frames a connection may send at once")
-    max_errors: int = option(20, "connections",
+    rate: float = option(60.0, "edge", "frames per second a connection may send (token bucket refill)")
+    burst: int = option(120, "edge", "token bucket size: frames a connection may send at once")
+    max_errors: int = option(20, "edge",
         "bad frames tolerated (refilling one per second) before closing the connection")
-    hello_timeout: float = option(10.0, "connections", "seconds a new connection has to send hello")
-    max_connections: int = option(0, "connections",
+    hello_timeout: float = option(10.0, "edge", "seconds a new connection has to send hello")
+    max_connections: int = option(0, "edge",
         "connections this process holds (WebSockets, event streams, HTTP keep-alive, requests being "
         "read) before refusing with server_full (HTTP 503, WebSocket close 4007) (0: the open-file limit "
         "less the descriptors kept for Redis, /health, /metrics and workers)")
-    connections_per_address: int = option(64, "connections",
+    connections_per_address: int = option(64, "edge",
         "connections one client address may hold on this process before refusing with "
         "too_many_connections (HTTP 429, WebSocket close 4007) (0: no cap)")
-    header_timeout: float = option(10.0, "connections",
+    header_timeout: float = option(10.0, "edge",
         "seconds a request's head may take to arrive (HTTP 408 and close beyond)")
-    body_timeout: float = option(30.0, "connections",
+    body_timeout: float = option(30.0, "edge",
         "seconds a request's body may take to arrive once its head is in (HTTP 408 and close beyond)")
-    max_body: int = option(65_536, "connections",
+    max_body: int = option(65_536, "edge",
         "bytes a request body may have (HTTP 413 beyond, refused before it is read)")
-    trusted_proxies: str = option("", "connections",
+    trusted_proxies: str = option("", "edge",
         "comma-separated addresses or networks of reverse proxies whose X-Forwarded-For names the client "
         "(default: none, the socket peer is the client)")
 
@@ -189,22 +345,22 @@ class Config:
         d["token_secret"] = "set" if self.token_secret else "generated, kept in Redis"
         d["organiser_token"] = "set" if self.organiser_token else "none (no events)"
         d["redis_url"] = self.redis_url or f"embedded (data in {Path(self.data_dir).resolve()})"
-        d["checked_variants"] = ", ".join(self.checked_targets()) or "none (pool races solve on demand)"
+        d["checked_variants"] = ", ".join(self.deals.checked_targets()) or "none (pool races solve on demand)"
         return d
 
-    def checked_targets(self) -> dict[str, int]:
-        """Variant key -> deals to keep in its private pool; ``ValueError`` for an unknown variant."""
-        if self.checked_pool_size <= 0:
-            return {}
-        out = {}
-        for name in self.checked_variants.split(","):
-            if not name.strip():
-                continue
-            try:
-                out[get_variant(name.strip()).key] = self.checked_pool_size
-            except UnknownVariant as exc:
-                raise ValueError(f"--checked-variants: {exc}") from None
-        return out
+    # -- each part's section, made on first use (a frozen Config never changes)
+    process = SectionOf(ProcessSettings)
+    redis = SectionOf(RedisSettings)
+    races = SectionOf(RaceSettings)
+    edge = SectionOf(EdgeSettings)
+    deals = SectionOf(DealSettings)
+    accounts = SectionOf(AccountSettings)
+    matchmaking = SectionOf(MatchmakingSettings)
+    events = SectionOf(TournamentSettings)
+
+
+SECTIONS: dict[str, type] = {part: vars(Config)[part].kind for part in PARTS}
+"""Each part's section class, by the part's name (its attribute of :class:`Config`)."""
 
 
 def _yes_no(text: str) -> bool:

@@ -18,7 +18,7 @@ from shared import protocol as p
 from .ops import collector, dependencies, limits
 from .app import create_app
 from .store import UNAVAILABLE, redis_client
-from .config import Config, parse_args
+from .config import Config, RedisSettings, parse_args
 from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
 from .ops.edge import HEAD_BYTES, Edge, EdgeLimits
 from .ops.log import log, setup_logging
@@ -37,12 +37,13 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
     """The uvicorn settings that matter for this protocol (see docs/design.md), with a new :class:`Edge`
     counting this server's connections (``--max-connections`` read now: after ``raise_open_files``)."""
+    edge = Edge(EdgeLimits.of(config.edge, limits.reserved_descriptors(config.deals)))
     return uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
         loop="none",  # serve() runs in the caller's loop (uvloop from main(); the test's own loop)
-        http=Edge(EdgeLimits.of(config)).protocol,  # counted, with read deadlines (server/ops/edge.py)
+        http=edge.protocol,  # counted, with read deadlines (server/ops/edge.py)
         h11_max_incomplete_event_size=HEAD_BYTES,
         timeout_keep_alive=config.header_timeout,  # type: ignore[arg-type]  # an idle keep-alive waits for its next head
         ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/ops/websocket.py)
@@ -88,19 +89,19 @@ class RedisUnreachable(RuntimeError):
     """Redis did not answer within ``--redis-wait`` seconds of the start."""
 
 
-async def wait_for_redis(config: Config, redis_url: str) -> None:
+async def wait_for_redis(settings: RedisSettings, redis_url: str) -> None:
     """Ping until Redis answers, backing off and logging each miss; raise after ``redis_wait`` s.
 
     Why wait at all: in a deployment the server often starts before Redis
     (or while it reloads its append-only file and answers -LOADING).
     """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + config.redis_wait
+    deadline = loop.time() + settings.redis_wait
     delay, attempt = 0.1, 0
     where = redis_url.split("@")[-1]
     while True:
         attempt += 1
-        client = redis_client(redis_url, config.redis_cluster, retry=False)
+        client = redis_client(redis_url, settings.redis_cluster, retry=False)
         try:
             await client.ping()
             return
@@ -113,7 +114,7 @@ async def wait_for_redis(config: Config, redis_url: str) -> None:
                 pass
         left = deadline - loop.time()
         if left <= 0:
-            raise RedisUnreachable(f"Redis at {where} did not answer within {config.redis_wait:g} s "
+            raise RedisUnreachable(f"Redis at {where} did not answer within {settings.redis_wait:g} s "
                                    f"({attempt} attempts; last error: {error})")
         delay = min(delay, left)
         log("redis_unreachable", logging.WARNING, redis=where, attempt=attempt, retry_in=round(delay, 2), error=error)
@@ -134,7 +135,7 @@ async def _serve_or_say(server: uvicorn.Server, config: Config) -> None:
 
 
 async def serve(config: Config, redis_url: str) -> None:
-    await wait_for_redis(config, redis_url)
+    await wait_for_redis(config.redis, redis_url)
     server = uvicorn.Server(uvicorn_config(create_app(config, redis_url), config))
     task = asyncio.create_task(_serve_or_say(server, config))
     while not server.started and not task.done():
@@ -175,8 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         config = parse_args(argv)
-        config.checked_targets()
-        limits.trusted_networks(config)
+        config.deals.checked_targets()
+        limits.trusted_networks(config.edge)
     except ValueError as exc:  # a THIEVES_* variable of the wrong type, an unknown --checked-variants or proxy
         print(f"thieves-server: {exc}", file=sys.stderr)
         return 2
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # Ctrl-C or SIGTERM at any time from here: one line, no traceback
         print_config(config)
         # Before anything opens descriptors (the embedded Redis, the pool): as Redis does for maxclients.
-        limits.log_open_files(config, limits.raise_open_files())
+        limits.log_open_files(config.edge, limits.reserved_descriptors(config.deals), limits.raise_open_files())
         redis_url = config.redis_url
         if redis_url is None:
             try:

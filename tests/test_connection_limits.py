@@ -153,7 +153,7 @@ async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedS
     body = await health(server)
     allowed = body["max_connections"]
     assert allowed == HELD and server.events("open_files") and f"soft={OPEN_FILES}" in server.events("open_files")[0]
-    reserved = limits.reserved_descriptors(replace(TEST_CONFIG, hint_workers=0, checked_pool_size=0))
+    reserved = limits.reserved_descriptors(replace(TEST_CONFIG, hint_workers=0, checked_pool_size=0).deals)
     assert allowed + reserved <= OPEN_FILES  # what the derivation keeps spare is spare
     race = await _target(server, "race")
     target = await _target(server, kind) if kind == "event_stream" else race
@@ -209,7 +209,7 @@ async def test_every_kind_of_connection_counts_against_one_cap(limited: LimitedS
 
 def test_max_connections_leaves_the_reserve_spare() -> None:
     config = replace(TEST_CONFIG, hint_workers=2, checked_pool_size=4)
-    reserved = limits.reserved_descriptors(config)
+    reserved = limits.reserved_descriptors(config.deals)
     assert reserved == limits.BASE_DESCRIPTORS + limits.REDIS_POOL + limits.HTTP_SPARE + 3 * limits.PER_WORKER
     # The edge's reserve and its softly closing connections are what HTTP_SPARE keeps descriptors for.
     assert edge.RESERVE + edge.LINGERING <= limits.HTTP_SPARE
@@ -219,8 +219,8 @@ def test_max_connections_leaves_the_reserve_spare() -> None:
     assert limits.derive_max_connections(2 * reserved - 1, reserved) == max(reserved - 1, (2 * reserved - 1) // 4)
     assert limits.derive_max_connections(100, reserved) == 25
     assert limits.derive_max_connections(2, reserved) == 1
-    assert limits.max_connections(config, open_files=1024) == 1024 - reserved
-    assert limits.max_connections(replace(config, max_connections=10), open_files=1024) == 10
+    assert limits.max_connections(config.edge, reserved, open_files=1024) == 1024 - reserved
+    assert limits.max_connections(replace(config, max_connections=10).edge, reserved, open_files=1024) == 10
 
 
 def test_raising_the_soft_limit_to_the_hard_one() -> None:

@@ -152,7 +152,7 @@ async def test_the_hint_line_carries_on_through_another_server_process(redis_url
         assert welcome.seq == 95
         answer = await _hint(again)
         assert (answer.move, answer.winning, answer.remaining) == (WIN["moves"][95], True, len(WIN["moves"]) - 95)
-        fresh = await two.service.hints.run(_position_after(WIN["moves"][:95]), None, 0.3)
+        fresh = await two.service.hints.run(_position_after(WIN["moves"][:95]), None)  # TEST_CONFIG.hint_budget (0.3 s)
         assert fresh[0].move is not None and fresh[0].move.text() != answer.move, "a fresh search answers otherwise"
         await again.close()
 

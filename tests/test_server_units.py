@@ -276,12 +276,12 @@ def test_a_worker_attempt_keeps_only_a_line_the_engine_replays_to_a_win() -> Non
 def test_checked_pool_settings() -> None:
     cfg = parse_args(["--checked-pool-size", "3", "--checked-variants", "Sixty Thieves, limited",
                       "--checked-budget", "0.75"], {"THIEVES_CHECKED_WAIT": "0"})
-    assert cfg.checked_targets() == {"sixty-thieves": 3, "limited": 3}
-    assert (cfg.checked_budget, cfg.checked_wait) == (0.75, 0.0)
-    assert Config().checked_targets() == {"forty-thieves": 8, "sixty-thieves": 8}
-    assert Config(checked_pool_size=0).checked_targets() == {}
+    assert cfg.deals.checked_targets() == {"sixty-thieves": 3, "limited": 3}
+    assert (cfg.deals.checked_budget, cfg.deals.checked_wait) == (0.75, 0.0)
+    assert Config().deals.checked_targets() == {"forty-thieves": 8, "sixty-thieves": 8}
+    assert Config(checked_pool_size=0).deals.checked_targets() == {}
     with pytest.raises(ValueError, match="--checked-variants"):
-        Config(checked_variants="forty-thieves,nope").checked_targets()
+        Config(checked_variants="forty-thieves,nope").deals.checked_targets()
 
 
 def test_progress_lines_of_an_older_server_still_read() -> None:

@@ -49,6 +49,7 @@ from shared.record import GameRecord, replay
 from shared.solver import Verdict, solve_deal
 from shared.variants import get_variant
 
+from ..config import DealSettings
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..store import UNAVAILABLE, Store
@@ -174,13 +175,13 @@ def solver_can_check(variant: str) -> bool:
 class CheckedPool:
     """Each variant's private pool in Redis: kept at its target, drawn from by pool races."""
 
-    def __init__(self, store: Store, metrics: Metrics, targets: dict[str, int], budget: float, wait: float) -> None:
+    def __init__(self, store: Store, metrics: Metrics, settings: DealSettings) -> None:
         self.store = store
         self.metrics = metrics
-        self.targets = {v: n for v, n in targets.items() if n > 0}
+        self.targets = {v: n for v, n in settings.checked_targets().items() if n > 0}
         """Variant key -> deals to keep ready (variants not here are solved on demand only)."""
-        self.budget = budget
-        self.wait = wait
+        self.budget = settings.checked_budget
+        self.wait = settings.checked_wait
         self.filler = Workers(1, niceness=NICENESS)
         self.on_demand = Workers(1)
         """Someone waits for an on-demand deal: its own worker, at normal priority (started when first needed)."""

@@ -17,6 +17,7 @@ import time
 from shared.engine import Game
 from shared.hints import Hint, hint
 
+from ..config import DealSettings
 from ..ops.workers import Workers
 
 SLACK_SECONDS = 10.0
@@ -43,17 +44,20 @@ def compute_hint(position: str, previous: str | None, budget: float) -> tuple[st
 
 
 class HintRunner:
-    """Runs :func:`compute_hint` in worker processes (``workers`` > 0) or a thread."""
+    """Runs :func:`compute_hint` in worker processes (``--hint-workers`` > 0) or a thread; its settings
+    (``--hint-budget``, ``--hint-interval``) are the hints' rules, read by the seat that asks."""
 
-    def __init__(self, workers: int) -> None:
-        self.workers = Workers(workers)
+    def __init__(self, settings: DealSettings) -> None:
+        self.settings = settings
+        self.workers = Workers(settings.hint_workers)
 
     def start(self) -> None:
         """Start the worker processes now, so the first hint does not pay for their start."""
         self.workers.start()
 
-    async def run(self, position: str, previous: str | None, budget: float) -> tuple[Hint, str, float]:
-        """``(hint, its JSON, solver seconds)`` for ``position``."""
+    async def run(self, position: str, previous: str | None) -> tuple[Hint, str, float]:
+        """``(hint, its JSON, solver seconds)`` for ``position``, searched for ``--hint-budget`` seconds."""
+        budget = self.settings.hint_budget
         text, seconds = await self.workers.call(budget + SLACK_SECONDS, compute_hint, position, previous, budget)
         return Hint.from_json(json.loads(text)), text, seconds
 

@@ -20,7 +20,7 @@ from shared.variants import UnknownVariant, get_variant
 
 from ..ops.http import json_response
 from ..race.requests import client_of
-from ..config import Config
+from ..config import TournamentSettings
 from ..deals.checked import CheckedDeal, PoolUnavailable, fresh_deal_number
 from ..fairplay.conditions import DailyCondition
 from ..store.fairplay import FairPlayStore
@@ -73,7 +73,7 @@ async def play_daily(request: Request) -> Response:
         await t.races.spend_creation(client_of(request))
         deal = await _deal_of_the_day(request, variant, date, now)
         midnight = day_end(date)  # the games are shown then, so the play ends by then
-        race = await t.races.create_for([account.account], deal, t.races.config.daily_time_limit, "all-ready",
+        race = await t.races.create_for([account.account], deal, t.races.config.events.daily_time_limit, "all-ready",
                                         event_name(variant, date), reveal_at=midnight, ends_by=midnight)
         existing = await t.daily.claim(variant, date, account.account, race.id)
     meta = await t.races.store.meta(existing)
@@ -88,7 +88,7 @@ async def _deal_of_the_day(request: Request, variant: str, date: str, now: int) 
     drawn = await t.daily.deal(variant, date)
     if drawn is None:
         try:
-            fresh = await t.races.checked.take(variant, min(t.races.config.checked_wait, SOLVE_SECONDS))
+            fresh = await t.races.checked.take(variant, min(t.races.checked.wait, SOLVE_SECONDS))
             number, line = fresh.deal, " ".join(fresh.line)
         except PoolUnavailable:  # none ready nor found in time, or the solver cannot check the variant
             number, line = fresh_deal_number(), ""
@@ -112,7 +112,7 @@ async def daily_board(request: Request) -> Response:
     """The day's board; the deal and the games once the day is over."""
     variant, date = variant_and_day(request)
     t = tournaments_of(request)
-    return json_response(await board(t.daily, t.races.store, variant, date, daily_condition(t.races.config)))
+    return json_response(await board(t.daily, t.races.store, variant, date, daily_condition(t.races.config.events)))
 
 
 async def board(plays: DailyStore, store: Store, variant: str, date: str,
@@ -150,9 +150,9 @@ async def board(plays: DailyStore, store: Store, variant: str, date: str,
                         deal=drawn[0] if revealed and drawn else None)
 
 
-def daily_condition(config: Config) -> DailyCondition:
+def daily_condition(events: TournamentSettings) -> DailyCondition:
     """The server's daily condition (``--daily-min-rated-races``, ``--daily-min-account-age``)."""
-    return DailyCondition(config.daily_min_rated_races, config.daily_min_account_age)
+    return DailyCondition(events.daily_min_rated_races, events.daily_min_account_age)
 
 
 async def _counted(plays: DailyStore, condition: DailyCondition, variant: str, accounts: list[str]) -> set[str]:

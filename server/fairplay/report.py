@@ -72,9 +72,9 @@ class Analyser:
             results = await self.service.store.results(race)
             if results is None:
                 return
-            budget = Budget(cpu_budget=self.service.config.fairplay_cpu)
+            budget = Budget(cpu_budget=self.service.config.events.fairplay_cpu)
             blob = await self.service.checked.filler.call(ANALYSIS_TIMEOUT, analyse_race, results, budget)
-            await self.store.keep_analysis(race, blob, self.service.config.retention)
+            await self.store.keep_analysis(race, blob, self.service.config.races.retention)
         except Exception as exc:  # noqa: BLE001 (logged; the next request tries again)
             log("fairplay_analysis_failed", race=race, error=repr(exc))
         finally:

@@ -86,7 +86,7 @@ def refused(exc: ChallengeRefused, to: str = "") -> p.Refusal:
 def lease_ms(service: Service) -> int:
     """How long a challenge stays open without its challenger asking about it: the presence lease, as
     for a racer whose connection is gone."""
-    return int(service.config.presence_lease * 1000)
+    return int(service.config.races.presence_lease * 1000)
 
 
 async def create_challenge(request: Request) -> Response:
@@ -112,7 +112,7 @@ async def create_challenge(request: Request) -> Response:
         id=new_id(), challenger=me.account, challenger_name=me.name, challenged=found.account,
         challenged_name=found.name, variant=variant, time_limit=body.time_limit, rated=body.rated,
         undo=body.undo, hints=body.hints, deal_source=deal_source, created_at=now,
-        expires_at=now + service.config.challenge_time * 1000, lease_until=now + lease_ms(service))
+        expires_at=now + service.config.matchmaking.challenge_time * 1000, lease_until=now + lease_ms(service))
     try:
         await service.challenges.take_slot(record, now, OPEN_TO_ONE, OPEN_IN_ALL)
     except ChallengeRefused as exc:

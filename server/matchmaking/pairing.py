@@ -1,4 +1,4 @@
-"""The pairing waves of the seek pools: every :attr:`Config.seek_wave` seconds each process ticks every
+"""The pairing waves of the seek pools: every :attr:`MatchmakingSettings.seek_wave` seconds each process ticks every
 pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that wave, holding
 the pool's pairing lease so that no other process pairs it meanwhile (docs/protocol.md "Seeks"; the
 whole story is in seeks.py's docstring).
@@ -20,7 +20,7 @@ from shared import protocol as p
 from shared import seeks as rule
 from shared.variants import get_variant
 
-from ..config import Config
+from ..config import MatchmakingSettings
 from ..deals.checked import CheckedDeal, CheckedPool
 from ..ops.log import log
 from ..ops.metrics import Metrics
@@ -42,7 +42,9 @@ process that died pairing holds it no longer."""
 class Pairing:
     """Pairs the seek pools whose waves this process claims."""
 
-    config: Config
+    settings: MatchmakingSettings
+    token_ttl: int
+    """``--token-ttl``: the seated players' tokens last as long as any player's."""
     seeks: SeekStore
     races: Store
     maker: RaceMaker
@@ -56,7 +58,7 @@ class Pairing:
     async def wave(self) -> None:
         """Pair the pools whose wave this process claims (every process ticks; one pairs each wave, and
         no two pairings of a pool overlap: the claim is a lease, renewed by each placement)."""
-        wave_ms = max(1, int(self.config.seek_wave * 1000))
+        wave_ms = max(1, int(self.settings.seek_wave * 1000))
         number = now_ms() // wave_ms
         lease_ms = max(10 * wave_ms, LEASE_MS)
         for name in await self.seeks.pools():
@@ -137,12 +139,12 @@ class Pairing:
         # "" entrants (they come back by their seat's token, never join afresh).
         meta = await self.maker.create_for([m.account or "" for m in members], deal, pool.time_limit, "all-ready", "",
                                     rated=pool.rated)
-        join_by = now + int(self.config.seek_join * 1000)
+        join_by = now + int(self.settings.seek_join * 1000)
         home0 = get_variant(pool.variant).home_at_start
         seats = []
         for m in members:
             seated = await self.races.join(meta.id, m.name, home0, f"seek.{m.id}", join_by, now, m.account)
-            token = self.signer().sign(PLAYER, meta.id, seated.seat, now + self.config.token_ttl * 1000, seated.gen)
+            token = self.signer().sign(PLAYER, meta.id, seated.seat, now + self.token_ttl * 1000, seated.gen)
             seats.append((seated.seat, token))
         names, ratings = [m.name for m in members], [m.rating for m in members]
         matches = [p.Matched(pool=pool.key, seek=m.id, race=meta.id, code=meta.code, seat=seat, token=token,
@@ -165,7 +167,7 @@ class Pairing:
     async def _deal(self, variant: str) -> CheckedDeal:
         """A checked deal when one is ready in the private pool (never a wait for the solver: players are
         waiting), else a secret random number."""
-        if self.config.seek_deals == "pool":
+        if self.settings.seek_deals == "pool":
             found = await self.checked.pop_ready(variant)
             if found is not None:
                 return found

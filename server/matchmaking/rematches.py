@@ -82,7 +82,7 @@ async def answer_rematch(request: Request) -> Response:
     claim = secrets.token_hex(8)
     # A refusal (rematch_closed) is answered as the store gives it.
     kind = await store.answer_rematch(meta.id, me.account, body.accept, now_ms(),
-                                      service.config.challenge_time * 1000, len(accounts), claim)
+                                      service.config.matchmaking.challenge_time * 1000, len(accounts), claim)
     if kind == "make":
         new = await make_claimed(lambda: _new_race(service, meta, accounts),
                                  lambda: store.rematch_release(meta.id, claim), meta.id)

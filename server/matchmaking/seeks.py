@@ -1,7 +1,7 @@
 """Seeks: "find me a race now", served by every process alike (docs/protocol.md "Seeks").
 
 A ``seek`` frame puts its player in a pool (shared/seeks.py ``Pool``); the connection stays with it
-and hears ``seeking`` about once a second. Every :attr:`Config.seek_wave` seconds each process ticks
+and hears ``seeking`` about once a second. Every :attr:`MatchmakingSettings.seek_wave` seconds each process ticks
 every pool, and the one that claims the pool's wave number in Redis (store/seeks.py) pairs that (pairing.py)
 wave, holding the pool's pairing lease so that no other process pairs it meanwhile: it forms groups
 of the seeks whose connections vouched for them lately (:data:`PRESENT_MS`) by the pure rule
@@ -38,7 +38,7 @@ from shared import seeks as rule
 from shared.names import NameRefused, display_name, name_key
 from shared.variants import UnknownVariant, get_variant
 
-from ..config import Config
+from ..config import MatchmakingSettings
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..race.clock import now_ms
@@ -95,7 +95,7 @@ class Waiting:
 class Seeks:
     """One process's part of the seek pools."""
 
-    config: Config
+    settings: MatchmakingSettings
     store: SeekStore
     accounts: AccountStore
     history: History
@@ -206,7 +206,7 @@ class Seeks:
     async def _admit(self, client: str, seek_id: str, pool: rule.Pool) -> None:
         """Count a new seek against its address: the pools one address may wait in (each costs every
         wave), then the creation limits; raises Refused (then nothing was written)."""
-        cap = self.config.seek_pools_per_address
+        cap = self.settings.seek_pools_per_address
         if taken := await self.store.enter(client, seek_id, pool.key, cap):
             raise Refused(p.ErrorCode.TOO_MANY_SEEK_POOLS,
                           f"this address's seeks wait in {len(taken)} pools ({', '.join(taken)}), the most "
@@ -266,7 +266,7 @@ class Seeks:
         cost every wave for ever), and its seeker is told so; a race formed for it first goes on."""
         if await self.cancel(w, "expired"):
             w.conn.send_msg(p.error(p.ErrorCode.SEEK_EXPIRED, f"nobody was paired with you in "
-                                    f"{self.config.seek_expire:g} s, the longest a seek waits: seek again, maybe "
+                                    f"{self.settings.seek_expire:g} s, the longest a seek waits: seek again, maybe "
                                     "in a busier pool (thieves list shows them)", ref="seek"))
         if w.entry.id not in self.here.get(w.pool.key, {}):  # expired, or gone meanwhile (not matched)
             w.conn.close_after_queue(p.CloseCode.NORMAL)
@@ -302,7 +302,7 @@ class Seeks:
     async def poll(self) -> None:
         """Vouch for this process's seeks, and tell each its news: matched, back in the pool, over."""
         now = now_ms()
-        expire_ms = self.config.seek_expire * 1000
+        expire_ms = self.settings.seek_expire * 1000
         looked = await self.store.look({pool: list(held) for pool, held in self.here.items()}, now + ALIVE_MS)
         for pool, (ids, states) in looked.items():
             held = self.here.get(pool, {})

@@ -52,7 +52,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from shared import protocol as p
 
 from ..answers import SECURITY_HEADERS, error_response
-from ..config import Config
+from ..config import EdgeSettings
 from .limits import Networks, client_address, is_trusted, max_connections, trusted_networks
 from .log import SummedLog, log
 
@@ -105,9 +105,10 @@ class EdgeLimits:
     reserve: int = RESERVE
 
     @classmethod
-    def of(cls, config: Config) -> "EdgeLimits":
-        return cls(max_connections(config), config.connections_per_address, config.header_timeout,
-                   config.body_timeout, config.max_body, trusted_networks(config))
+    def of(cls, edge: EdgeSettings, reserved: int) -> "EdgeLimits":
+        """``edge``'s limits, ``--max-connections`` resolved with ``reserved`` descriptors kept spare."""
+        return cls(max_connections(edge, reserved), edge.connections_per_address, edge.header_timeout,
+                   edge.body_timeout, edge.max_body, trusted_networks(edge))
 
 
 class Ticket:

@@ -28,7 +28,7 @@ import resource
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..config import Config
+from ..config import DealSettings, EdgeSettings
 from .log import log
 
 POOL_SIZE = 64
@@ -81,9 +81,10 @@ def open_file_limit() -> int:
     return RAISE_CAP if soft == resource.RLIM_INFINITY else soft
 
 
-def reserved_descriptors(config: Config) -> int:
-    """Descriptors kept out of the WebSockets' reach (see the constants)."""
-    workers = config.hint_workers + (1 if config.checked_targets() else 0)
+def reserved_descriptors(deals: DealSettings) -> int:
+    """Descriptors kept out of the WebSockets' reach (see the constants): the deals' worker processes
+    (hints, the checked pool's filler) hold some."""
+    workers = deals.hint_workers + (1 if deals.checked_targets() else 0)
     return BASE_DESCRIPTORS + REDIS_POOL + HTTP_SPARE + PER_WORKER * workers
 
 
@@ -97,18 +98,17 @@ def derive_max_connections(open_files: int, reserved: int) -> int:
     return max(MIN_CONNECTIONS, open_files - reserved, open_files // 4 if open_files < 2 * reserved else 0)
 
 
-def max_connections(config: Config, open_files: int | None = None) -> int:
-    """``--max-connections``, or derived from the open-file limit when it is 0."""
-    if config.max_connections > 0:
-        return config.max_connections
-    return derive_max_connections(open_file_limit() if open_files is None else open_files,
-                                  reserved_descriptors(config))
+def max_connections(edge: EdgeSettings, reserved: int, open_files: int | None = None) -> int:
+    """``--max-connections``, or derived from the open-file limit when it is 0 (``reserved``:
+    :func:`reserved_descriptors`)."""
+    if edge.max_connections > 0:
+        return edge.max_connections
+    return derive_max_connections(open_file_limit() if open_files is None else open_files, reserved)
 
 
-def log_open_files(config: Config, files: OpenFiles) -> None:
+def log_open_files(edge: EdgeSettings, reserved: int, files: OpenFiles) -> None:
     """One line at start: the limit, whether it was raised, the connections it allows."""
-    reserved = reserved_descriptors(config)
-    allowed = max_connections(config, files.soft)
+    allowed = max_connections(edge, reserved, files.soft)
     fields = dict(soft=files.soft, hard=files.hard, max_connections=allowed, reserved=reserved)
     if files.error is not None:
         log("open_files_not_raised", logging.WARNING, **fields, was=files.before, error=files.error)
@@ -119,8 +119,8 @@ def log_open_files(config: Config, files: OpenFiles) -> None:
     if files.soft < 2 * reserved:
         log("open_files_low", logging.WARNING, soft=files.soft, hard=files.hard, reserved=reserved,
             advice="raise the hard limit (ulimit -Hn, LimitNOFILE=, docker --ulimit nofile=)")
-    if config.max_connections > derive_max_connections(files.soft, reserved):
-        log("max_connections_above_open_files", logging.WARNING, max_connections=config.max_connections,
+    if edge.max_connections > derive_max_connections(files.soft, reserved):
+        log("max_connections_above_open_files", logging.WARNING, max_connections=edge.max_connections,
             soft=files.soft, reserved=reserved, risk="new connections may be reset once descriptors run out")
 
 
@@ -139,8 +139,8 @@ def _networks(text: str) -> Networks:
     return out
 
 
-def trusted_networks(config: Config) -> Networks:
-    return _networks(config.trusted_proxies)
+def trusted_networks(edge: EdgeSettings) -> Networks:
+    return _networks(edge.trusted_proxies)
 
 
 def is_trusted(peer: str | None, trusted: Networks) -> bool:

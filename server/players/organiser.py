@@ -32,7 +32,7 @@ async def require_organiser(request: Request) -> None:
     (``organiser_required``, 403, or ``organiser_rate_limited``, 429 with ``Retry-After``, once the
     address has sent too many wrong ones)."""
     service = service_of(request)
-    expected = service.config.organiser_token
+    expected = service.config.events.organiser_token
     if not expected:
         raise p.Refusal(p.ErrorCode.ORGANISER_REQUIRED,
                         "this server runs no events: it was started without --organiser-token")

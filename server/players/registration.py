@@ -27,7 +27,7 @@ async def register_player(request: Request) -> Response:
     body = await json_body(request, p.Register)
     name = account_name(body.name)  # raises NameRefused (bad_name, 400)
     service = service_of(request)
-    cfg = service.config
+    cfg = service.config.accounts
     key, key_hash = new_key(name)
     client = client_of(request)
     try:

@@ -40,7 +40,7 @@ class Connection(SocketWriter):
 
     def __init__(self, ws: WebSocket, service: Service, lobby: LobbyFrames | None = None) -> None:
         super().__init__(ws, service)
-        cfg = service.config
+        cfg = service.config.edge
         self.store = service.store
         self.lobby = lobby
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
@@ -70,8 +70,8 @@ class Connection(SocketWriter):
 
     def error_budgets(self) -> tuple[TokenBucket, TokenBucket]:
         if self.budgets is None:
-            self.budgets = (TokenBucket(1.0, self.service.config.max_errors),
-                            TokenBucket(1.0, self.service.config.burst))
+            self.budgets = (TokenBucket(1.0, self.service.config.edge.max_errors),
+                            TokenBucket(1.0, self.service.config.edge.burst))
         return self.budgets
 
     # ---------------------------------------------------------- sending
@@ -104,7 +104,7 @@ class Connection(SocketWriter):
         self.service.connections += 1
         self.service.metrics.connections_opened += 1
         loop = asyncio.get_running_loop()
-        hello_deadline = loop.time() + self.service.config.hello_timeout
+        hello_deadline = loop.time() + self.service.config.edge.hello_timeout
         try:
             while not (self.link is CLOSING and self._writer is None):  # until this side has closed
                 if self.stage is not HELLO:
@@ -241,7 +241,7 @@ class Connection(SocketWriter):
         answer_failure(self, exc, msg)
 
     def countdown_ms(self) -> int:
-        return int(self.service.config.countdown * 1000)
+        return int(self.service.config.races.countdown * 1000)
 
     def client(self) -> str:
         """The address this connection's creations (races, seeks) count against."""

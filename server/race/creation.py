@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from shared import protocol as p
 
-from ..config import Config
+from ..config import RaceSettings
 from ..deals.checked import CheckedDeal, CheckedPool, PoolUnavailable
 from ..ops.log import SummedLog, log
 from ..ops.metrics import Metrics
@@ -23,13 +23,13 @@ from .clock import now_ms
 from .tokens import Signer
 
 
-def creation_settings(config: Config) -> CreationSettings:
-    """The creation limits of ``config`` in the store's units."""
+def creation_settings(races: RaceSettings, checked_wait: float) -> CreationSettings:
+    """The creation limits of ``races`` in the store's units; ``checked_wait`` is ``--checked-wait``."""
     return CreationSettings(
-        burst=config.create_burst, interval_ms=config.create_interval * 1000,
-        per_address=config.lobbies_per_address, total=config.lobbies_max, ttl_ms=config.lobby_ttl * 1000,
+        burst=races.create_burst, interval_ms=races.create_interval * 1000,
+        per_address=races.lobbies_per_address, total=races.lobbies_max, ttl_ms=races.lobby_ttl * 1000,
         # A reserved id may lack its race while a pool race solves its deal (up to --checked-wait).
-        grace_ms=int((config.checked_wait + 60) * 1000),
+        grace_ms=int((checked_wait + 60) * 1000),
     )
 
 
@@ -37,7 +37,7 @@ def creation_settings(config: Config) -> CreationSettings:
 class RaceMaker:
     """Creates and starts races for this process."""
 
-    config: Config
+    settings: RaceSettings
     store: Store
     checked: CheckedPool
     creations: CreationLimits
@@ -90,7 +90,7 @@ class RaceMaker:
         """Count and log a refusal; the client's answer to it: which limit, and when to come back."""
         self.metrics.creations_refused[exc.code] += 1
         self.log_refused(last_client=client, code=exc.code, wait_ms=exc.wait_ms)
-        cfg, wait = self.config, exc.wait_ms / 1000
+        cfg, wait = self.settings, exc.wait_ms / 1000
         code = p.ErrorCode(exc.code)
         if code is p.ErrorCode.CREATE_RATE_LIMITED:
             why = (f"an address may create {cfg.create_burst} races (or daily plays, or seeks) at once, then one "
@@ -112,7 +112,7 @@ class RaceMaker:
             except PoolUnavailable as exc:
                 raise races.CreateError(exc.code, str(exc), retry_after=exc.retry_after) from None
         meta = await self._store_new(req, checked, race_id)
-        token = self.signer().sign("creator", meta.id, -1, now_ms() + self.config.token_ttl * 1000)
+        token = self.signer().sign("creator", meta.id, -1, now_ms() + self.settings.token_ttl * 1000)
         log("race_created", race=meta.id, code=meta.code, variant=meta.variant, seats=meta.seats,
             deal_source=meta.deal_source, checked=meta.checked, hints=meta.hints,
             time_limit=meta.time_limit, start_mode=meta.start_mode)
@@ -152,7 +152,7 @@ class RaceMaker:
     async def start_races(self, ids: list[str], now: int) -> None:
         """Start these server-made races at once (``start_mode`` creator); one nobody joined stays an
         empty lobby (all no-shows), as does one started already."""
-        countdown = int(self.config.countdown * 1000)
+        countdown = int(self.settings.countdown * 1000)
         for race in ids:
             try:
                 await self.store.start(race, now, countdown)

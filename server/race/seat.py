@@ -285,19 +285,20 @@ class Joined:
         meta = await self.current_meta()
         if not meta.hints:
             raise Refused(p.ErrorCode.HINTS_NOT_ALLOWED)
-        cfg, store = conn.service.config, conn.store
+        hints, store = conn.service.hints, conn.store
+        interval = hints.settings.hint_interval
         try:
-            n, previous = await store.take_hint(self.race, session.seat, now_ms(), int(cfg.hint_interval * 1000))
+            n, previous = await store.take_hint(self.race, session.seat, now_ms(), int(interval * 1000))
         except HintRefused as exc:
             if exc.code == p.ErrorCode.HINT_TOO_SOON.value:
-                raise Refused(exc.code, f"one hint every {cfg.hint_interval:g} s: the next in "
+                raise Refused(exc.code, f"one hint every {interval:g} s: the next in "
                                         f"{exc.wait_ms / 1000:.1f} s") from None
             raise Refused(exc.code) from None
         if session.game is None or n != session.n:
             await self.reload(meta)
         assert session.game is not None
         seq = session.seq
-        found, text, seconds = await conn.service.hints.run(session.game.position(), previous, cfg.hint_budget)
+        found, text, seconds = await hints.run(session.game.position(), previous)
         try:
             version = await store.give_hint(self.race, session.seat, text, now_ms())
         except StoreError as exc:

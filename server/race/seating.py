@@ -47,7 +47,7 @@ async def take_seat(service: "Service", msg: p.Hello, meta: RaceMeta, member: st
         seat, gen = await _join(service, msg, meta, account, member, now)
     # A renewed token: a seat held for a long lobby and a long race must not expire under its player.
     assert service.signer is not None
-    token = service.signer.sign(PLAYER, meta.id, seat, now + service.config.token_ttl * 1000, gen)
+    token = service.signer.sign(PLAYER, meta.id, seat, now + service.config.races.token_ttl * 1000, gen)
     return Taken(seat, gen, token, account.account if account is not None else None,
                  account.key_hash if account is not None else "")
 
@@ -81,7 +81,7 @@ async def _claim(service: "Service", token: str, meta: RaceMeta, account: Accoun
         raise Refused(p.ErrorCode.BAD_KEY, "the token's seat belongs to another player than this key",
                       close=p.CloseCode.HELLO_REFUSED)
     if account is None and held.account and \
-            claim.expires - service.config.token_ttl * 1000 < await service.accounts.key_since(held.account):
+            claim.expires - service.config.races.token_ttl * 1000 < await service.accounts.key_since(held.account):
         # Given before the account's key was replaced: whoever held the old key held this token too.
         raise Refused(p.ErrorCode.BAD_TOKEN, "the account's key was replaced after this token was given: "
                       "join with the new key", close=p.CloseCode.BAD_TOKEN)

@@ -52,31 +52,33 @@ class Service:
 
     def __init__(self, config: Config, redis: RedisClient, probe: RedisClient | None = None) -> None:
         self.config = config
+        races = config.races
         self.redis = redis
         self.metrics = Metrics()
         self.instance = secrets.token_hex(4)
         """Names this process in presence leases and in the races' listening sets (a restarted process is a
         new instance)."""
-        self.store = Store(redis, tick_ms=max(1, int(1000 / config.progress_hz)),
+        self.store = Store(redis, tick_ms=max(1, int(1000 / races.progress_hz)),
                            timer=self.metrics.redis_seconds.observe, probe=probe, instance=self.instance,
-                           linger=config.commit_linger_ms / 1000)
+                           linger=config.redis.commit_linger_ms / 1000)
         self._signer: Signer | None = None
-        self.checked = CheckedPool(self.store, self.metrics, config.checked_targets(), config.checked_budget,
-                                   config.checked_wait)
-        self.hints = HintRunner(config.hint_workers)
-        self.creations = CreationLimits(redis, creation_settings(config))
+        self.checked = CheckedPool(self.store, self.metrics, config.deals)
+        self.hints = HintRunner(config.deals)
+        self.creations = CreationLimits(redis, creation_settings(races, config.deals.checked_wait))
         self.log_refused = SummedLogs("refused", "code", window=lambda: REFUSED_LOG_SECONDS)
         """Log a frame refused on a connection (its code, then the fields of the last one of its window)."""
         self.accounts = AccountStore(redis)
         self.challenges = ChallengeStore(redis)
-        self.registrations = Bucket(redis, config.register_burst, int(config.register_interval * 1000))
+        self.registrations = Bucket(redis, config.accounts.register_burst,
+                                    int(config.accounts.register_interval * 1000))
         """Registrations per client address."""
-        self.organiser_failures = Bucket(redis, config.organiser_burst, int(config.organiser_interval * 1000))
+        self.organiser_failures = Bucket(redis, config.events.organiser_burst,
+                                         int(config.events.organiser_interval * 1000))
         """Organiser-token attempts per client address (a right one gives its token back)."""
-        self.trusted_proxies = trusted_networks(config)
-        self.ticker = ProgressTicker(config.progress_hz)
+        self.trusted_proxies = trusted_networks(config.edge)
+        self.ticker = ProgressTicker(races.progress_hz)
         """The clock the hubs' progress flushes share (one Redis round trip for the reads of a tick)."""
-        self.racer_interval = 1.0 / config.racer_hz
+        self.racer_interval = 1.0 / races.racer_hz
         """Seconds between two progress frames to a race's racers, at least (``--racer-hz``)."""
         self.connections = 0
         self._conn_ids = itertools.count(1)
@@ -84,17 +86,17 @@ class Service:
         self.background = Background()
         self.key_holders = KeyHolders(self.accounts)
         self.served: Hubs[RaceHub] = Hubs(self.store, self._new_hub, self.key_holders.replaced)
-        self.endings = Endings(self.store, self.history, self.metrics, config.retention, self.background)
-        self.maker = RaceMaker(config, self.store, self.checked, self.creations, self.metrics, lambda: self.signer)
-        self.leases = Leases(config.presence_lease, self.store, self.served, self.key_holders, self.background)
-        self.janitor = Janitor(self.store, self.creations, config.lobby_ttl, self.leases.lease_ms,
+        self.endings = Endings(self.store, self.history, self.metrics, races.retention, self.background)
+        self.maker = RaceMaker(races, self.store, self.checked, self.creations, self.metrics, lambda: self.signer)
+        self.leases = Leases(races.presence_lease, self.store, self.served, self.key_holders, self.background)
+        self.janitor = Janitor(self.store, self.creations, races.lobby_ttl, self.leases.lease_ms,
                                self.served.by_race, self.endings.end_race)
         self.periodic = Periodic(self.store, self.metrics)
 
     def _new_hub(self, race: str) -> RaceHub:
         """A hub for ``race``, given the parts it uses (not the service)."""
         return RaceHub(race, HubParts(self.store, self.ticker, self.metrics.sent, self.end_race,
-                                      self.config.lobby_ttl, self.racer_interval))
+                                      self.config.races.lobby_ttl, self.racer_interval))
 
     @property
     def signer(self) -> Signer:
@@ -114,14 +116,14 @@ class Service:
         self.periodic.every(seconds, job)
 
     async def start(self) -> None:
-        secret = self.config.token_secret
+        secret = self.config.races.token_secret
         self._signer = Signer(secret.encode() if secret else await self.store.token_secret())
         if added := await self.accounts.reindex():
             log("account_names_indexed", added=added)
         self.hints.start()
         self.checked.start()
         await self.served.subscriber.listen_to_accounts()
-        self.periodic.every(self.config.presence_lease / 3, self.leases.heartbeat)
+        self.periodic.every(self.config.races.presence_lease / 3, self.leases.heartbeat)
         self.periodic.every(self.janitor.interval, self.janitor.sweep)
         self.periodic.every(CATCH_UP_SECONDS, self.served.catch_up)
         self.periodic.start(self.served.subscriber.run())

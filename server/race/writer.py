@@ -58,7 +58,7 @@ class SocketWriter:
         return None
 
     def __init__(self, ws: WebSocket, service: Service) -> None:
-        cfg = service.config
+        cfg = service.config.edge
         self.ws = ws
         self.service = service
         self.outbox = Outbox(cfg.send_queue, cfg.send_bytes)

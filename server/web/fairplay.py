@@ -45,4 +45,4 @@ async def daily_fairplay(request: Request) -> Response:
 
 async def _report(request: Request, scope: Scope) -> p.FairPlayReport:
     service = service_of(request)
-    return await report(service, FairPlayStore(service.store.redis), scope, service.config.fairplay_link_ms)
+    return await report(service, FairPlayStore(service.store.redis), scope, service.config.events.fairplay_link_ms)

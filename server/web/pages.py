@@ -69,7 +69,7 @@ async def _daily_boards(t: Tournaments, now: int) -> list[p.DailyBoard]:
     out = []
     for variant in VARIANTS:
         if await t.daily.deal(variant, date) is not None:
-            b = await daily.board(t.daily, t.races.store, variant, date, daily.daily_condition(t.races.config))
+            b = await daily.board(t.daily, t.races.store, variant, date, daily.daily_condition(t.races.config.events))
             out.append(msgspec.structs.replace(b, lines=b.lines[:DAILY_SHOWN]))
     return out
 

@@ -173,7 +173,7 @@ async def open_stream(service: Service, race: str, last_version: int | None) -> 
     server/race/welcome.py): a replay from the race's history when it reaches back that far, else a
     snapshot. Raises :class:`RaceGone` (having left the hub) for a race that is not there.
     """
-    listener = SseSpectator(service.config.send_queue, race)
+    listener = SseSpectator(service.config.edge.send_queue, race)
     hub = await service.join_hub(race, listener)
     try:
         replayed = await welcome(hub, listener, listener.emit, last_version, end_soon=service.end_soon)
