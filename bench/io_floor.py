@@ -3,7 +3,7 @@
 ``bench/event_round.py`` measures what a move costs the server when a thousand racers move about once a
 second (issue 25 asks for at most 0.2 of a core per 1,000 racers, 200 µs a move). This bench measures
 what part of that no rule, table or feed causes: a server on the same stack (uvicorn with this server's
-WebSocket protocol, ``server/ops/websocket.py``: frames read from the transport and written straight
+WebSocket protocol, ``server/transport/websocket.py``: frames read from the transport and written straight
 to it; uvloop; redis-py's asyncio client with hiredis) that, for each binary frame a client sends, does
 only what the race server does with a move's bytes:
 
@@ -109,7 +109,7 @@ def serve(port: int, redis_url: str | None, progress_per_move: float) -> None:
     import uvicorn
     import uvloop
 
-    from server.ops.websocket import BACKLOG, Protocol
+    from server.transport.websocket import BACKLOG, Protocol
 
     async def main() -> None:
         client = aioredis.Redis.from_url(redis_url) if redis_url else None

@@ -27,7 +27,7 @@ from shared.variants import get_variant
 from .race import rules as races
 from .config import Config
 from .race.connection import Connection
-from .ops.edge import AdmissionMiddleware, edge_of
+from .transport.edge import AdmissionMiddleware, edge_of
 from .ops.log import SummedLog, log
 from .race.clock import now_ms
 from .compose import compose
@@ -155,7 +155,7 @@ async def get_results(request: Request) -> Response:
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:
-    """A race connection; admitted (or refused with ``server_full``) by the edge (server/ops/edge.py)."""
+    """A race connection; admitted (or refused with ``server_full``) by the edge (server/transport/edge.py)."""
     await Connection(ws, service_of(ws), ws.app.state.lobby).run()
 
 

@@ -20,9 +20,9 @@ from .app import create_app
 from .store import UNAVAILABLE, redis_client
 from .config import Config, RedisSettings, parse_args
 from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
-from .ops.edge import HEAD_BYTES, Edge, EdgeLimits
+from .transport.edge import HEAD_BYTES, Edge, EdgeLimits
 from .ops.log import log, setup_logging
-from .ops.websocket import Protocol as WebSocketProtocol
+from .transport.websocket import Protocol as WebSocketProtocol
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
@@ -43,10 +43,10 @@ def uvicorn_config(app: Any, config: Config) -> uvicorn.Config:
         host=config.host,
         port=config.port,
         loop="none",  # serve() runs in the caller's loop (uvloop from main(); the test's own loop)
-        http=edge.protocol,  # counted, with read deadlines (server/ops/edge.py)
+        http=edge.protocol,  # counted, with read deadlines (server/transport/edge.py)
         h11_max_incomplete_event_size=HEAD_BYTES,
         timeout_keep_alive=config.header_timeout,  # type: ignore[arg-type]  # an idle keep-alive waits for its next head
-        ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/ops/websocket.py)
+        ws=WebSocketProtocol,  # websockets-sansio with a lingering close and a send backlog (server/transport/websocket.py)
         ws_max_size=p.MAX_FRAME_BYTES,
         ws_per_message_deflate=False,
         ws_ping_interval=20.0,

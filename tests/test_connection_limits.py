@@ -30,7 +30,8 @@ from edge_util import RawClient, head, spectate
 from process_util import ServerProcess
 from redis_util import PROCESS_ARGS, TEST_CONFIG, eventually
 from server.answers import SECURITY_HEADERS
-from server.ops import edge, limits
+from server.ops import limits
+from server.transport import edge
 from server.ops.embedded import EmbeddedRedis
 
 OPEN_FILES = 256

@@ -19,7 +19,7 @@ import pytest
 from edge_util import RawClient, head, spectate
 from redis_util import LiveServer, create_race, eventually, live_server
 from server.answers import SECURITY_HEADERS
-from server.ops import edge
+from server.transport import edge
 
 DEADLINE = 1.0
 MAX_BODY = 4096

@@ -1,4 +1,4 @@
-"""The server reads a race connection's binary frames itself (server/ops/websocket.py, ``Protocol._walk``):
+"""The server reads a race connection's binary frames itself (server/transport/websocket.py, ``Protocol._walk``):
 whatever way the client's bytes are cut, every frame reaches the right reader, in order.
 
 A raw TCP client (websockets' sans-I/O client protocol to build and read frames) writes a mix of frames,
@@ -23,7 +23,7 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from server.ops.websocket import Protocol
+from server.transport.websocket import Protocol
 from shared import protocol as p
 from tests.redis_util import LiveServer
 

@@ -321,7 +321,7 @@ def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
     from pathlib import Path
 
     from server.main import uvicorn_config
-    from server.ops.websocket import LINGER_SECONDS
+    from server.transport.websocket import LINGER_SECONDS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text()
     config = Config()
@@ -338,8 +338,8 @@ def test_docs_state_the_limits_and_rules_the_server_applies() -> None:
     assert "`bad_frame`" in post, "the route answers a body that is not JSON with bad_frame"
     assert "**renewed token**" in doc and "**Several connections of one seat.**" in doc
     assert "an earlier one\n`reject` with `stale_sequence`" in doc
-    # The edge (server/ops/edge.py): each option with its default, the reserve, the head's size, the soft close.
-    from server.ops import edge
+    # The edge (server/transport/edge.py): each option with its default, the reserve, the head's size, the soft close.
+    from server.transport import edge
 
     flat = " ".join(doc.split())
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -361,7 +361,7 @@ def test_a_direct_frame_is_the_binary_frame_websockets_itself_would_send(size: i
     """The direct send builds its frames by hand: byte for byte what websockets serialises for a server."""
     from websockets.frames import Frame, Opcode
 
-    from server.ops.websocket import binary_frame
+    from server.transport.websocket import binary_frame
 
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     assert binary_frame(data) == Frame(Opcode.BINARY, data).serialize(mask=False)

@@ -1,5 +1,5 @@
 """What a race connection may ask of its WebSocket below Starlette, as an interface: the transport
-(server/ops/websocket.py) puts a :class:`Backlog` in the ASGI scope's extensions under :data:`BACKLOG`.
+(server/transport/websocket.py) puts a :class:`Backlog` in the ASGI scope's extensions under :data:`BACKLOG`.
 
 Why apart from the transport: the race layer uses it (a slow reader is measured by what its TCP has not
 acknowledged; frames are read and sent without the ASGI round trips), and the race layer sits below the
@@ -16,7 +16,7 @@ BACKLOG = "thieves.backlog"
 
 class Backlog(Protocol):
     """Bytes a connection wrote that its client has not taken yet, a way to drop it, and a direct send
-    (server/ops/websocket.py's ``Backlog`` says how)."""
+    (server/transport/websocket.py's ``Backlog`` says how)."""
 
     def wrote(self, n: int) -> None: ...
     def send_now(self, data: bytes) -> bool: ...

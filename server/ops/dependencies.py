@@ -1,7 +1,7 @@
 """The libraries this server builds on below their public surface, held to the versions it was tested with.
 
-The transport subclasses two of uvicorn's own protocol classes (``server/ops/websocket.py``: the
-websockets-sansio protocol, with websockets' frame and state types; ``server/ops/edge.py``: the h11
+The transport subclasses two of uvicorn's own protocol classes (``server/transport/websocket.py``: the
+websockets-sansio protocol, with websockets' frame and state types; ``server/transport/edge.py``: the h11
 protocol), and the store leans on redis-py's cluster pipeline and retry classes
 (``server/store/client.py``). None of these is a promise their authors keep between minor releases:
 a uvicorn that renames a method the edge overrides would not fail at import but serve connections
@@ -25,8 +25,8 @@ DISTRIBUTION = "forty-thieves-race"
 """The name this project is installed under (``[project] name`` in pyproject.toml)."""
 
 PINNED = {
-    "uvicorn": "server/ops/websocket.py and server/ops/edge.py subclass its protocol classes",
-    "websockets": "server/ops/websocket.py drives its sans-I/O protocol and frame types",
+    "uvicorn": "server/transport/websocket.py and server/transport/edge.py subclass its protocol classes",
+    "websockets": "server/transport/websocket.py drives its sans-I/O protocol and frame types",
     "redis": "server/store/client.py uses its cluster pipeline and retry classes",
 }
 """Each library held to its tested range, and why (said in the refusal)."""

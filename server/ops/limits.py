@@ -9,7 +9,7 @@ So, as Redis does for ``maxclients``:
 - at start the soft ``RLIMIT_NOFILE`` is raised to the hard one
   (:func:`raise_open_files`) and the outcome is logged;
 - the server holds at most ``--max-connections`` connections of any kind
-  (counted by :mod:`server.ops.edge`); by default that is the open-file
+  (counted by :mod:`server.transport.edge`); by default that is the open-file
   limit less :func:`reserved_descriptors`, the headroom that Redis
   connections, the edge's reserve for ``/health`` and ``/metrics``, worker
   pipes, log files and refusals in flight need;

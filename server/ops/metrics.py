@@ -84,7 +84,7 @@ class Metrics:
                counters: dict[str, tuple[str, str, dict[str, int]]] | None = None) -> str:
         """The exposition text; gauges are read at scrape time: ``gauges`` name -> (help, value),
         ``labelled`` name -> (help, label name, {label value: value}); ``counters`` as ``labelled``,
-        kept elsewhere (the edge's refusals, server/ops/edge.py)."""
+        kept elsewhere (the edge's refusals, server/transport/edge.py)."""
         lines: list[str] = []
 
         def family(name: str, kind: str, help_text: str, samples: Iterable[str]) -> None:

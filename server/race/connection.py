@@ -96,7 +96,7 @@ class Connection(SocketWriter):
     async def run(self) -> None:
         receive: Callable[[], Awaitable[Any]] = self.ws.receive
         if self.backlog is not None:
-            # Binary frames straight from the transport's reader (see ops/websocket.py), not through
+            # Binary frames straight from the transport's reader (see transport/websocket.py), not through
             # websockets' parser and Starlette's receive; a player's move handled as it is read.
             self.backlog.read_frames(self.take_now)
             receive = self.backlog.receive

@@ -57,7 +57,7 @@ async def race_events(request: Request) -> Response:
     race = await service.store.resolve(request.path_params["race"])
     if race is None:
         raise p.Refusal(p.ErrorCode.RACE_NOT_FOUND)
-    # Admitted by the edge with its socket (server/ops/edge.py): a stream counts as long as it is open.
+    # Admitted by the edge with its socket (server/transport/edge.py): a stream counts as long as it is open.
     try:
         hub, listener = await open_stream(service, race, last_version)
     except RaceGone:

@@ -56,7 +56,7 @@ except ImportError:  # websockets without its C extension
     from websockets.utils import apply_mask
 from websockets.protocol import State
 
-from .backlog import BACKLOG
+from ..ops.backlog import BACKLOG
 from .edge import TICKET
 LINGER_SECONDS = 5.0
 """How long a failed connection keeps reading (and discarding) for its close frame to be read."""
@@ -319,7 +319,7 @@ class Protocol(WebSocketsSansIOProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
-        ticket = self.app_state.get(TICKET)  # counted by the HTTP protocol it was upgraded from (server/ops/edge.py)
+        ticket = self.app_state.get(TICKET)  # counted by the HTTP protocol it was upgraded from (server/transport/edge.py)
         if ticket is not None:
             ticket.release()
 

@@ -53,8 +53,8 @@ from shared import protocol as p
 
 from ..answers import SECURITY_HEADERS, error_response
 from ..config import EdgeSettings
-from .limits import Networks, client_address, is_trusted, max_connections, trusted_networks
-from .log import SummedLog, log
+from ..ops.limits import Networks, client_address, is_trusted, max_connections, trusted_networks
+from ..ops.log import SummedLog, log
 
 RESERVE = 16
 """Sockets beyond the caps kept open until their request head is read: ``/health`` and ``/metrics``
