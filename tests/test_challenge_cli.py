@@ -273,6 +273,23 @@ def test_closing_the_waiting_terminal_cancels_the_challenge(srv: ServerProcess, 
     assert late.returncode == 1 and "its challenger cancelled it" in late.stderr
 
 
+def test_a_hang_up_is_raised_once_and_not_once_the_wait_has_ended() -> None:
+    """A closed window ends the key reader's input and sends SIGHUP microseconds apart, in either order
+    (seen in CI: EOF first, then SIGHUP inside the cancel, which then never went out). The handler raises
+    the first signal, and none once the wait has ended another way."""
+    import signal
+
+    from client_cli.commands.challenge import HangUp, Left
+
+    first = HangUp()
+    with pytest.raises(Left, match="SIGHUP"):
+        first(signal.SIGHUP, None)
+    first(signal.SIGTERM, None)  # the second signal: the cancel under way goes on
+    ended = HangUp()
+    ended.leaving = True  # the wait ended by EOF, q or Ctrl-C
+    ended(signal.SIGHUP, None)
+
+
 def test_a_killed_challenger_s_challenge_is_withdrawn_by_the_server(redis_url: str, tmp_path: Path,
                                                                    homes: dict[str, dict[str, str]]) -> None:
     """No client code runs when the challenger's process is killed: the server withdraws the challenge

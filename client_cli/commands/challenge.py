@@ -114,15 +114,19 @@ def run_challenge(args: argparse.Namespace) -> int:
         return 1
     print(f"challenged {sent.challenged} to {describe(sent)} (challenge {sent.id}); waiting for the answer, "
           f"{_left(sent)} (q or Ctrl-C cancels it)", flush=True)
-    hung_up = {sig: signal.signal(sig, _hang_up) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    hang_up = HangUp()
+    hung_up = {sig: signal.signal(sig, hang_up) for sig in (signal.SIGHUP, signal.SIGTERM)}
     line = StatusLine()
     try:
         with KeyReader() as keys:
-            answer = _wait(lambda: api.challenge_status(server, account.key, sent.id), lambda c: c.status != "open",
-                           keys, lambda c: f"waiting for {c.challenged}'s answer: {_left(c)} · q cancels", line)
+            try:
+                answer = _wait(lambda: api.challenge_status(server, account.key, sent.id),
+                               lambda c: c.status != "open", keys,
+                               lambda c: f"waiting for {c.challenged}'s answer: {_left(c)} · q cancels", line)
+            except BaseException:
+                hang_up.leaving = True  # a signal before this line is raised here, still inside the outer try
+                raise
     except (KeyboardInterrupt, Left, EOFError) as exc:
-        for sig in hung_up:  # a second signal must not stop the cancel half-way
-            signal.signal(sig, signal.SIG_IGN)
         line.say()
         try:
             api.answer_challenge(server, account.key, sent.id, "cancel")
@@ -153,8 +157,19 @@ class Left(BaseException):
     be taken for a server out of reach (which is asked again)."""
 
 
-def _hang_up(signum: int, frame: Any) -> None:
-    raise Left(signal.Signals(signum).name)
+class HangUp:
+    """The SIGHUP and SIGTERM handler while a challenge waits: the first signal raises :class:`Left`, and
+    none after the wait has ended another way. A closed window both ends the key reader's input (EOF) and
+    sends SIGHUP, in either order and microseconds apart: a Left raised once the wait had ended would
+    escape the cancel, and the challenge would stay open on the server until its lease ran out."""
+
+    def __init__(self) -> None:
+        self.leaving = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if not self.leaving:
+            self.leaving = True
+            raise Left(signal.Signals(signum).name)
 
 
 class StatusLine:
