@@ -32,15 +32,19 @@ class RaceLifecycle(RaceStoreBase):
         await close_lobbies(self.redis, [race])
 
     async def join(self, race: str, name: str, home0: int, connection: str, expiry: int, now: int,
-                   account: str | None = None) -> Seated:
+                   account: str | None = None, join_id: str | None = None) -> Seated:
         """Take a seat holding a presence lease for ``connection``; raises :class:`StoreError`.
 
         The seat is the lowest one given back in the lobby, else the next; or, for an ``account``
-        that holds a seat in the race already, that seat (in the lobby or later: ``again``).
+        that holds a seat in the race already, that seat (in the lobby or later: ``again``); or the
+        seat an earlier call with this ``join_id`` (and name and account) took: why, a join stored
+        whose answer was lost (Redis failing before the welcome) is found again by its retry, not
+        refused as ``name_taken`` while its seat waits for a player who never got its token.
         """
         k = Keys(race)
         kind, rest = reply(await self._join(
-            keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now]))
+            keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now,
+                                  join_id or ""]))
         if kind != "ok":
             raise StoreError(rest[0])
         return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
