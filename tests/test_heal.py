@@ -13,11 +13,15 @@ import secrets
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
 import redis
 from freeze_proxy import FreezeProxy
-from redis_util import Client, create_race, eventually, live_server
+from process_util import RedisProcess, ServerProcess
+from redis_util import PROCESS_ARGS, Client, create_race, create_short_race, eventually, live_server, start_race
 
 from server.store import Keys
+from server.store.keys import ACTIVE, RECENT, code_key
+from server.store.scripts import source
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -77,3 +81,104 @@ async def test_a_join_whose_answer_was_lost_is_the_same_seat_on_its_retry(redis_
                 await c.close()
     finally:
         proxy.close()
+
+
+UNENDED_WITHIN = 10.0
+"""Seconds after Redis is back by which a race whose end was due must be ended (issue 37: "races not
+ended within 10 s of Redis returning"). Without a due-to-end scan, the janitor's sweep (every 30 s here,
+the lobby TTL being an hour) came too late."""
+
+
+@pytest.mark.parametrize("cut_at", ["give_up", "end"])
+async def test_a_race_whose_end_failed_in_an_outage_is_ended_when_redis_is_back(
+        redis_url: str, sync: redis.Redis, tmp_path: Path, cut_at: str) -> None:
+    """The last player gives up and Redis goes right after a step of the race's end: after the give-up
+    (the process never hears that the race is done) or after the end's script (the race is over in
+    Redis, but its listing, its code's expiry and its leaving the active set were not done). Once Redis
+    is back the race is ended whole within seconds: the players get ``finished``, the results are
+    served, the join code expires, the race is listed among the finished and no longer active; and the
+    server's log has no task exception nobody retrieved."""
+    script = sync.script_load(source(cut_at))  # loaded: the cut call is the script itself, not a NOSCRIPT
+    target = urlparse(redis_url)
+    proxy = FreezeProxy(target.hostname or "127.0.0.1", target.port or 6379, cut=True)
+    server = ServerProcess(proxy.url, args=PROCESS_ARGS, log_path=tmp_path / "server.ops.log")
+    try:
+        await asyncio.to_thread(server.start)
+        created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+        race, code = created.race.id, created.race.code
+        ann, bob = await Client.connect(server), await Client.connect(server)  # type: ignore[arg-type]
+        await ann.hello(race, "ann")
+        await bob.hello(race, "bob")
+        await start_race(server, created.creator_token, [ann, bob])
+        await bob.give_up()
+        proxy.trigger = script.encode()
+        await ann.send(p.GiveUp())
+        await eventually(proxy.frozen.is_set, "the last give-up's step to run and Redis to go")
+        if cut_at == "give_up":
+            assert (await ann.expect(p.Error, timeout=30)).code == p.ErrorCode.UNAVAILABLE.value
+        else:
+            await ann.expect(p.GaveUp, timeout=30)
+            await eventually(lambda: server.events("end_failed"), "the end's failure to be logged")
+        assert sync.hget(Keys(race).meta, "status") == (b"started" if cut_at == "give_up" else b"finished")
+
+        proxy.thaw()
+        back = asyncio.get_running_loop().time()
+        for player in (ann, bob):
+            finished = await player.expect(p.Finished, timeout=UNENDED_WITHIN)
+            assert [s.name for s in finished.results.standings] == ["ann", "bob"] or \
+                {s.name for s in finished.results.standings} == {"ann", "bob"}
+
+        def ended() -> bool:
+            return (sync.zscore(RECENT, race) is not None and sync.zscore(ACTIVE, race) is None
+                    and sync.ttl(code_key(code)) > 0)
+        await eventually(ended, "the end's every step", timeout=UNENDED_WITHIN)
+        assert asyncio.get_running_loop().time() - back < UNENDED_WITHIN
+        status, _ = await asyncio.to_thread(server.http, "GET", f"/races/{race}/results")
+        assert status == 200
+        for player in (ann, bob):
+            await player.close()
+        server.terminate()
+        assert "never retrieved" not in server.logs(), server.log_tail(40)
+    finally:
+        server.close()
+        proxy.close()
+
+
+
+async def test_a_race_whose_time_ran_out_while_redis_was_down_ends_when_it_is_back(
+        tmp_path: Path, server_log: pytest.LogCaptureFixture) -> None:
+    """Redis SIGKILLed mid-race and its time runs out meanwhile: the hub's end fails. Started again,
+    the race is ended whole within seconds (the end is tried again with backoff), not at the janitor's
+    next sweep; every failure is logged, none as a task exception nobody retrieved."""
+    store = RedisProcess(tmp_path / "redis").start()
+    try:
+        async with live_server(store.url) as server:
+            created = await create_short_race(server, seats=2, time_limit=2, deal_source="number", deal=WIN["deal"])
+            race, code = created.race.id, created.race.code
+            ann = await Client.connect(server)
+            await ann.hello(race, "ann")
+            await start_race(server, created.creator_token, [ann])
+            assert isinstance(await ann.move(WIN["moves"][0], seq=1), p.Ack)
+            store.kill()
+
+            def failed() -> bool:
+                return any("hub_task_failed" in r.getMessage() and race in r.getMessage()
+                           for r in server_log.records)
+            await eventually(failed, "the race's end at its time limit to fail")
+
+            await asyncio.to_thread(store.start)
+            back = asyncio.get_running_loop().time()
+            while not isinstance(await ann.recv(timeout=UNENDED_WITHIN), p.Finished):
+                pass
+            with store.client() as sync:
+                def ended() -> bool:
+                    return (sync.zscore(RECENT, race) is not None and sync.zscore(ACTIVE, race) is None
+                            and sync.ttl(code_key(code)) > 0)
+                await eventually(ended, "the end's every step", timeout=UNENDED_WITHIN)
+            assert asyncio.get_running_loop().time() - back < UNENDED_WITHIN
+            status, _ = await server.http("GET", f"/races/{race}/results")
+            assert status == 200
+            await ann.close()
+        assert "never retrieved" not in server_log.text
+    finally:
+        store.stop()

@@ -42,6 +42,9 @@ from .tokens import Signer
 CATCH_UP_SECONDS = 1.0
 """How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
 can delay a progress frame, a start or an end (one small read per race served here)."""
+AFTER_OUTAGE_SECONDS = 1.0
+"""How often each process asks whether it saw Redis fail since it last looked for the races whose end is
+due (server/race/janitor.py, ``after_outage``): at most this long after Redis is back, they are ended."""
 REFUSED_LOG_SECONDS = 60.0
 """A refused frame of each code is logged at most once this often, then summed up (:class:`SummedLogs`):
 a client repeating an illegal move or a bad frame as fast as the rate limit lets it must not fill the log."""
@@ -126,6 +129,7 @@ class Service:
         self.periodic.every(self.config.races.presence_lease / 3, self.leases.heartbeat)
         self.periodic.every(self.janitor.interval, self.janitor.sweep)
         self.periodic.every(CATCH_UP_SECONDS, self.served.catch_up)
+        self.periodic.every(AFTER_OUTAGE_SECONDS, self.janitor.after_outage)
         self.periodic.start(self.served.subscriber.run())
 
     async def stop(self) -> None:

@@ -33,9 +33,16 @@ class RaceTasks:
     def _done(self, task: "asyncio.Task[Any]") -> None:
         """A task is over: forgotten, and its failure logged with the race (Redis away: a warning)."""
         self._tasks.discard(task)
-        if task.cancelled() or (exc := task.exception()) is None:
-            return
-        if isinstance(exc, UNAVAILABLE):
-            log("hub_task_failed", logging.WARNING, race=self.race, error=exc)
-        else:
-            logger.error(format_event("hub_task_failed", {"race": self.race, "error": repr(exc)}), exc_info=exc)
+        report(task, "hub_task_failed", race=self.race)
+
+
+def report(done: "asyncio.Task[Any]", event: str, **fields: Any) -> None:
+    """Log the failure of a finished task ``done``, if it failed: ``event`` with ``fields`` and the error (Redis
+    away: a warning; anything else: an error with its traceback). Retrieving the exception here is
+    what keeps asyncio's "Task exception was never retrieved", naming no race nor job, out of the log."""
+    if done.cancelled() or (exc := done.exception()) is None:
+        return
+    if isinstance(exc, UNAVAILABLE):
+        log(event, logging.WARNING, **fields, error=exc)
+    else:
+        logger.error(format_event(event, {**fields, "error": repr(exc)}), exc_info=exc)

@@ -43,6 +43,14 @@ connection are handled in turn, so during a real outage each queued frame waits 
 ``unavailable``."""
 
 
+def outage_backoff() -> ExponentialWithJitterBackoff:
+    """Waits between the tries of work that must be done once Redis is back (a race's end): random up to
+    0.25, 0.5, 1, 2 s, then 2 s. Why capped so low: the work is one small call, and a race must not
+    outlive its end by more than a few seconds after an outage; why jittered: every process of a
+    deployment retries its own after the same outage."""
+    return ExponentialWithJitterBackoff(base=0.125, cap=2.0)
+
+
 def redis_retry() -> Retry:
     """redis-py's own retry policy for every command, pooled connection and pub/sub read.
 

@@ -31,8 +31,10 @@ class RaceStoreBase:
         """This process (its subscription's entries in the races' listening sets: server/store/pubsub.py)."""
         self.probe = probe if probe is not None else redis
         """A client that does not retry: one quick PING says whether Redis answers now."""
-        self.down = False
-        """Set when a command failed through all its retries; cleared by the next PING that answers."""
+        self._down = False
+        self.outages = 0
+        """How many times :attr:`down` was set (from clear): work that an outage may have left half done
+        (a race's end) is looked for again after each (server/race/janitor.py)."""
         self.tick_ms = tick_ms
         self.cluster = isinstance(redis, aioredis.RedisCluster)
         self.timer = timer
@@ -55,6 +57,17 @@ class RaceStoreBase:
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
         self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger)
+
+    @property
+    def down(self) -> bool:
+        """Set when a command failed through all its retries; cleared by the next PING that answers."""
+        return self._down
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        if value and not self._down:
+            self.outages += 1
+        self._down = value
 
     def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
         """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard,

@@ -104,7 +104,8 @@ class RaceLifecycle(RaceStoreBase):
                                       [expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
 
     async def end(self, meta: RaceMeta, now: int, results: bytes, retention: int) -> tuple[bool, int]:
-        """Close the race and store its results once; ``(ended_now, version)``."""
+        """Close the race and store its results once, then list it as ended (:meth:`ended`);
+        ``(ended_now, version)``. Idempotent: a call after one that failed partway finishes what it left."""
         k = Keys(meta.id)
         every = k.every(meta.players)
         rest_keys = [key for key in every if key not in (k.meta, k.history, k.results)]
@@ -113,11 +114,21 @@ class RaceLifecycle(RaceStoreBase):
         ))
         if kind == "err":
             raise StoreError(rest[0])
-        await self.redis.zrem(ACTIVE, meta.id)
-        await self.redis.expire(code_key(meta.code), retention)
-        await self.redis.zadd(RECENT, {meta.id: now})
-        await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
+        await self.ended(meta, now if kind == "ok" else meta.ended_at or now, retention)
         return kind == "ok", int(rest[0])
+
+    async def ended(self, meta: RaceMeta, ended_at: int, retention: int) -> None:
+        """The steps of an end after its script (the race's keys are in its hash tag; these keys are not,
+        so they cannot be in the script on a Redis Cluster): the race listed among the finished, its join
+        code expiring with its results, and last its leaving the active set.
+
+        Why this order, and each step idempotent: a process that fails partway (Redis gone) leaves the
+        race active, so the janitor's sweep, finding it finished there, calls this again and finishes
+        it; the code's expiry is a time (``ended_at`` + ``retention``), the same however often it is set."""
+        await self.redis.zadd(RECENT, {meta.id: ended_at})
+        await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
+        await self.redis.expireat(code_key(meta.code), ended_at // 1000 + retention)
+        await self.redis.zrem(ACTIVE, meta.id)
 
     async def abandon(self, meta: RaceMeta, now: int, lobby_ttl_ms: int) -> bool:
         """Delete a lobby race older than the lobby TTL; False if it started, grew or is young."""
