@@ -11,6 +11,7 @@ import asyncio
 import json
 import secrets
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -39,17 +40,9 @@ async def test_a_join_whose_answer_was_lost_is_the_same_seat_on_its_retry(redis_
             race = created.race.id
             bob = await Client.connect(server)
             await bob.hello(race, "bob")  # (the join script is loaded: the cut call is the join itself)
-            join_id = secrets.token_urlsafe(18)
-            proxy.trigger = join_id.encode()
-            ann = await Client.connect(server)
-            await ann.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="ann", join_id=join_id))
-            assert (await ann.expect(p.Error, timeout=30)).code == p.ErrorCode.UNAVAILABLE.value
-            assert await ann.closed() == p.CloseCode.TRY_AGAIN_LATER
-            assert proxy.frozen.is_set()
+            join_id = await _lose_join_answer(server, proxy, race, "ann")
             stored = sync.hget(Keys(race).names, "ann")
             assert stored is not None, "the join was stored before its answer was lost"
-
-            proxy.thaw()
             again = await Client.connect(server)
             hello = p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="ann", join_id=join_id)
 
@@ -77,11 +70,59 @@ async def test_a_join_whose_answer_was_lost_is_the_same_seat_on_its_retry(redis_
             await other.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="ann",
                                      join_id=secrets.token_urlsafe(18)))
             assert (await other.error()).code == p.ErrorCode.NAME_TAKEN.value
-            for c in (bob, ann, again, back, other):
+            for c in (bob, again, back, other):
                 await c.close()
     finally:
         proxy.close()
 
+
+
+async def _lose_join_answer(server: Any, proxy: FreezeProxy, race: str, name: str) -> str:
+    """A hello for a new seat whose join Redis stores and whose answer is lost (the process's Redis
+    connections cut right after the join script was sent, until Redis is back): answered
+    ``unavailable``, close 1013. Its ``join_id``; the proxy relays again when this returns."""
+    join_id = secrets.token_urlsafe(18)
+    proxy.trigger = join_id.encode()
+    lost = await Client.connect(server)
+    await lost.send(p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name=name, join_id=join_id))
+    assert (await lost.expect(p.Error, timeout=30)).code == p.ErrorCode.UNAVAILABLE.value
+    assert await lost.closed() == p.CloseCode.TRY_AGAIN_LATER
+    assert proxy.frozen.is_set()
+    proxy.thaw()
+    return join_id
+
+
+async def test_a_seat_whose_join_was_never_answered_does_not_keep_the_race_from_ending(
+        redis_url: str, sync: redis.Redis) -> None:
+    """A join stored whose answer was lost, and never retried: the start gives its seat back (nobody
+    holds its token), so the race ends when the players who came are done, not at its time limit."""
+    target = urlparse(redis_url)
+    proxy = FreezeProxy(target.hostname or "127.0.0.1", target.port or 6379, cut=True)
+    try:
+        async with live_server(proxy.url) as server:
+            created = await create_race(server, seats=3, deal_source="number", deal=WIN["deal"])
+            race = created.race.id
+            bob = await Client.connect(server)
+            await bob.hello(race, "bob")
+            await _lose_join_answer(server, proxy, race, "ann")
+            assert sync.hget(Keys(race).names, "ann") is not None
+
+            async def started() -> bool:
+                starter = await Client.connect(server)
+                await starter.send(p.Start(creator_token=created.creator_token))
+                msg = await starter.recv(timeout=10)
+                await starter.close()
+                return not isinstance(msg, p.Error) or msg.code != p.ErrorCode.UNAVAILABLE.value
+            await eventually(started, "the creator's start once Redis answers the process again")
+            assert sync.hget(Keys(race).meta, "status") == b"started"
+            assert sync.hget(Keys(race).names, "ann") is None, "the unanswered seat was given back"
+            await bob.give_up()
+            while not isinstance(msg := await bob.recv(timeout=UNENDED_WITHIN), p.Finished):
+                pass
+            assert [s.name for s in msg.results.standings] == ["bob"]
+            await bob.close()
+    finally:
+        proxy.close()
 
 UNENDED_WITHIN = 10.0
 """Seconds after Redis is back by which a race whose end was due must be ended (issue 37: "races not

@@ -16,11 +16,11 @@ from shared import protocol as p
 
 from ..ops.log import log
 from ..ops.metrics import Metrics
-from ..store import UNAVAILABLE, Store, StoreError, outage_backoff
+from ..store import UNAVAILABLE, Store, StoreError
 from ..store.history import History
 from . import rules as races
 from .clock import now_ms
-from .tasks import report
+from .tasks import redo, report
 
 ENDS_AT_ONCE = 16
 """Races this process ends, or applies to their accounts, at once (the rest wait their turn, first come
@@ -118,23 +118,14 @@ class Endings:
             self._ending.discard(race)
 
     async def _retry(self, race: str) -> None:
-        """Try a failed end again until it is done (each try's failure is counted, not logged: the first
-        was); logged once it is."""
-        backoff = outage_backoff()
-        tries = 0
+        """Try a failed end again until it is done; logged once it is."""
+        async def again() -> bool:
+            if race in self._ending:
+                return False  # another call is under way: if it fails, this loop tries again
+            await self.end_race(race)
+            return True
         try:
-            while True:
-                tries += 1
-                await asyncio.sleep(backoff.compute(tries))
-                if race in self._ending:
-                    continue  # another call is under way: if it fails, this loop tries again
-                try:
-                    await self.end_race(race)
-                except UNAVAILABLE:
-                    self._metrics.redis_errors += 1
-                    continue
-                log("end_retried", race=race, tries=tries)
-                return
+            await redo(again, "end_retried", race=race)
         finally:
             self._retrying.discard(race)
 

@@ -16,7 +16,7 @@ from ..store import UNAVAILABLE, StoreError
 from . import rules as races
 from .clock import now_ms
 from .seat import Joined, Pump, Stage
-from .seating import take_seat
+from .seating import mark_welcomed, take_seat
 from .session import Refused, SeatSession
 from .tokens import CREATOR, TokenError
 from .welcome import welcome
@@ -115,6 +115,8 @@ async def on_hello(conn: Pump, msg: p.Hello) -> None:
         conn.service.key_holders.add(joined.account, joined.key_hash, conn)
     replayed = await welcome(hub, conn, conn.send_msg, msg.last_version, end_soon=conn.service.end_soon,
                              token=taken.token if taken else "", player=joined.reload if session else None)
+    if taken is not None:
+        await mark_welcomed(conn.service, meta.id, taken)
     log("joined", race=meta.id, seat=conn.seat, role=msg.role, peer=conn.peer, rejoined=msg.token is not None,
         last_version=msg.last_version, replayed=replayed)
 

@@ -46,6 +46,7 @@ class RaceStoreBase:
         self._hint_take = register(redis, "hint_take")
         self._hint_give = register(redis, "hint_give")
         self._presence = register(redis, "presence")
+        self._welcomed = register(redis, "welcomed")
         self._heartbeat = register(redis, "heartbeat")
         self._end = register(redis, "end")
         self._abandon = register(redis, "abandon")

@@ -77,11 +77,18 @@ class RaceLifecycle(RaceStoreBase):
 
     async def start(self, race: str, now: int, countdown_ms: int) -> int:
         k = Keys(race)
-        kind, rest = reply(await self._start(keys=[k.meta, k.history], args=[now, countdown_ms, k.chan]))
+        kind, rest = reply(await self._start(keys=k.seats(), args=[now, countdown_ms, k.chan]))
         if kind != "ok":
             raise StoreError(rest[0])
         await close_lobbies(self.redis, [race])
         return int(rest[0])
+
+    async def welcomed(self, race: str, seat: int, gen: int) -> bool:
+        """Mark the seat (of generation ``gen``) as answered: its player was sent its welcome and token, so
+        the start counts it as come even while it has no connection. False if marked already, or given
+        back since. Why a mark: a join stored whose answer was lost (Redis failing in between) holds a
+        seat nobody has the token of; the start gives such seats back (start.lua)."""
+        return bool(await self._welcomed(keys=[Keys(race).player(seat)], args=[gen]))
 
     async def presence(self, race: str, seat: int, gen: int, member: str, online: bool, expiry: int,
                        now: int) -> int:

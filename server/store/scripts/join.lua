@@ -41,9 +41,11 @@ end
 local pkey = KEYS[1] .. ':p:' .. seat
 redis.call('HSET', KEYS[2], ARGV[2], seat)
 redis.call('DEL', pkey, KEYS[1] .. ':log:' .. seat, KEYS[1] .. ':hint:' .. seat)
+-- welcomed 0: not yet answered (welcomed.lua marks it once the welcome is sent; start.lua gives back a
+-- seat still unmarked at the start: a join stored whose answer was lost, which nobody will play).
 redis.call('HSET', pkey, 'name', ARGV[1], 'name_key', ARGV[2], 'account', ARGV[7], 'join', ARGV[9], 'gen', gen,
   'status', 'waiting', 'seq', 0, 'n', 0, 'home', ARGV[3], 'moves', 0, 'home_at', 0, 'finished_at', 0,
-  'online', 1, 'offline_at', 0)
+  'online', 1, 'offline_at', 0, 'welcomed', 0)
 redis.call('ZADD', KEYS[5], ARGV[6], seat .. '|' .. gen .. '.' .. ARGV[5])
 local old = write_progress(KEYS[3], pkey, seat)
 return {'ok', seat, emit(KEYS[1], KEYS[4], ARGV[4], 'join', seat, ARGV[1], old), gen, 'new'}
