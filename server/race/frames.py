@@ -12,11 +12,11 @@ from typing import Any, Awaitable, Callable
 from shared import protocol as p
 
 from ..ops.log import format_event, log, logger
-from ..store import UNAVAILABLE, StoreError
+from ..store import UNAVAILABLE, RaceMeta, StoreError
 from . import rules as races
 from .clock import now_ms
 from .seat import Joined, Pump, Stage
-from .seating import mark_welcomed, take_seat
+from .seating import take_seat
 from .session import Refused, SeatSession
 from .tokens import CREATOR, TokenError
 from .welcome import welcome
@@ -113,10 +113,18 @@ async def on_hello(conn: Pump, msg: p.Hello) -> None:
     conn.stage = Stage.JOINED
     if joined.account is not None:
         conn.service.key_holders.add(joined.account, joined.key_hash, conn)
+
+    async def player(meta: RaceMeta) -> SeatSession:
+        """The seat loaded, and marked as answered (store.welcomed) once nothing but the welcome is left to
+        do: the start gives back a seat whose welcome never went out, so the mark must not come after it
+        (a start in between would give back the seat of a player just welcomed), nor fail unseen before
+        it (a failed mark fails the hello, as any Redis failure in it does: its retry is answered)."""
+        loaded = await joined.reload(meta)
+        assert taken is not None
+        await conn.store.welcomed(meta.id, taken.seat, taken.gen)
+        return loaded
     replayed = await welcome(hub, conn, conn.send_msg, msg.last_version, end_soon=conn.service.end_soon,
-                             token=taken.token if taken else "", player=joined.reload if session else None)
-    if taken is not None:
-        await mark_welcomed(conn.service, meta.id, taken)
+                             token=taken.token if taken else "", player=player if session else None)
     log("joined", race=meta.id, seat=conn.seat, role=msg.role, peer=conn.peer, rejoined=msg.token is not None,
         last_version=msg.last_version, replayed=replayed)
 

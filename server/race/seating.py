@@ -7,7 +7,6 @@ the socket; the connection only keeps what it was given (:class:`Taken`).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,12 +15,10 @@ from shared.names import NameRefused, display_name
 from shared.variants import get_variant
 
 from ..accounts.keys import BadKey, check_key, name_refused
-from ..ops.log import log
-from ..store import UNAVAILABLE, RaceMeta, StoreError
+from ..store import RaceMeta, StoreError
 from ..store.accounts import Account
 from .clock import now_ms
 from .session import Refused
-from .tasks import redo
 from .tokens import PLAYER, TokenError
 
 if TYPE_CHECKING:
@@ -53,22 +50,6 @@ async def take_seat(service: "Service", msg: p.Hello, meta: RaceMeta, member: st
     token = service.signer.sign(PLAYER, meta.id, seat, now + service.config.races.token_ttl * 1000, gen)
     return Taken(seat, gen, token, account.account if account is not None else None,
                  account.key_hash if account is not None else "")
-
-
-async def mark_welcomed(service: "Service", race: str, taken: Taken) -> None:
-    """Mark the seat as answered once its welcome (with its token) is out: the start gives back the seats
-    whose join was never answered (server/store/scripts/start.lua). If Redis fails now, the mark is
-    made in the background once it is back (the welcome is out: the player holds the seat)."""
-    store = service.store
-
-    async def mark() -> bool:
-        await store.welcomed(race, taken.seat, taken.gen)
-        return True
-    try:
-        await mark()
-    except UNAVAILABLE as exc:
-        log("welcome_unmarked", logging.WARNING, race=race, seat=taken.seat, error=exc)
-        service.background.spawn(redo(mark, "welcome_marked", race=race, seat=taken.seat))
 
 
 async def _account(service: "Service", msg: p.Hello) -> Account:

@@ -84,8 +84,8 @@ class RaceLifecycle(RaceStoreBase):
         return int(rest[0])
 
     async def welcomed(self, race: str, seat: int, gen: int) -> bool:
-        """Mark the seat (of generation ``gen``) as answered: its player was sent its welcome and token, so
-        the start counts it as come even while it has no connection. False if marked already, or given
+        """Mark the seat (of generation ``gen``) as answered: its welcome and token go out next, so the
+        start counts it as come even while it has no connection. False if marked already, or given
         back since. Why a mark: a join stored whose answer was lost (Redis failing in between) holds a
         seat nobody has the token of; the start gives such seats back (start.lua)."""
         return bool(await self._welcomed(keys=[Keys(race).player(seat)], args=[gen]))
