@@ -190,7 +190,8 @@ async def test_a_race_whose_time_ran_out_while_redis_was_down_ends_when_it_is_ba
         tmp_path: Path, server_log: pytest.LogCaptureFixture) -> None:
     """Redis SIGKILLed mid-race and its time runs out meanwhile: the hub's end fails. Started again,
     the race is ended whole within seconds (the end is tried again with backoff), not at the janitor's
-    next sweep; every failure is logged, none as a task exception nobody retrieved."""
+    next sweep; every failure is logged, none as a task exception nobody retrieved, and a periodic job
+    failing at every turn of the outage is one line, and one more when it works again."""
     store = RedisProcess(tmp_path / "redis").start()
     try:
         async with live_server(store.url) as server:
@@ -200,12 +201,15 @@ async def test_a_race_whose_time_ran_out_while_redis_was_down_ends_when_it_is_ba
             await ann.hello(race, "ann")
             await start_race(server, created.creator_token, [ann])
             assert isinstance(await ann.move(WIN["moves"][0], seq=1), p.Ack)
+            metrics = server.service.metrics
+            errors = metrics.redis_errors
             store.kill()
 
             def failed() -> bool:
                 return any("hub_task_failed" in r.getMessage() and race in r.getMessage()
                            for r in server_log.records)
             await eventually(failed, "the race's end at its time limit to fail")
+            await eventually(lambda: metrics.redis_errors >= errors + 10, "the periodic jobs to fail again and again")
 
             await asyncio.to_thread(store.start)
             back = asyncio.get_running_loop().time()
@@ -220,6 +224,12 @@ async def test_a_race_whose_time_ran_out_while_redis_was_down_ends_when_it_is_ba
             status, _ = await server.http("GET", f"/races/{race}/results")
             assert status == 200
             await ann.close()
+            await eventually(lambda: "event=periodic_recovered job=catch_up" in server_log.text,
+                             "the catch-up to say it works again")
         assert "never retrieved" not in server_log.text
+        records = {id(r): r for r in server_log.records}.values()  # (one record may reach the handler twice)
+        failures = [r.getMessage().split(" job=")[1].split()[0] for r in records
+                    if r.getMessage().startswith("event=periodic_failed")]
+        assert failures and len(failures) == len(set(failures)), f"each job's failures logged once: {failures}"
     finally:
         store.stop()

@@ -37,7 +37,7 @@ from . import rules as races
 from .clock import now_ms
 from .frame_plan import Cursor, Frame, Phases, ProgressPlan
 from .table import RaceTable, moves_only
-from .tasks import RaceTasks
+from .tasks import RaceTasks, report
 from .ticker import DueTimer, ProgressTicker
 
 __all__ = ["Cursor", "HubParts", "Listener", "ProgressTicker", "RaceHub"]
@@ -330,6 +330,11 @@ class RaceHub:
             return
         self._dirty = False
         self._flushing = asyncio.ensure_future(self._flush_once())
+        self._flushing.add_done_callback(self._flushed)
+
+    def _flushed(self, task: "asyncio.Task[None]") -> None:
+        """A flush is over: what it raised beyond an outage (which it handles) is logged with the race."""
+        report(task, "progress_failed", race=self.race)
 
     async def _flush_once(self) -> None:
         try:

@@ -1,5 +1,5 @@
-"""This process's periodic work: jobs run every so many seconds, whose failures are logged and retried
-next time, and which all stop at shutdown even when a library swallowed a cancel.
+"""This process's periodic work: jobs run every so many seconds, whose failures are logged (once a run of
+them) and retried next time, and which all stop at shutdown even when a library swallowed a cancel.
 
 Why its own part: the race layer's own jobs (leases, the janitor, the catch-up) and those the composition
 root adds (the event runner, the seek waves, the results sweep) share one loop and one shutdown.
@@ -56,9 +56,14 @@ class Periodic:
     async def _every(self, seconds: float, job: Job) -> None:
         """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time.
 
+        A run of failures is logged once, at its first, and once over (``periodic_recovered``, with how
+        many there were): during an outage every job fails at every turn, and a line for each (a few
+        jobs a second, for as long as Redis is away) buried the lines that say what went wrong.
+
         The loop also ends on :attr:`stopping`: a cancel that a Redis client swallowed mid-command
         (seen on a Redis Cluster, where a timeout and the cancel met) would otherwise leave this
         loop running and the shutdown waiting for it."""
+        failures = 0
         while not self.stopping:
             await asyncio.sleep(seconds)
             try:
@@ -68,6 +73,14 @@ class Periodic:
             except UNAVAILABLE as exc:
                 self._metrics.redis_errors += 1
                 self._store.down = True
-                log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
+                failures += 1
+                if failures == 1:
+                    log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
             except Exception:
-                logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+                failures += 1
+                if failures == 1:
+                    logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+            else:
+                if failures:  # (at the failure's level: whoever sees that line sees this one)
+                    log("periodic_recovered", logging.WARNING, job=job.__name__, failures=failures)
+                failures = 0
