@@ -132,8 +132,9 @@ class Endings:
     async def _end_race(self, race: str) -> bool:
         meta = await self._store.meta(race)
         now = now_ms()
-        if meta is not None and meta.status == "finished":  # ended, but maybe not every step after
-            await self._store.ended(meta, meta.ended_at, self._retention)
+        if meta is not None and meta.status == "finished":  # ended, but maybe not every step after it
+            if await self._store.ended(meta, meta.ended_at, self._retention):
+                log("race_end_finished", race=race)
             return False
         if meta is None or not meta.due_to_end(now):
             return False

@@ -121,17 +121,29 @@ class RaceLifecycle(RaceStoreBase):
         ))
         if kind == "err":
             raise StoreError(rest[0])
-        await self.ended(meta, now if kind == "ok" else meta.ended_at or now, retention)
+        if kind == "ok":
+            await self._after_end(meta, now, retention)
+        else:
+            await self.ended(meta, meta.ended_at or now, retention)
         return kind == "ok", int(rest[0])
 
-    async def ended(self, meta: RaceMeta, ended_at: int, retention: int) -> None:
+    async def ended(self, meta: RaceMeta, ended_at: int, retention: int) -> bool:
+        """Finish the end of a race whose end script ran: the steps after it, unless they are all done
+        (the race has left the active set, their last); whether there was anything to do."""
+        if await self.redis.zscore(ACTIVE, meta.id) is None:
+            return False
+        await self._after_end(meta, ended_at, retention)
+        return True
+
+    async def _after_end(self, meta: RaceMeta, ended_at: int, retention: int) -> None:
         """The steps of an end after its script (the race's keys are in its hash tag; these keys are not,
         so they cannot be in the script on a Redis Cluster): the race listed among the finished, its join
         code expiring with its results, and last its leaving the active set.
 
         Why this order, and each step idempotent: a process that fails partway (Redis gone) leaves the
-        race active, so the janitor's sweep, finding it finished there, calls this again and finishes
-        it; the code's expiry is a time (``ended_at`` + ``retention``), the same however often it is set."""
+        race active, so the next call of :meth:`ended` (the janitor's sweep finds the race finished and
+        still active) finishes it; the code's expiry is a time (``ended_at`` + ``retention``), the same
+        however often it is set."""
         await self.redis.zadd(RECENT, {meta.id: ended_at})
         await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
         await self.redis.expireat(code_key(meta.code), ended_at // 1000 + retention)
