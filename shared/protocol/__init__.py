@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from .fields import (
     PROTOCOL_VERSION, MAX_FRAME_BYTES, MAX_NESTING, UNDO, MAX_SEQ, Seq, Version, Millis, MAX_NAME_LENGTH,
-    Name, ACCOUNT_NAME_PATTERN, AccountKey, ISSUED_KEY_PATTERN, RaceRef, Token, JOIN_ID_PATTERN, JoinId, MoveText,
+    Name, ACCOUNT_NAME_PATTERN, AccountKey, ISSUED_KEY_PATTERN, RaceRef, Token, JoinId, MoveText,
     Seat, SeatCount,
     MIN_TIME_LIMIT, TimeLimit, MAX_WIRE_DEAL, DealNumber, Role, StartMode, DealSource, HintVerdict,
     RaceStatus, PlayerStatus, FinalStatus,
@@ -99,7 +99,6 @@ __all__ = [
     "ISSUED_KEY_PATTERN",
     "RaceRef",
     "Token",
-    "JOIN_ID_PATTERN",
     "JoinId",
     "MoveText",
     "Seat",
