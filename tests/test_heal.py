@@ -233,3 +233,18 @@ async def test_a_race_whose_time_ran_out_while_redis_was_down_ends_when_it_is_ba
         assert failures and len(failures) == len(set(failures)), f"each job's failures logged once: {failures}"
     finally:
         store.stop()
+
+
+async def test_a_failed_background_task_of_the_process_is_logged(
+        redis_url: str, server_log: pytest.LogCaptureFixture) -> None:
+    """A job of the process's own (a race's end, a lease's seat release) that raises what it did not
+    handle is logged with its name, not left to asyncio's "Task exception was never retrieved"."""
+    async with live_server(redis_url) as server:
+        async def release_seats() -> None:
+            raise RuntimeError("the background job failed")
+        server.service.background.spawn(release_seats())
+
+        def logged() -> bool:
+            return any("event=background_task_failed" in r.getMessage() and "release_seats" in r.getMessage()
+                       and "the background job failed" in r.getMessage() for r in server_log.records)
+        await eventually(logged, "the failure in the log, with the job's name")
