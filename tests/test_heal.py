@@ -248,3 +248,29 @@ async def test_a_failed_background_task_of_the_process_is_logged(
             return any("event=background_task_failed" in r.getMessage() and "release_seats" in r.getMessage()
                        and "the background job failed" in r.getMessage() for r in server_log.records)
         await eventually(logged, "the failure in the log, with the job's name")
+
+
+async def test_each_outage_a_process_saw_has_the_unfinished_ends_finished(redis_url: str, sync: redis.Redis) -> None:
+    """An end that stopped after its script (the race over, but still active, unlisted, its code kept)
+    is finished within a second or so of an outage this process saw, and again after the next outage,
+    though nothing else (no frame, no health check) asked whether Redis was back in between."""
+    async with live_server(redis_url) as server:
+        created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+        race, code = created.race.id, created.race.code
+        ann = await Client.connect(server)
+        await ann.hello(race, "ann")
+        await start_race(server, created.creator_token, [ann])
+        await ann.give_up()
+        while not isinstance(await ann.recv(), p.Finished):
+            pass
+        for _ in range(2):
+            sync.zadd(ACTIVE, {race: 0})  # the steps after the end's script undone, as a failure there leaves them
+            sync.zrem(RECENT, race)
+            sync.persist(code_key(code))
+            server.service.store.down = True  # an outage, as a failed command marks it
+
+            def finished() -> bool:
+                return (sync.zscore(ACTIVE, race) is None and sync.zscore(RECENT, race) is not None
+                        and sync.ttl(code_key(code)) > 0)
+            await eventually(finished, "the end's last steps", timeout=UNENDED_WITHIN)
+        await ann.close()

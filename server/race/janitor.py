@@ -72,6 +72,10 @@ class Janitor:
         outages = self.store.outages
         if outages == self._outages_seen:
             return
+        # One quick PING first: while Redis is still away it fails at once (the scan's reads would each
+        # retry for most of a second), and once it answers it clears Store.down, so that the next
+        # outage counts as one even in a process no frame nor health check has pinged since.
+        await self.store.ping()
         ids = await self.store.active_ids()
         now = now_ms()
         for rid, meta in zip(ids, await self.store.metas(ids)):
