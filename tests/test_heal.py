@@ -8,6 +8,7 @@ command ran: tests/freeze_proxy.py), and the server as a real process where its 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import secrets
 from pathlib import Path
@@ -105,6 +106,39 @@ async def test_a_join_whose_answer_was_lost_is_the_same_seat_on_its_retry(
         assert (await other.error()).code == p.ErrorCode.NAME_TAKEN.value
         for c in (bob, again, back, other):
             await c.close()
+
+
+async def test_a_hello_failing_after_its_join_is_closed_1013_and_its_retry_is_the_same_seat(
+        cut_proxy: FreezeProxy, sync: redis.Redis) -> None:
+    """The join is stored and answered, and a later step of the hello (loading the seat for its
+    welcome) meets Redis gone: the hello is refused ``unavailable`` with the 1013 close a client
+    reconnects on (it stayed open, joined without a welcome), and the retry with its ``join_id`` is
+    welcomed to the same seat."""
+    async with live_server(cut_proxy.url) as server:
+        created, bob = await _lobby_with_bob(server)  # (bob's welcome loaded the seat-reading script)
+        race = created.race.id
+        join_id = secrets.token_urlsafe(18)
+        hello = p.Hello(protocol=p.PROTOCOL_VERSION, race=race, name="ann", join_id=join_id)
+        cut_proxy.trigger = hashlib.sha1(source("read_player").encode()).hexdigest().encode()
+        ann = await Client.connect(server)
+        await ann.send(hello)
+        assert (await ann.expect(p.Error, timeout=30)).code == p.ErrorCode.UNAVAILABLE.value
+        assert await ann.closed() == p.CloseCode.TRY_AGAIN_LATER
+        seat = sync.hget(Keys(race).names, "ann")
+        assert seat is not None
+        cut_proxy.thaw()
+
+        async def welcomed() -> bool:
+            again = await Client.connect(server)
+            await again.send(hello)
+            msg = await again.recv(timeout=10)
+            await again.close()
+            if isinstance(msg, p.Error) and msg.code == p.ErrorCode.UNAVAILABLE.value:
+                return False  # Redis not back for this process yet
+            assert isinstance(msg, p.Welcome) and msg.seat == int(seat), msg
+            return True
+        await eventually(welcomed, "the retried hello to be welcomed to its seat")
+        await bob.close()
 
 
 async def test_a_seat_whose_join_was_never_answered_does_not_keep_the_race_from_ending(

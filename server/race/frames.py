@@ -194,8 +194,11 @@ def answer_failure(conn: Pump, exc: Exception, msg: Any) -> None:
         conn.service.metrics.redis_errors += 1
         conn.store.down = True
         log("redis_unavailable", logging.WARNING, peer=conn.peer, race=race, error=exc)
+        # A hello that failed closes 1013 (docs: "Close codes") even once it has joined its race: it
+        # failed before its welcome, and the client's retry, on a new connection, is the way to one.
+        failed_hello = race is None or isinstance(msg, p.Hello)
         conn.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
-                    counts=False, close=None if race else p.CloseCode.TRY_AGAIN_LATER)
+                    counts=False, close=p.CloseCode.TRY_AGAIN_LATER if failed_hello else None)
     else:
         # One line per frame (a client repeating the frame must not fill the log), the traceback
         # once per place of failure; counted like a bad frame, so that repeating it gets the client closed.
