@@ -108,6 +108,36 @@ async def test_a_join_whose_answer_was_lost_is_the_same_seat_on_its_retry(
             await c.close()
 
 
+async def test_the_terminal_client_whose_join_answer_was_lost_reconnects_to_the_same_seat(
+        cut_proxy: FreezeProxy, sync: redis.Redis) -> None:
+    """``thieves play``'s connection (client_cli RaceLink): its first hello is stored and answered
+    ``unavailable`` (1013); it reconnects by itself, and its hello, with the same ``join_id``, is
+    welcomed to the seat the first one took."""
+    from client_cli.connection import LinkState, LinkStatus, RaceLink
+    from client_cli.race_state import RaceState
+
+    async with live_server(cut_proxy.url) as server:
+        created, bob = await _lobby_with_bob(server)
+        race = created.race.id
+        state = RaceState(race_ref=created.race.code, name="ann")
+        cut_proxy.trigger = state.join_id.encode()
+        statuses: list[LinkStatus] = []
+        link = RaceLink(server.url, state, on_update=lambda kind: None, on_status=statuses.append)
+        running = asyncio.create_task(link.run())
+        try:
+            await eventually(lambda: any(s.state is LinkState.RECONNECTING for s in statuses),
+                             "the client to be told to try again later (1013)")
+            assert sync.hget(Keys(race).names, "ann") is not None, "its seat was stored"
+            cut_proxy.thaw()
+            await eventually(lambda: state.seat is not None, "the client to be welcomed")
+            assert state.seat == int(sync.hget(Keys(race).names, "ann") or -1) and state.fatal is None
+            assert sync.hget(Keys(race).meta, "players") == b"2"
+        finally:
+            link.close()
+            await asyncio.wait_for(running, 10)
+        await bob.close()
+
+
 async def test_a_hello_failing_after_its_join_is_closed_1013_and_its_retry_is_the_same_seat(
         cut_proxy: FreezeProxy, sync: redis.Redis) -> None:
     """The join is stored and answered, and a later step of the hello (loading the seat for its
