@@ -339,3 +339,24 @@ async def test_each_outage_a_process_saw_has_the_unfinished_ends_finished(redis_
                         and sync.ttl(code_key(code)) > 0)
             await eventually(finished, "the end's last steps", timeout=UNENDED_WITHIN)
         await ann.close()
+
+
+async def test_a_long_running_task_of_the_process_that_dies_is_logged_at_once(
+        redis_url: str, sync: redis.Redis, server_log: pytest.LogCaptureFixture) -> None:
+    """The subscription's reader (started with the periodic jobs, stopped at the shutdown) dying of
+    what it did not handle is logged when it dies, not only when the shutdown gathers it."""
+    async with live_server(redis_url) as server:
+        created = await create_race(server, seats=2, deal_source="number", deal=WIN["deal"])
+        ann = await Client.connect(server)
+        await ann.hello(created.race.id, "ann")
+
+        def broken(race: str, note: Any) -> None:
+            raise RuntimeError("a note nobody can take")
+        server.service.served.subscriber._on_note = broken
+        sync.publish(Keys(created.race.id).chan, "99 move")
+
+        def logged() -> bool:
+            return any("event=periodic_task_failed" in r.getMessage() and "a note nobody can take" in r.getMessage()
+                       for r in server_log.records)
+        await eventually(logged, "the reader's death in the log")
+        await ann.close()

@@ -20,7 +20,7 @@ from ..store import UNAVAILABLE, Store, StoreError
 from ..store.history import History
 from . import rules as races
 from .clock import now_ms
-from .tasks import redo, report
+from .tasks import job_name, redo, report
 
 ENDS_AT_ONCE = 16
 """Races this process ends, or applies to their accounts, at once (the rest wait their turn, first come
@@ -47,7 +47,7 @@ class Background:
 
     def _done(self, task: "asyncio.Task[None]") -> None:
         self.tasks.discard(task)
-        report(task, "background_task_failed", task=getattr(task.get_coro(), "__qualname__", task.get_name()))
+        report(task, "background_task_failed", task=job_name(task))
 
     def cancel(self) -> None:
         for task in self.tasks:

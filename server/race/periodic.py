@@ -14,11 +14,18 @@ from typing import Any, Awaitable, Callable, Coroutine
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..store import UNAVAILABLE, Store
+from .tasks import job_name, report
 
 STOP_SECONDS = 3.0
 """How long shutdown waits for the periodic tasks to end after cancelling them, before asking again."""
 
 Job = Callable[[], Awaitable[None]]
+
+
+def _ended(task: "asyncio.Task[None]") -> None:
+    """A periodic loop or long-running task ended: what it raised is logged now, not at the shutdown's
+    gather (the subscription's reader dying of a bug would otherwise stop every race's news unseen)."""
+    report(task, "periodic_task_failed", task=job_name(task))
 
 
 class Periodic:
@@ -40,6 +47,8 @@ class Periodic:
         """Start the jobs, and ``others`` (long-running work that stops with them: the subscription)."""
         self._tasks = [*(asyncio.create_task(other) for other in others),
                        *(asyncio.create_task(self._every(seconds, job)) for seconds, job in self._jobs)]
+        for task in self._tasks:  # (none ends before the shutdown: one that does is logged at once)
+            task.add_done_callback(_ended)
 
     async def stop(self) -> None:
         self.stopping = True

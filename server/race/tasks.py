@@ -37,6 +37,11 @@ class RaceTasks:
         report(task, "hub_task_failed", race=self.race)
 
 
+def job_name(task: "asyncio.Task[Any]") -> str:
+    """What a task runs, by name (its coroutine's qualified name), for the log line of its failure."""
+    return str(getattr(task.get_coro(), "__qualname__", task.get_name()))
+
+
 def report(done: "asyncio.Task[Any]", event: str, **fields: Any) -> None:
     """Log the failure of a finished task ``done``, if it failed: ``event`` with ``fields`` and the error (Redis
     away: a warning; anything else: an error with its traceback). Retrieving the exception here is
