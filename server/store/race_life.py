@@ -43,6 +43,7 @@ class RaceLifecycle(RaceStoreBase):
             keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now]))
         if kind != "ok":
             raise StoreError(rest[0])
+        await self.replicas.confirm(self.redis, k.meta)
         return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
 
     async def leave(self, race: str, seat: int, gen: int) -> int:
@@ -113,6 +114,7 @@ class RaceLifecycle(RaceStoreBase):
         await self.redis.expire(code_key(meta.code), retention)
         await self.redis.zadd(RECENT, {meta.id: now})
         await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
+        await self.replicas.confirm(self.redis, k.meta)
         return kind == "ok", int(rest[0])
 
     async def abandon(self, meta: RaceMeta, now: int, lobby_ttl_ms: int) -> bool:
