@@ -1,0 +1,127 @@
+"""Replica acknowledgements (``--replica-acks``): nothing a player is told succeeded is only on a master.
+
+Real processes: a redis-server master with a replica started by the test (tests/replica_util.py), the
+replica paused with SIGSTOP to make WAIT time out, and the server in process over real sockets. The
+promise: a move is acknowledged only once the replica has it; a move no replica confirmed is answered
+``unavailable``, and its resend under the same ``seq`` is acknowledged exactly once, the game exact;
+``off``, and ``auto`` on a Redis without replicas, send no WAIT at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import AsyncIterator, Iterator
+
+import pytest
+from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
+from replica_util import Replicated
+
+from server.store import Keys
+from shared import protocol as p
+from shared.engine import Game
+from shared.variants import get_variant
+
+WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
+TIMEOUT_MS = 300
+"""The servers' ``--replica-ack-timeout`` here: a paused replica costs each move that long."""
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Replicated]:
+    with Replicated(tmp_path) as replicated:
+        yield replicated
+
+
+@pytest.fixture
+def lone(tmp_path: Path) -> Iterator[Replicated]:
+    with Replicated(tmp_path, replica=False) as replicated:
+        yield replicated
+
+
+async def racing(server: LiveServer) -> tuple[str, Client]:
+    """A one-seat race on the test deal, started: its id and its racer."""
+    created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
+    ann = await Client.connect(server)
+    await ann.hello(created.race.id, "ann")
+    await start_race(server, created.creator_token, [ann])
+    return created.race.id, ann
+
+
+def board_after(moves: list[str]) -> p.View:
+    game = Game.new(get_variant(WIN["variant"]), WIN["deal"])
+    for text in moves:
+        game.push_text(text)
+    return p.View.from_player_view(game.view())
+
+
+@pytest.fixture
+async def acked(pair: Replicated) -> AsyncIterator[LiveServer]:
+    """A server on the pair with the default ``--replica-acks auto``."""
+    async with live_server(pair.url, replica_ack_timeout=TIMEOUT_MS) as server:
+        yield server
+
+
+async def test_moves_wait_for_the_replica_and_a_move_it_misses_is_unavailable_then_acked_once(
+        pair: Replicated, acked: LiveServer) -> None:
+    assert acked.service.store.replicas.active, "auto found the replica"
+    race, ann = await racing(acked)
+    waits = pair.master.command_calls("wait")
+    first = await ann.move(WIN["moves"][0])
+    assert isinstance(first, p.Ack), first
+    assert pair.master.command_calls("wait") > waits, "the ack waited for the replica"
+
+    assert pair.replica is not None
+    pair.replica.pause()
+    try:
+        second = await ann.move(WIN["moves"][1])
+        assert isinstance(second, p.Reject) and second.reason == "unavailable", second
+        # The move is on the master, unconfirmed: its resend is not acknowledged while no replica has it.
+        again = await ann.move(WIN["moves"][1], seq=second.seq)
+        assert isinstance(again, p.Reject) and again.reason == "unavailable", again
+    finally:
+        pair.replica.resume()
+    await eventually(pair.in_sync, "the replica caught up")
+
+    resent = await ann.move(WIN["moves"][1], seq=second.seq)
+    assert isinstance(resent, p.Ack) and resent.duplicate and resent.seq == second.seq, resent
+    assert resent.view == board_after(WIN["moves"][:2])
+    third = await ann.move(WIN["moves"][2])
+    assert isinstance(third, p.Ack) and not third.duplicate, third
+    assert third.view == board_after(WIN["moves"][:3])
+    with pytest.raises(asyncio.TimeoutError):  # exactly one acknowledgement of each move
+        await ann.recv(timeout=0.3)
+    assert pair.replica.client().lrange(Keys(race).log(0), 0, -1) == [m.encode() for m in WIN["moves"][:3]]
+
+
+async def test_a_give_up_the_replica_misses_is_unavailable(pair: Replicated, acked: LiveServer) -> None:
+    _, ann = await racing(acked)
+    assert pair.replica is not None
+    pair.replica.pause()
+    try:
+        await ann.send(p.GiveUp())
+        error = await ann.expect(p.Error)
+        assert error.code == "unavailable", error
+    finally:
+        pair.replica.resume()
+
+
+async def test_off_sends_no_wait(pair: Replicated) -> None:
+    async with live_server(pair.url, replica_acks="off") as server:
+        assert not server.service.store.replicas.active
+        _, ann = await racing(server)
+        for text in WIN["moves"][:3]:
+            assert isinstance(await ann.move(text), p.Ack)
+        await ann.give_up()
+    assert pair.master.command_calls("wait") == 0
+
+
+async def test_auto_on_a_redis_without_replicas_sends_no_wait(lone: Replicated) -> None:
+    async with live_server(lone.url) as server:
+        assert not server.service.store.replicas.active
+        _, ann = await racing(server)
+        for text in WIN["moves"][:3]:
+            assert isinstance(await ann.move(text), p.Ack)
+        await ann.give_up()
+    assert lone.master.command_calls("wait") == 0
