@@ -24,8 +24,8 @@ START_TIMEOUT = 20.0
 class RedisNode:
     """One redis-server on 127.0.0.1, no persistence, optionally a replica of ``master_port``."""
 
-    def __init__(self, data_dir: Path, master_port: int | None = None) -> None:
-        self.port = free_port()
+    def __init__(self, data_dir: Path, master_port: int | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         args = [find_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(data_dir),
@@ -49,11 +49,22 @@ class RedisNode:
         except redis.RedisError:
             return False
 
+    def link_up(self) -> bool:
+        """A replica whose link to its master is up: it holds the master's data (the sync is over)."""
+        with self.client() as client:
+            return client.info("replication").get("master_link_status") == "up"
+
     def pause(self) -> None:
         os.kill(self.process.pid, signal.SIGSTOP)
 
     def resume(self) -> None:
         os.kill(self.process.pid, signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL: whatever its replica had not received is gone (no persistence here)."""
+        self.resume()
+        self.process.kill()
+        self.process.wait()
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import AsyncIterator, Iterator
 
 import pytest
 from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
-from replica_util import Replicated
+from replica_util import RedisNode, Replicated
 
 from server.store import Keys
 from shared import protocol as p
@@ -40,13 +41,13 @@ def lone(tmp_path: Path) -> Iterator[Replicated]:
         yield replicated
 
 
-async def racing(server: LiveServer) -> tuple[str, Client]:
-    """A one-seat race on the test deal, started: its id and its racer."""
+async def racing(server: LiveServer) -> tuple[str, Client, str]:
+    """A one-seat race on the test deal, started: its id, its racer and the racer's token."""
     created = await create_race(server, seats=1, deal_source="number", deal=WIN["deal"])
     ann = await Client.connect(server)
-    await ann.hello(created.race.id, "ann")
+    welcome = await ann.hello(created.race.id, "ann")
     await start_race(server, created.creator_token, [ann])
-    return created.race.id, ann
+    return created.race.id, ann, welcome.token
 
 
 def board_after(moves: list[str]) -> p.View:
@@ -66,7 +67,7 @@ async def acked(pair: Replicated) -> AsyncIterator[LiveServer]:
 async def test_moves_wait_for_the_replica_and_a_move_it_misses_is_unavailable_then_acked_once(
         pair: Replicated, acked: LiveServer) -> None:
     assert acked.service.store.replicas.active, "auto found the replica"
-    race, ann = await racing(acked)
+    race, ann, _ = await racing(acked)
     waits = pair.master.command_calls("wait")
     first = await ann.move(WIN["moves"][0])
     assert isinstance(first, p.Ack), first
@@ -96,7 +97,7 @@ async def test_moves_wait_for_the_replica_and_a_move_it_misses_is_unavailable_th
 
 
 async def test_a_give_up_the_replica_misses_is_unavailable(pair: Replicated, acked: LiveServer) -> None:
-    _, ann = await racing(acked)
+    _, ann, _ = await racing(acked)
     assert pair.replica is not None
     pair.replica.pause()
     try:
@@ -110,7 +111,7 @@ async def test_a_give_up_the_replica_misses_is_unavailable(pair: Replicated, ack
 async def test_off_sends_no_wait(pair: Replicated) -> None:
     async with live_server(pair.url, replica_acks="off") as server:
         assert not server.service.store.replicas.active
-        _, ann = await racing(server)
+        _, ann, _ = await racing(server)
         for text in WIN["moves"][:3]:
             assert isinstance(await ann.move(text), p.Ack)
         await ann.give_up()
@@ -120,8 +121,45 @@ async def test_off_sends_no_wait(pair: Replicated) -> None:
 async def test_auto_on_a_redis_without_replicas_sends_no_wait(lone: Replicated) -> None:
     async with live_server(lone.url) as server:
         assert not server.service.store.replicas.active
-        _, ann = await racing(server)
+        _, ann, _ = await racing(server)
         for text in WIN["moves"][:3]:
             assert isinstance(await ann.move(text), p.Ack)
         await ann.give_up()
     assert lone.master.command_calls("wait") == 0
+
+
+async def test_moves_lost_in_a_failover_make_the_player_reconnect_to_the_stored_board(
+        pair: Replicated, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Without replica acks, a failover loses what the replica had not received: the player is told and
+    reconnects to the board as stored, rather than playing on from a board the store no longer has.
+
+    The failover by hand, with real processes: the replica cut off and promoted, moves acknowledged by
+    the master alone, the master SIGKILLed, then a new master on its address made from the replica's data."""
+    assert pair.replica is not None
+    async with live_server(pair.url, replica_acks="off") as server:
+        race, ann, token = await racing(server)
+        first = await ann.move(WIN["moves"][0])
+        assert isinstance(first, p.Ack)
+        await eventually(pair.in_sync, "the replica has the first move")
+        with pair.replica.client() as client:
+            client.replicaof("NO", "ONE")  # cut off (a partition), with what it had: the first move only
+        for text in WIN["moves"][1:3]:
+            assert isinstance(await ann.move(text), p.Ack)
+        pair.master.kill()
+        pair.master = RedisNode(tmp_path / "master-again", pair.replica.port, port=pair.master.port)
+        await eventually(lambda: pair.master.answers() and pair.master.link_up(), "the new master copied the replica")
+        with pair.master.client() as client:
+            client.replicaof("NO", "ONE")
+
+        lost = await ann.move(WIN["moves"][3])
+        assert isinstance(lost, p.Reject) and lost.reason == "unavailable", lost
+        assert "2 moves" in lost.message, lost.message
+        assert await ann.closed() == p.CloseCode.TRY_AGAIN_LATER
+        warned = [r for r in caplog.records if "event=moves_lost" in r.getMessage()]
+        assert len(warned) == 1 and warned[0].levelno == logging.WARNING, caplog.text
+        assert f"race={race}" in warned[0].getMessage() and "lost=2" in warned[0].getMessage()
+        back = await Client.connect(server)
+        welcome = await back.hello(race, token=token)
+        assert welcome.seq == first.seq and welcome.view == board_after(WIN["moves"][:1])
+        again = await back.move(WIN["moves"][1], seq=welcome.seq + 1)
+        assert isinstance(again, p.Ack) and again.view == board_after(WIN["moves"][:2]), again
