@@ -96,7 +96,8 @@ async def test_moves_wait_for_the_replica_and_a_move_it_misses_is_unavailable_th
     assert pair.replica.client().lrange(Keys(race).log(0), 0, -1) == [m.encode() for m in WIN["moves"][:3]]
 
 
-async def test_a_give_up_the_replica_misses_is_unavailable(pair: Replicated, acked: LiveServer) -> None:
+async def test_a_give_up_the_replica_misses_is_unavailable_and_its_resend_answered(pair: Replicated,
+                                                                                   acked: LiveServer) -> None:
     _, ann, _ = await racing(acked)
     assert pair.replica is not None
     pair.replica.pause()
@@ -106,6 +107,10 @@ async def test_a_give_up_the_replica_misses_is_unavailable(pair: Replicated, ack
         assert error.code == "unavailable", error
     finally:
         pair.replica.resume()
+    await eventually(pair.in_sync, "the replica caught up")
+    await ann.give_up()  # answered gave_up, not refused for the give-up it asked for
+    late = await ann.move(WIN["moves"][0])
+    assert isinstance(late, p.Reject) and late.reason == "player_finished", late
 
 
 async def test_off_sends_no_wait(pair: Replicated) -> None:

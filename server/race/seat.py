@@ -287,11 +287,27 @@ class Joined:
         try:
             version, race_done = await self.conn.store.give_up(self.race, session.seat, now_ms())
         except StoreError as exc:
+            if exc.code == p.ErrorCode.PLAYER_FINISHED.value and (again := await self.gave_up_before()):
+                self.conn.send_msg(session.gave_up(again))
+                return
             raise Refused(exc.code) from None
         self.conn.send_msg(session.gave_up(version))
         log("gave_up", race=self.race, seat=session.seat)
         if race_done:
             self.conn.service.end_soon(self.race)
+
+    async def gave_up_before(self) -> int:
+        """A give-up sent again (its first answer lost, or ``unavailable`` because no replica confirmed
+        it in time): the race's version if the store has this seat given up, once a replica has it too;
+        0 if the seat is finished otherwise. So a resent give-up is answered ``gave_up``, as a resent move
+        its ``ack``, rather than refused for the give-up it asked for."""
+        session, store = self.player(), self.conn.store
+        state = await store.player(self.race, session.seat)
+        if state is None or state.status != "gave_up":
+            return 0
+        await store.replicated(self.race)
+        meta = await store.meta(self.race)
+        return meta.version if meta is not None else session.version
 
     # ------------------------------------------------------------- hints
     async def hint(self, msg: p.HintRequest) -> None:
