@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import urllib.request
 from pathlib import Path
 from typing import AsyncIterator, Iterator
 
@@ -48,6 +49,11 @@ async def racing(server: LiveServer) -> tuple[str, Client, str]:
     welcome = await ann.hello(created.race.id, "ann")
     await start_race(server, created.creator_token, [ann])
     return created.race.id, ann, welcome.token
+
+
+def scrape(server: LiveServer) -> str:
+    with urllib.request.urlopen(server.url + "/metrics", timeout=5) as resp:
+        return resp.read().decode()
 
 
 def board_after(moves: list[str]) -> p.View:
@@ -94,6 +100,9 @@ async def test_moves_wait_for_the_replica_and_a_move_it_misses_is_unavailable_th
     with pytest.raises(asyncio.TimeoutError):  # exactly one acknowledgement of each move
         await ann.recv(timeout=0.3)
     assert pair.replica.client().lrange(Keys(race).log(0), 0, -1) == [m.encode() for m in WIN["moves"][:3]]
+    metrics = await asyncio.to_thread(scrape, acked)
+    assert "thieves_replica_acks 1" in metrics
+    assert 'thieves_replica_writes_total{outcome="unconfirmed"} 2' in metrics, metrics
 
 
 async def test_a_give_up_the_replica_misses_is_unavailable_and_its_resend_answered(pair: Replicated,

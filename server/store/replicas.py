@@ -52,10 +52,10 @@ class ReplicaAcks:
         """WAIT after each acknowledged write (``on``; ``auto`` once :meth:`refresh` found a replica)."""
         self.wait_packed = _packed(b"WAIT", str(REPLICAS_NEEDED).encode(), str(timeout_ms).encode())
         """The WAIT command as RESP, appended to a round trip of moves (server/store/batcher.py)."""
-        self.waits = 0
-        """WAITs sent (for the metrics and the bench)."""
-        self.timeouts = 0
-        """WAITs that found no replica within the timeout."""
+        self.confirmed = 0
+        """Writes (a round trip of moves, a join …) a replica confirmed (``/metrics``)."""
+        self.unconfirmed = 0
+        """Writes no replica confirmed in time (or whose master changed meanwhile): answered unavailable."""
 
     async def refresh(self, redis: Any) -> bool:
         """``auto``: turn on exactly while Redis reports a connected replica (on a cluster: any master
@@ -72,12 +72,12 @@ class ReplicaAcks:
 
     def check(self, replicas: Any) -> None:
         """WAIT's reply: raises :class:`NotReplicated` when too few replicas have the write."""
-        self.waits += 1
         if isinstance(replicas, BaseException):
             raise replicas
         if int(replicas) < REPLICAS_NEEDED:
-            self.timeouts += 1
+            self.unconfirmed += 1
             raise NotReplicated(f"no Redis replica confirmed the write within {self.timeout_ms} ms")
+        self.confirmed += 1
 
     async def confirm(self, redis: Any, key: str, node: Any = None) -> None:
         """Return once a replica has every write stored so far on ``key``'s master (a PING then WAIT on
@@ -93,7 +93,7 @@ class ReplicaAcks:
             if now is None:  # no master known for the slot (a failover under way)
                 raise NotReplicated(f"no Redis master is known for {key}")
             if node is not None and now.name != node.name:
-                self.timeouts += 1
+                self.unconfirmed += 1
                 raise NotReplicated(f"the master of {key} changed during the write ({node.name} -> {now.name})")
             async with _turn(redis):
                 await self._confirm_on(now)
