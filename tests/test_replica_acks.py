@@ -177,3 +177,21 @@ async def test_moves_lost_in_a_failover_make_the_player_reconnect_to_the_stored_
         assert welcome.seq == first.seq and welcome.view == board_after(WIN["moves"][:1])
         again = await back.move(WIN["moves"][1], seq=welcome.seq + 1)
         assert isinstance(again, p.Ack) and again.view == board_after(WIN["moves"][:2]), again
+
+
+async def test_auto_follows_a_replica_that_comes_and_goes(lone: Replicated, tmp_path: Path) -> None:
+    async with live_server(lone.url) as server:
+        replicas = server.service.store.replicas
+        assert not replicas.active
+        lone.replica = RedisNode(tmp_path / "late-replica", lone.master.port)
+        try:
+            await eventually(lambda: replicas.active, "auto noticed the new replica")
+            await eventually(lone.in_sync, "the replica is in sync")
+            _, ann, _ = await racing(server)
+            waits = lone.master.command_calls("wait")
+            assert isinstance(await ann.move(WIN["moves"][0]), p.Ack)
+            assert lone.master.command_calls("wait") > waits
+        finally:
+            lone.replica.stop()
+        await eventually(lambda: not replicas.active, "auto noticed the replica gone")
+        assert isinstance(await ann.move(WIN["moves"][1]), p.Ack)
