@@ -16,8 +16,9 @@ import redis.asyncio as aioredis
 
 from ..ops.metrics import Timer
 from .batcher import MoveBatcher
-from .keys import SECRET
+from .keys import SECRET, Keys
 from .pubsub import AccountHandler, NoteHandler, Subscriber
+from .replicas import ReplicaAcks
 from .scripts import register
 
 
@@ -25,7 +26,7 @@ class RaceStoreBase:
     """Async access to races in one Redis, or a Redis Cluster (one slot per race): what every part shares."""
 
     def __init__(self, redis: Any, tick_ms: int = 100, timer: Timer | None = None, probe: Any = None,
-                 instance: str = "", linger: float = 0.0) -> None:
+                 instance: str = "", linger: float = 0.0, replicas: ReplicaAcks | None = None) -> None:
         self.redis = redis
         self.instance = instance
         """This process (its subscription's entries in the races' listening sets: server/store/pubsub.py)."""
@@ -38,6 +39,8 @@ class RaceStoreBase:
         self.tick_ms = tick_ms
         self.cluster = isinstance(redis, aioredis.RedisCluster)
         self.timer = timer
+        self.replicas = replicas if replicas is not None else ReplicaAcks("off")
+        """Whether a write a player is told succeeded waits for a replica first (``--replica-acks``)."""
         self._create = register(redis, "create")
         self._join = register(redis, "join")
         self._ready = register(redis, "ready")
@@ -57,7 +60,8 @@ class RaceStoreBase:
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
-        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger)
+        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger,
+                                  replicas=self.replicas)
 
     @property
     def down(self) -> bool:
@@ -95,6 +99,12 @@ class RaceStoreBase:
         """
         if self.down:
             await self.ping()
+
+    async def replicated(self, race: str) -> None:
+        """Return once a replica has every write of ``race`` stored so far (replica acks on; else at
+        once); raises :class:`~server.store.replicas.NotReplicated`. For an answer read back from the
+        store rather than written now: a resent move's acknowledgement."""
+        await self.replicas.confirm(self.redis, Keys(race).meta)
 
     async def token_secret(self) -> bytes:
         """The shared HMAC secret: the first process to ask creates it."""

@@ -47,6 +47,7 @@ class RaceLifecycle(RaceStoreBase):
                                   join_id or ""]))
         if kind != "ok":
             raise StoreError(rest[0])
+        await self.replicas.confirm(self.redis, k.meta)
         return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
 
     async def leave(self, race: str, seat: int, gen: int) -> int:
@@ -125,6 +126,7 @@ class RaceLifecycle(RaceStoreBase):
             await self._after_end(meta, now, retention)
         else:
             await self.ended(meta, meta.ended_at or now, retention)
+        await self.replicas.confirm(self.redis, k.meta)
         return kind == "ok", int(rest[0])
 
     async def ended(self, meta: RaceMeta, ended_at: int, retention: int) -> bool:
