@@ -14,12 +14,14 @@ import msgspec
 import pytest
 import redis
 from cluster_util import LocalCluster
-from process_util import ServerProcess, thieves_server_command
+from process_util import RedisProcess, ServerProcess, thieves_server_command
 from redis_util import PROCESS_ARGS, Client, create_race, eventually, start_race
 from sentinel_util import MASTER_NAME, LocalSentinels
 
 from server.ops.embedded import free_port
+from server.store import UNAVAILABLE, redis_client
 from server.store.keys import KEYS_REPLACED
+from server.store.pubsub import Subscriber
 from shared import protocol as p
 
 WIN = json.loads((Path(__file__).parent / "data" / "race_win_line.json").read_text())
@@ -116,6 +118,7 @@ async def test_on_a_cluster_the_named_node_killed_new_hellos_succeed_after_the_f
             cluster.kill(named)
             await asyncio.to_thread(cluster.wait_ok)
             await _serves(server)
+            assert server.events("pubsub_reconnected"), "the subscription moved to a live node"
         finally:
             server.close()
 
@@ -151,3 +154,33 @@ def test_a_malformed_sentinel_is_one_clear_line(value: str) -> None:
 
     with pytest.raises(ValueError, match="--redis-sentinel is host:port"):
         parse_args(["--redis-sentinel", value, "--redis-master", "m"], environ={})
+
+
+# -- one process's subscription while its Redis comes back
+
+
+async def test_concurrent_subscribes_while_the_subscription_reconnects_raise_nothing_but_unavailable(
+        tmp_path: Path) -> None:
+    """Hellos of many races at once, each subscribing, while Redis has just come back and the subscription's
+    connection is reconnecting: each is answered or ``unavailable``, never another error (which a hello
+    answered ``internal``: redis-py's pub/sub connection read by two tasks at once)."""
+    store = RedisProcess(tmp_path / "redis").start()
+    redis_ = redis_client(store.url)
+    subscriber = Subscriber(redis_, lambda race, note: None, instance="test")
+    await subscriber.listen_to_accounts()
+    reading = asyncio.create_task(subscriber.run())
+    others: list[BaseException] = []
+    try:
+        for attempt in range(12):
+            store.kill()
+            await asyncio.sleep(0.3 + 0.05 * attempt)  # (varies where the reader is when Redis returns)
+            store.start()
+            answers = await asyncio.gather(*(subscriber.subscribe(f"r{attempt}x{i}", 0) for i in range(30)),
+                                           return_exceptions=True)
+            others += [a for a in answers if isinstance(a, BaseException) and not isinstance(a, UNAVAILABLE)]
+        assert others == []
+    finally:
+        reading.cancel()
+        await subscriber.close()
+        await redis_.aclose()
+        store.stop()
