@@ -93,7 +93,9 @@ marks those players disconnected: counts never stay too high.
 Moves are committed through ``batcher.MoveBatcher``: the moves that come in
 while one round trip is under way go together in the next one, all in one
 ``moves.lua`` call on one Redis (on a Redis Cluster, where a script's keys
-share a slot, one call per race, sent concurrently). Each move is still
+share a slot, one call per race, sent concurrently, by a batcher of each
+node's own: ``node_batches.py``, so a node that stops answering holds up
+only its own races). Each move is still
 checked and applied atomically, in arrival order. The hubs' progress-table
 reads ride in the same round trips (``MoveBatcher.script_call``).
 

@@ -15,7 +15,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from ..ops.metrics import Timer
-from .batcher import MoveBatcher
+from .node_batches import move_batcher
 from .keys import SECRET
 from .pubsub import AccountHandler, NoteHandler, Subscriber
 from .scripts import register
@@ -54,7 +54,8 @@ class RaceStoreBase:
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
-        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger)
+        # (one batcher a node on a cluster: a node that stops answering holds up only its own races)
+        self._moves = move_batcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger)
 
     def subscriber(self, on_note: NoteHandler, on_key_replaced: AccountHandler | None = None) -> Subscriber:
         """This process's pub/sub subscription; ``on_note(race, note)`` for each event heard,
