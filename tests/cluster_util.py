@@ -250,6 +250,24 @@ class LocalCluster:
                 raise ClusterError(f"cluster_state not ok after {timeout} s")
             time.sleep(0.05)
 
+    def wait_failed_over(self, port: int, timeout: float = 30.0) -> None:
+        """Until the killed master on ``port`` serves no slot (its replica promoted) and every live node
+        sees ``cluster_state:ok``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            served = set()
+            for live in self.live_ports():
+                try:
+                    with redis.Redis(port=live, socket_timeout=1) as client:
+                        served |= {int(row[2][1]) for row in client.execute_command("CLUSTER SLOTS")}
+                except redis.RedisError:
+                    served.add(port)  # (not known yet)
+            if port not in served and all(_cluster_state(live) == "ok" for live in self.live_ports()):
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the master on {port} was not failed over within {timeout} s")
+            time.sleep(0.05)
+
     def stop(self, remove: bool = True) -> None:
         """Stop every node (SIGTERM, then SIGKILL) and, if we made it, remove the directory."""
         procs, self.processes = self.processes, []
