@@ -176,6 +176,18 @@ class SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPo
     for a free connection under load as the single Redis's pool does, instead of failing at once."""
 
 
+class SentinelMaster(aioredis.Redis):
+    """The master's client, which closes its connections to the Sentinels too when it is closed (redis-py
+    leaves them to the garbage collector)."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        pool = self.connection_pool
+        if isinstance(pool, SentinelConnectionPool):
+            for sentinel in pool.sentinel_manager.sentinels:
+                await sentinel.aclose()
+
+
 _COMMON: dict[str, Any] = {"socket_timeout": 5, "socket_connect_timeout": 5}
 """Connection settings of every client: a Redis that stops answering fails a command in 5 s."""
 
@@ -212,8 +224,8 @@ def redis_client(target: "str | RedisTarget", cluster: bool = False, retry: bool
         # redis-py's own Sentinel client: a connection (pooled or pub/sub) that meets a dead or demoted
         # master reconnects to the master the Sentinels name now, so a failover needs no restart.
         sentinel = Sentinel(list(where.sentinels), sentinel_kwargs=dict(_COMMON))
-        master: aioredis.Redis = sentinel.master_for(where.master, connection_pool_class=SentinelBlockingPool,
-                                                     **pooled)
+        master: aioredis.Redis = sentinel.master_for(where.master, redis_class=SentinelMaster,
+                                                     connection_pool_class=SentinelBlockingPool, **pooled)
         return master
     pool = aioredis.BlockingConnectionPool.from_url(where.urls[0], **pooled)
     return aioredis.Redis(connection_pool=pool)
