@@ -51,6 +51,11 @@ async def _race_played(server: ServerProcess) -> bool:
         await ann.close()
 
 
+def _holds_pubsub(port: int) -> bool:
+    with redis.Redis(port=port, socket_timeout=2) as client:
+        return bool(client.execute_command("CLIENT", "LIST", "TYPE", "pubsub"))
+
+
 def _healthy(server: ServerProcess) -> bool:
     answer = server.health()
     return answer is not None and answer[0] == 200
@@ -91,6 +96,7 @@ async def test_a_server_behind_sentinel_follows_a_promotion_without_a_restart(tm
             ack = await again.move(WIN["moves"][0], seq=back.seq + 1)
             assert isinstance(ack, p.Ack), ack
             assert server.pid == pid and server.running, "the same process, not restarted"
+            await eventually(lambda: _holds_pubsub(sentinels.replica_port), "the subscription on the new master")
             await again.close()
         finally:
             server.close()
@@ -114,12 +120,7 @@ def _keyslot(cluster: LocalCluster, key: str) -> int:
 
 def _subscribed_on(cluster: LocalCluster) -> list[int]:
     """The nodes that hold a pub/sub connection (the server's subscription: the test holds none)."""
-    held = []
-    for port in cluster.live_ports():
-        with redis.Redis(port=port, socket_timeout=2) as client:
-            if client.execute_command("CLIENT", "LIST", "TYPE", "pubsub"):
-                held.append(port)
-    return held
+    return [port for port in cluster.live_ports() if _holds_pubsub(port)]
 
 
 async def test_on_a_cluster_the_named_node_killed_new_hellos_succeed_after_the_failover(tmp_path: Path) -> None:
