@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
@@ -176,6 +176,31 @@ class SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPo
     for a free connection under load as the single Redis's pool does, instead of failing at once."""
 
 
+class MasterConnection(SentinelManagedConnection):
+    """A connection to the master Sentinel names, which asks again however it reconnects.
+
+    Why: redis-py's Sentinel connection asks the Sentinels where the master is only in ``connect()``
+    (what its pool calls); a connection written to while closed (``send_packed_command``, as the move
+    batcher's own connections are after a failure) reconnects to the address it had, which after a
+    failover is the dead or demoted master: every round trip of moves failed until a restart.
+    """
+
+    _asked = False
+    """Set while ``connect_to`` connects to the address just asked for (no second question)."""
+
+    async def connect_to(self, address: Any) -> None:
+        self._asked = True
+        try:
+            await super().connect_to(address)  # type: ignore[no-untyped-call]
+        finally:
+            self._asked = False
+
+    async def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self.is_connected and not self._asked and self.connection_pool.is_master:
+            self.host, self.port = await self.connection_pool.get_master_address()
+        await super().connect_check_health(check_health=check_health, retry_socket_connect=retry_socket_connect)
+
+
 class SentinelMaster(aioredis.Redis):
     """The master's client, which closes its connections to the Sentinels too when it is closed (redis-py
     leaves them to the garbage collector)."""
@@ -225,7 +250,8 @@ def redis_client(target: "str | RedisTarget", cluster: bool = False, retry: bool
         # master reconnects to the master the Sentinels name now, so a failover needs no restart.
         sentinel = Sentinel(list(where.sentinels), sentinel_kwargs=dict(_COMMON))
         master: aioredis.Redis = sentinel.master_for(where.master, redis_class=SentinelMaster,
-                                                     connection_pool_class=SentinelBlockingPool, **pooled)
+                                                     connection_pool_class=SentinelBlockingPool,
+                                                     connection_class=MasterConnection, **pooled)
         return master
     pool = aioredis.BlockingConnectionPool.from_url(where.urls[0], **pooled)
     return aioredis.Redis(connection_pool=pool)
