@@ -35,7 +35,7 @@ from .race.service import Service
 from .matchmaking import challenges, rematches
 from .matchmaking.requests import seeks_of
 from .players import http as players_http
-from .store import UNAVAILABLE, RaceMeta, RedisClient, redis_client
+from .store import UNAVAILABLE, RaceMeta, RedisClient, RedisTarget, redis_client
 from .answers import (SECURITY_HEADERS, client_of, error_response, json_body, json_response, refusal_answer,
                       service_of)
 from .players.registration import check_key, register_player, rotate_key
@@ -216,14 +216,15 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
     return error_response(p.ErrorCode.UNAVAILABLE, 503)
 
 
-def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) -> Starlette:
-    """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given); its events play
-    ``formats`` (server/compose.py)."""
+def create_app(config: Config, redis_url: str | RedisTarget, formats: Iterable[Format] = ALL) -> Starlette:
+    """The app for one Redis; ``redis_url`` is the resolved URL (embedded or given) or the whole target
+    (a cluster's nodes, Sentinels); its events play ``formats`` (server/compose.py)."""
+    target = RedisTarget.of(redis_url, config.redis_cluster)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        client = redis_client(redis_url, config.redis_cluster)
-        probe = redis_client(redis_url, config.redis_cluster, retry=False)
+        client = redis_client(target)
+        probe = redis_client(target, retry=False)
         process = compose(config, client, probe, formats)
         service = process.races
         await service.start()
@@ -232,7 +233,7 @@ def create_app(config: Config, redis_url: str, formats: Iterable[Format] = ALL) 
         app.state.results = process.results
         app.state.lobby = process.lobby
         app.state.seeks = process.seeks
-        log("ready", redis=redis_url.split("@")[-1], cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
+        log("ready", redis=target.where, cluster=config.redis_cluster, protocol=p.PROTOCOL_VERSION,
             instance=service.instance)
         try:
             yield

@@ -71,11 +71,47 @@ class RedisSettings:
 
     redis_url: str | None
     redis_cluster: bool
+    redis_sentinel: str | None
+    redis_master: str | None
     redis_wait: float
     data_dir: str
     commit_linger_ms: float
     replica_acks: str
     replica_ack_timeout: int
+
+    def redis_urls(self) -> list[str]:
+        """The URLs of ``--redis-url``: one Redis, or a cluster's start nodes (comma-separated: a cluster
+        is found through any one of them that answers, so no node named here is needed alive)."""
+        return [url.strip() for url in (self.redis_url or "").split(",") if url.strip()]
+
+    def sentinels(self) -> list[tuple[str, int]]:
+        """``(host, port)`` of each Sentinel of ``--redis-sentinel``; ``ValueError`` for a malformed one."""
+        found = []
+        for item in (self.redis_sentinel or "").split(","):
+            host, colon, port = item.strip().rpartition(":")
+            if not item.strip():
+                continue
+            if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"--redis-sentinel is host:port[,host:port...], not {item.strip()!r}")
+            found.append((host.strip("[]"), int(port)))
+        return found
+
+    def check(self) -> None:
+        """``ValueError`` for settings that name Redis in two ways, or half of a way: Sentinel finds the
+        master itself, so a URL beside it would be a second, contradicting answer."""
+        sentinels = self.sentinels()
+        if sentinels and self.redis_url:
+            raise ValueError("--redis-url and --redis-sentinel both name the Redis: give one (with Sentinel, "
+                             "--redis-master names the master Sentinel watches)")
+        if sentinels and self.redis_cluster:
+            raise ValueError("--redis-sentinel is for one Redis with replicas; a Redis Cluster fails over by "
+                             "itself: give its nodes with --redis-url and --redis-cluster yes")
+        if bool(sentinels) != bool(self.redis_master):
+            raise ValueError("--redis-sentinel and --redis-master go together: the Sentinels to ask, and the "
+                             "name of the master they watch")
+        if len(self.redis_urls()) > 1 and not self.redis_cluster:
+            raise ValueError("--redis-url lists several nodes only for a Redis Cluster (--redis-cluster yes); "
+                             "for one Redis with replicas use --redis-sentinel")
 
 
 @dataclass(frozen=True)
@@ -219,8 +255,16 @@ class Config:
 
     # -- Redis: which one, and how moves are sent to it
     redis_url: str | None = option(None, "redis",
-        "Redis to use (redis://, rediss:// or unix://); default: start an embedded redis-server")
-    redis_cluster: bool = option(False, "redis", "the Redis URL is a node of a Redis Cluster (yes/no)")
+        "Redis to use (redis://, rediss:// or unix://; a cluster's nodes comma-separated); default: start "
+        "an embedded redis-server (or the master --redis-sentinel finds)")
+    redis_cluster: bool = option(False, "redis",
+        "the Redis URL names nodes of a Redis Cluster (yes/no); several, comma-separated: the server starts "
+        "while any one of them answers")
+    redis_sentinel: str | None = option(None, "redis",
+        "Sentinels (host:port, comma-separated) that find the master of one Redis with replicas, and "
+        "again after a failover (instead of --redis-url; with --redis-master)")
+    redis_master: str | None = option(None, "redis",
+        "name of the master the --redis-sentinel Sentinels watch (their 'sentinel monitor' name)")
     redis_wait: float = option(30.0, "redis",
         "seconds to retry an unreachable Redis at start (with backoff) before exiting")
     data_dir: str = option(".thieves-data", "redis", "directory of the embedded Redis's append-only file")
@@ -358,7 +402,8 @@ class Config:
         d = asdict(self)
         d["token_secret"] = "set" if self.token_secret else "generated, kept in Redis"
         d["organiser_token"] = "set" if self.organiser_token else "none (no events)"
-        d["redis_url"] = self.redis_url or f"embedded (data in {Path(self.data_dir).resolve()})"
+        d["redis_url"] = self.redis_url or (
+            "found by Sentinel" if self.redis_sentinel else f"embedded (data in {Path(self.data_dir).resolve()})")
         d["checked_variants"] = ", ".join(self.deals.checked_targets()) or "none (pool races solve on demand)"
         return d
 
@@ -419,6 +464,7 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
         )
     ns = parser.parse_args(argv)
     config = Config(**vars(ns))
+    config.redis.check()
     if config.organiser_token is not None and len(config.organiser_token) < MIN_ORGANISER_TOKEN:
         raise ValueError(f"--organiser-token must be at least {MIN_ORGANISER_TOKEN} characters (it is "
                          f"{len(config.organiser_token)}): a short one is guessed; make one with "

@@ -17,7 +17,7 @@ from shared import protocol as p
 
 from .ops import collector, dependencies, limits
 from .app import create_app
-from .store import UNAVAILABLE, redis_client
+from .store import NOT_READY, UNAVAILABLE, RedisTarget, redis_client
 from .config import Config, RedisSettings, parse_args
 from .ops.embedded import EmbeddedRedis, EmbeddedRedisError
 from .transport.edge import HEAD_BYTES, Edge, EdgeLimits
@@ -89,23 +89,34 @@ class RedisUnreachable(RuntimeError):
     """Redis did not answer within ``--redis-wait`` seconds of the start."""
 
 
-async def wait_for_redis(settings: RedisSettings, redis_url: str) -> None:
+def redis_target(settings: RedisSettings, resolved_url: str | None) -> RedisTarget:
+    """Where this process's Redis is: the master the Sentinels name, else ``resolved_url`` (the given
+    ``--redis-url``, or the embedded Redis's)."""
+    if settings.redis_sentinel:
+        return RedisTarget(sentinels=tuple(settings.sentinels()), master=settings.redis_master or "")
+    assert resolved_url is not None
+    return RedisTarget.of(resolved_url, settings.redis_cluster)
+
+
+async def wait_for_redis(settings: RedisSettings, redis_url: str | RedisTarget) -> None:
     """Ping until Redis answers, backing off and logging each miss; raise after ``redis_wait`` s.
 
     Why wait at all: in a deployment the server often starts before Redis
-    (or while it reloads its append-only file and answers -LOADING).
+    (or while it reloads its append-only file and answers -LOADING), and a
+    cluster whose named node is down answers once it has failed over.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.redis_wait
     delay, attempt = 0.1, 0
-    where = redis_url.split("@")[-1]
+    target = RedisTarget.of(redis_url, settings.redis_cluster)
+    where = target.where
     while True:
         attempt += 1
-        client = redis_client(redis_url, settings.redis_cluster, retry=False)
+        client = redis_client(target, retry=False)
         try:
             await client.ping()
             return
-        except UNAVAILABLE as exc:
+        except NOT_READY as exc:
             error = exc
         finally:
             try:
@@ -134,7 +145,7 @@ async def _serve_or_say(server: uvicorn.Server, config: Config) -> None:
         raise CannotListen(f"cannot listen on {config.host}:{config.port}") from None
 
 
-async def serve(config: Config, redis_url: str) -> None:
+async def serve(config: Config, redis_url: str | RedisTarget) -> None:
     await wait_for_redis(config.redis, redis_url)
     server = uvicorn.Server(uvicorn_config(create_app(config, redis_url), config))
     task = asyncio.create_task(_serve_or_say(server, config))
@@ -196,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Before anything opens descriptors (the embedded Redis, the pool): as Redis does for maxclients.
         limits.log_open_files(config.edge, limits.reserved_descriptors(config.deals), limits.raise_open_files())
         redis_url = config.redis_url
-        if redis_url is None:
+        if redis_url is None and not config.redis_sentinel:
             try:
                 embedded = EmbeddedRedis(config.data_dir, die_with_parent=True).start()
             except EmbeddedRedisError as exc:
@@ -206,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log("embedded_redis", data_dir=embedded.data_dir, socket=embedded.socket_path, appendonly="yes")
         collector.tune()
         with asyncio.Runner(loop_factory=loop_factory()) as runner:
-            runner.run(serve(config, redis_url))
+            runner.run(serve(config, redis_target(config.redis, redis_url)))
     except (KeyboardInterrupt, _Terminated) as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the embedded Redis's stop short
         log("stopped", reason="interrupt" if isinstance(exc, KeyboardInterrupt) else "terminated")

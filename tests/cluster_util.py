@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -90,17 +91,19 @@ def free_cluster_ports(count: int, rng: random.Random | None = None) -> list[int
 
 
 class LocalCluster:
-    """``masters`` cluster-enabled redis-servers joined into one cluster, no replicas.
+    """``masters`` cluster-enabled redis-servers joined into one cluster, each with ``replicas`` replicas
+    (none by default; with them, a master killed is failed over to its replica after the node timeout).
 
     ``url`` is one startup node (any will do: the client discovers the
     rest); ``urls`` lists them all.
     """
 
     def __init__(self, masters: int = 3, base_dir: str | Path | None = None,
-                 node_timeout_ms: int = 2000) -> None:
+                 node_timeout_ms: int = 2000, replicas: int = 0) -> None:
         if masters < 3:
             raise ValueError("redis-cli --cluster create needs at least 3 masters")
         self.masters = masters
+        self.replicas = replicas
         self.node_timeout_ms = node_timeout_ms
         self._own_dir = base_dir is None
         self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="thieves-cluster-")).resolve()
@@ -139,6 +142,7 @@ class LocalCluster:
         try:
             self._create(timeout)
             self._wait_ok(timeout)
+            self._wait_replicas(timeout)
         except BaseException:
             self.stop()
             raise
@@ -148,7 +152,7 @@ class LocalCluster:
         return self.base_dir / f"node-{port}"
 
     def _start_nodes(self, timeout: float) -> None:
-        self.ports = free_cluster_ports(self.masters)
+        self.ports = free_cluster_ports(self.masters * (1 + self.replicas))
         for port in self.ports:
             node_dir = self._node_dir(port)
             node_dir.mkdir(parents=True, exist_ok=True)
@@ -181,7 +185,8 @@ class LocalCluster:
 
     def _create(self, timeout: float) -> None:
         nodes = [f"127.0.0.1:{port}" for port in self.ports]
-        cmd = [self.cli_binary, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"]
+        cmd = [self.cli_binary, "--cluster", "create", *nodes, "--cluster-replicas", str(self.replicas),
+               "--cluster-yes"]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
@@ -199,6 +204,68 @@ class LocalCluster:
                 return
             if time.monotonic() > deadline:
                 raise ClusterError(f"cluster_state not ok on ports {pending} after {timeout} s")
+            time.sleep(0.05)
+
+    def _wait_replicas(self, timeout: float) -> None:
+        """Every replica in sync with its master (a failover needs a replica that has the data)."""
+        if not self.replicas:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            roles = [_replication(port) for port in self.ports]
+            linked = [r for r in roles if r.get("role") == "slave" and r.get("master_link_status") == "up"]
+            if len(linked) == self.masters * self.replicas:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"replicas not in sync after {timeout} s: {roles}")
+            time.sleep(0.05)
+
+    def master_of_slot(self, slot: int) -> int:
+        """The port of the master serving ``slot`` now (asked of any node that answers)."""
+        for port in self.live_ports():
+            try:
+                with redis.Redis(port=port, socket_timeout=1) as client:
+                    for start, end, master, *_ in client.execute_command("CLUSTER SLOTS"):
+                        if start <= slot <= end:
+                            return int(master[1])
+            except redis.RedisError:
+                continue
+        raise ClusterError(f"no node answered CLUSTER SLOTS for slot {slot}")
+
+    def live_ports(self) -> list[int]:
+        """The ports of the nodes whose process still runs."""
+        return [port for port, proc in zip(self.ports, self.processes) if proc.poll() is None]
+
+    def kill(self, port: int) -> None:
+        """SIGKILL the node on ``port``: a crash (its replica takes over after the node timeout)."""
+        proc = self.processes[self.ports.index(port)]
+        proc.kill()
+        proc.wait(10)
+
+    def wait_ok(self, timeout: float = 30.0) -> None:
+        """Every live node sees ``cluster_state:ok`` (after a failover: every slot served again)."""
+        deadline = time.monotonic() + timeout
+        while any(_cluster_state(port) != "ok" for port in self.live_ports()):
+            if time.monotonic() > deadline:
+                raise ClusterError(f"cluster_state not ok after {timeout} s")
+            time.sleep(0.05)
+
+    def wait_failed_over(self, port: int, timeout: float = 30.0) -> None:
+        """Until the killed master on ``port`` serves no slot (its replica promoted) and every live node
+        sees ``cluster_state:ok``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            served = set()
+            for live in self.live_ports():
+                try:
+                    with redis.Redis(port=live, socket_timeout=1) as client:
+                        served |= {int(row[2][1]) for row in client.execute_command("CLUSTER SLOTS")}
+                except redis.RedisError:
+                    served.add(port)  # (not known yet)
+            if port not in served and all(_cluster_state(live) == "ok" for live in self.live_ports()):
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"the master on {port} was not failed over within {timeout} s")
             time.sleep(0.05)
 
     def stop(self, remove: bool = True) -> None:
@@ -251,6 +318,14 @@ def _cluster_state(port: int) -> str | None:
         if line.startswith("cluster_state:"):
             return line.split(":", 1)[1].strip()
     return None
+
+
+def _replication(port: int) -> dict[str, Any]:
+    try:
+        with redis.Redis(port=port, socket_timeout=1, decode_responses=True) as client:
+            return dict(client.info("replication"))
+    except redis.RedisError:
+        return {}
 
 
 def _tail(path: Path, lines: int = 5) -> str:

@@ -96,7 +96,7 @@ class ServerProcess:
     never blocks on a full pipe that nobody reads.
     """
 
-    def __init__(self, redis_url: str, *, port: int | None = None, args: Sequence[str] = (),
+    def __init__(self, redis_url: str | None, *, port: int | None = None, args: Sequence[str] = (),
                  env: Mapping[str, str] | None = None, log_path: str | Path | None = None) -> None:
         self.redis_url = redis_url
         self.port = port or free_port()
@@ -119,8 +119,9 @@ class ServerProcess:
     @property
     def command(self) -> list[str]:
         """The full argv; ``args`` come last, so they override the defaults here."""
-        return [*thieves_server_command(), "--host", "127.0.0.1", "--port", str(self.port),
-                "--redis-url", self.redis_url, "--graceful-timeout", "1", *self.args]
+        where = ["--redis-url", self.redis_url] if self.redis_url else []  # (None: args say, e.g. Sentinels)
+        return [*thieves_server_command(), "--host", "127.0.0.1", "--port", str(self.port), *where,
+                "--graceful-timeout", "1", *self.args]
 
     @property
     def running(self) -> bool:

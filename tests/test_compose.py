@@ -243,3 +243,29 @@ def test_dockerfile_copies_what_the_package_needs(dockerfile: list[tuple[str, st
     # setuptools finds these packages (pyproject.toml), the readme it names and the
     # compiled solver's build step (setup.py).
     assert {"pyproject.toml", "setup.py", "README.md", "shared", "server", "client_cli"} <= copied
+
+
+def test_the_sentinel_profile_points_a_server_at_three_sentinels_watching_a_master_and_its_replica(
+        compose: dict[str, Any], dockerfile: list[tuple[str, str]], help_options: set[str]) -> None:
+    services = compose["services"]
+    profiled = {name for name, service in services.items() if "sentinel" in service.get("profiles", [])}
+    assert profiled == {"sentinel-master", "sentinel-replica", "sentinel1", "sentinel2", "sentinel3",
+                        "server-sentinel"}, "the default `docker compose up` stays as it was"
+    service = services["server-sentinel"]
+    env = {**dockerfile_env(dockerfile), **{k: str(v) for k, v in service.get("environment", {}).items()}}
+    problems, config = cli_problems(effective_argv(service, dockerfile), env, help_options)
+    assert problems == [] and config is not None
+    assert config.redis_url is None and config.redis_master
+    sentinels = config.redis.sentinels()
+    assert len(sentinels) == 3
+    for host, port in sentinels:
+        script = " ".join(services[host]["entrypoint"])
+        assert port == 26379 and "port 26379" in script and "--sentinel" in script
+        monitor = re.search(r"sentinel monitor (\S+) (\S+) (\d+) (\d+)", script)
+        assert monitor and monitor.group(1) == config.redis_master, script
+        assert monitor.group(2) == "sentinel-master" and monitor.group(3) == "6379" and monitor.group(4) == "2"
+    replica = services["sentinel-replica"]["command"]
+    assert replica[replica.index("--replicaof") + 1:][:2] == ["sentinel-master", "6379"]
+    for name in ("sentinel-master", "sentinel-replica"):
+        argv = services[name]["command"]
+        assert dict(zip(argv[1::2], argv[2::2])).get("--appendfsync") == "everysec", name

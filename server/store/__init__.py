@@ -93,7 +93,9 @@ marks those players disconnected: counts never stay too high.
 Moves are committed through ``batcher.MoveBatcher``: the moves that come in
 while one round trip is under way go together in the next one, all in one
 ``moves.lua`` call on one Redis (on a Redis Cluster, where a script's keys
-share a slot, one call per race, sent concurrently). Each move is still
+share a slot, one call per race, sent concurrently, by a batcher of each
+node's own: ``node_batches.py``, so a node that stops answering holds up
+only its own races). Each move is still
 checked and applied atomically, in arrival order. The hubs' progress-table
 reads ride in the same round trips (``MoveBatcher.script_call``).
 
@@ -108,7 +110,7 @@ processes serving one player can never both apply a move. Scripts check
 everything before their first write, so a refused call writes nothing.
 """
 
-from .client import UNAVAILABLE, RedisClient, outage_backoff, redis_client, redis_retry
+from .client import NOT_READY, UNAVAILABLE, RedisClient, RedisTarget, outage_backoff, redis_client, redis_retry
 from .keys import ACTIVE, EVENTS_MAX, OPEN_LOBBIES, SECRET, Keys, checked_key, code_key, creator_keys, presence_member
 from .limits import CreationLimits, CreationSettings, Limited, retry_after
 from .races import Store
@@ -117,7 +119,7 @@ from .records import (LINE_FIELDS, MOVE_FIELDS, SEALED, CommitResult, Committed,
                       decode_line)
 
 __all__ = [
-    "UNAVAILABLE", "RedisClient", "outage_backoff", "redis_client", "redis_retry",
+    "NOT_READY", "UNAVAILABLE", "RedisClient", "RedisTarget", "outage_backoff", "redis_client", "redis_retry",
     "ACTIVE", "EVENTS_MAX", "OPEN_LOBBIES", "SECRET", "Keys", "checked_key", "code_key", "creator_keys",
     "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "MOVE_FIELDS", "SEALED",
     "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "MoveCommit", "Note",

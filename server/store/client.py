@@ -10,15 +10,18 @@ import asyncio
 import hashlib
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Union
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterPipeline
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline
+from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisClusterUnreachableError, RedisError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..ops.limits import POOL_SIZE
@@ -26,8 +29,14 @@ from .scripts import source
 
 RedisClient = Union[aioredis.Redis, aioredis.RedisCluster]
 
-UNAVAILABLE: tuple[type[Exception], ...] = (RedisError, OSError)
-"""What a Redis that does not answer (or answers with an error) raises: the server answers ``unavailable``."""
+UNAVAILABLE: tuple[type[Exception], ...] = (RedisError, OSError, RedisClusterUnreachableError, SlotNotCoveredError)
+"""What a Redis that does not answer (or answers with an error) raises: the server answers ``unavailable``.
+(A cluster none of whose known nodes answers, or whose slots a failover has not yet given back, raises
+redis-py's cluster errors, which are no ``RedisError``.)"""
+
+NOT_READY: tuple[type[Exception], ...] = (*UNAVAILABLE, RedisClusterException)
+"""What a Redis not ready at start raises: also a cluster that does not cover all its slots yet (a plain
+``RedisClusterException``, which later means a bug, such as keys of two slots in one script)."""
 
 POOL_WAIT = 5.0
 """How long a command waits for a free pooled connection before it fails as unavailable."""
@@ -141,29 +150,125 @@ class _WaitingPipeline(ClusterPipeline):
             return await super().execute(raise_on_error, allow_redirections)
 
 
-def redis_client(redis_url: str, cluster: bool = False, retry: bool = True,
+@dataclass(frozen=True)
+class RedisTarget:
+    """Where the store's Redis is: one Redis (one URL), a Redis Cluster (any of its nodes' URLs), or one
+    Redis with replicas whose master ``sentinels`` find by its ``master`` name.
+
+    Why a value of its own rather than a URL: neither a cluster found through any of several nodes nor a
+    master that Sentinel finds (again after each failover) is one address.
+    """
+
+    urls: tuple[str, ...] = ()
+    cluster: bool = False
+    sentinels: tuple[tuple[str, int], ...] = ()
+    master: str = ""
+
+    @classmethod
+    def of(cls, target: "str | RedisTarget", cluster: bool = False) -> "RedisTarget":
+        """``target`` itself, or the target of a URL (a cluster's nodes comma-separated)."""
+        if isinstance(target, RedisTarget):
+            return target
+        return cls(tuple(url.strip() for url in target.split(",") if url.strip()), cluster)
+
+    @property
+    def where(self) -> str:
+        """Where, for a log line (no password)."""
+        if self.sentinels:
+            return f"{self.master} via Sentinel " + ",".join(f"{host}:{port}" for host, port in self.sentinels)
+        return ",".join(url.split("@")[-1] for url in self.urls)
+
+
+class SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """redis-py's Sentinel pool (each new connection asks the Sentinels where the master is now), waiting
+    for a free connection under load as the single Redis's pool does, instead of failing at once."""
+
+
+class MasterConnection(SentinelManagedConnection):
+    """A connection to the master Sentinel names, which asks again however it reconnects.
+
+    Why: redis-py's Sentinel connection asks the Sentinels where the master is only in ``connect()``
+    (what its pool calls); a connection written to while closed (``send_packed_command``, as the move
+    batcher's own connections are after a failure) reconnects to the address it had, which after a
+    failover is the dead or demoted master: every round trip of moves failed until a restart.
+    """
+
+    _asked = False
+    """Set while ``connect_to`` connects to the address just asked for (no second question)."""
+
+    async def connect_to(self, address: Any) -> None:
+        self._asked = True
+        try:
+            await super().connect_to(address)  # type: ignore[no-untyped-call]
+        finally:
+            self._asked = False
+
+    async def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self.is_connected and not self._asked and self.connection_pool.is_master:
+            self.host, self.port = await self.connection_pool.get_master_address()
+        await super().connect_check_health(check_health=check_health, retry_socket_connect=retry_socket_connect)
+
+
+class SentinelMaster(aioredis.Redis):
+    """The master's client, which closes its connections to the Sentinels too when it is closed (redis-py
+    leaves them to the garbage collector)."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        pool = self.connection_pool
+        if isinstance(pool, SentinelConnectionPool):
+            for sentinel in pool.sentinel_manager.sentinels:
+                await sentinel.aclose()
+
+
+_COMMON: dict[str, Any] = {"socket_timeout": 5, "socket_connect_timeout": 5}
+"""Connection settings of every client: a Redis that stops answering fails a command in 5 s."""
+
+
+def redis_client(target: "str | RedisTarget", cluster: bool = False, retry: bool = True,
                  pool_size: int = POOL_SIZE, pool_wait: float = POOL_WAIT) -> RedisClient:
-    """A bytes client for the race store: one Redis, or a Redis Cluster found from one node.
+    """A bytes client for the race store: one Redis, a Redis Cluster found from any of its start nodes, or
+    the master of one Redis that Sentinel finds (a string target: a URL, ``cluster`` as it says).
 
     ``retry=False`` answers at once (the start-up wait logs each of its own tries). ``pool_size``:
     the connections it may open (to each node of a cluster); under load a command waits up to
     ``pool_wait`` seconds for one of them, then fails as unavailable.
     """
+    where = RedisTarget.of(target, cluster)
     policy = redis_retry() if retry else Retry(REDIS_BACKOFF, 0)
-    if cluster:
+    if where.cluster:
         if pool_size <= PUBSUB_HELD:
             raise ValueError(f"a cluster client needs a pool of more than {PUBSUB_HELD} connections")
-        return WaitingCluster.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5,
-                                       max_connections=pool_size, retry=policy, turns=pool_size - PUBSUB_HELD,
-                                       turn_wait=pool_wait)
+        # The first URL's settings (password, TLS ...) for every node; each URL a start node: the client
+        # learns the cluster from the first that answers (redis-py's startup_nodes).
+        # (as RedisCluster.from_url reads a URL)
+        options = {k: v for k, v in parse_url(where.urls[0]).items() if k not in ("host", "port")}
+        if options.pop("connection_class", None) is SSLConnection:
+            options["ssl"] = True
+        nodes = [_node(url) for url in where.urls]
+        return WaitingCluster(startup_nodes=nodes, **options, **_COMMON, max_connections=pool_size,
+                              retry=policy, turns=pool_size - PUBSUB_HELD, turn_wait=pool_wait)
     # A blocking pool: under load a request waits for a free connection instead of failing.
     # health_check_interval: a connection idle that long is PINGed (and replaced) before use.
-    pool = aioredis.BlockingConnectionPool.from_url(
-        redis_url, max_connections=pool_size, timeout=pool_wait, socket_timeout=5, socket_connect_timeout=5,
-        health_check_interval=10, retry=policy,
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
-    )
+    pooled: dict[str, Any] = {"max_connections": pool_size, "timeout": pool_wait, **_COMMON,
+                              "health_check_interval": 10, "retry": policy,
+                              "retry_on_error": [RedisConnectionError, RedisTimeoutError]}
+    if where.sentinels:
+        # redis-py's own Sentinel client: a connection (pooled or pub/sub) that meets a dead or demoted
+        # master reconnects to the master the Sentinels name now, so a failover needs no restart.
+        sentinel = Sentinel(list(where.sentinels), sentinel_kwargs=dict(_COMMON))
+        master: aioredis.Redis = sentinel.master_for(where.master, redis_class=SentinelMaster,
+                                                     connection_pool_class=SentinelBlockingPool,
+                                                     connection_class=MasterConnection, **pooled)
+        return master
+    pool = aioredis.BlockingConnectionPool.from_url(where.urls[0], **pooled)
     return aioredis.Redis(connection_pool=pool)
+
+
+def _node(url: str) -> ClusterNode:
+    """A cluster start node of a ``redis://host:port`` URL."""
+    parts = parse_url(url)
+    return ClusterNode(str(parts.get("host", "localhost")), int(str(parts.get("port", 6379))))
 
 
 _HGET_EACH = source("hget_each")

@@ -15,8 +15,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from ..ops.metrics import Timer
-from .batcher import MoveBatcher
 from .keys import SECRET, Keys
+from .node_batches import move_batcher
 from .pubsub import AccountHandler, NoteHandler, Subscriber
 from .replicas import ReplicaAcks
 from .scripts import register
@@ -60,8 +60,9 @@ class RaceStoreBase:
         self._leave = register(redis, "leave")
         self._free_stale = register(redis, "free_stale")
         self._unseal = register(redis, "unseal")
-        self._moves = MoveBatcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger,
-                                  replicas=self.replicas)
+        # (one batcher a node on a cluster: a node that stops answering holds up only its own races)
+        self._moves = move_batcher(redis, register(redis, "moves"), tick_ms, self.cluster, timer, instance, linger,
+                                   replicas=self.replicas)
 
     @property
     def down(self) -> bool:
