@@ -231,9 +231,9 @@ async def test_a_heartbeat_renews_the_leases_on_every_race_served_in_one_round_t
         trips: list[list[Any]] = []
         real = store._moves._round_trip
 
-        async def counted(calls: list[Any], lane: Any) -> list[Any]:
+        async def counted(calls: list[Any], lane: Any, *rest: Any) -> list[Any]:
             trips.append([call.script for call in calls])
-            return await real(calls, lane)
+            return await real(calls, lane, *rest)
 
         monkeypatch.setattr(store._moves, "_round_trip", counted)
         renewed = server.service.lease_expiry()
