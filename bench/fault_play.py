@@ -290,10 +290,10 @@ def verdict(players: list[Player], stored: Stored | None, wanted_to_move: bool) 
     return out
 
 
-def longest_gap(times: list[float], start: float, end: float, last: float) -> float:
+def longest_gap(times: list[float], start: float, end: float, last: float) -> tuple[float, float]:
     """The longest time without an acknowledgement while a fault lasted (``start`` to ``end``): between
     two acks, from the last one before the fault, up to the first one after it (or to ``last``, when
-    play stopped, if none came)."""
+    play stopped, if none came); and when it began."""
     points = sorted(times)
     before = [t for t in points if t <= start]
     marks = [before[-1] if before else start]
@@ -303,4 +303,4 @@ def longest_gap(times: list[float], start: float, end: float, last: float) -> fl
             break
     else:
         marks.append(last)
-    return max(b - a for a, b in zip(marks, marks[1:]))
+    return max((b - a, a) for a, b in zip(marks, marks[1:]))

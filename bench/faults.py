@@ -69,6 +69,8 @@ from shared import protocol as p  # noqa: E402
 
 END_WITHIN_S = 10.0
 """A race must be over this long after Redis is back (or after its players gave up, if later)."""
+HEALTHY_STALL_S = 0.5
+"""The issue's goal for the longest stall of a race on a node that did not fail (a note names each beyond)."""
 AOF_DOWN_S = 1.0
 """How long the killed Redis of ``aof-kill`` stays down before it is started again."""
 
@@ -135,8 +137,9 @@ def bench_flags(args: argparse.Namespace, caps: Capabilities) -> list[str]:
 
 # ------------------------------------------------------------------ deployments and their faults
 def restartable(proc: subprocess.Popen[bytes]) -> list[str]:
-    """The command line a process was started with, from /proc (to start a killed node as it was)."""
-    return [a.decode() for a in Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0") if a]
+    """The command line a process was started with (to start a killed node again as it was; not from /proc:
+    redis-server rewrites its title there)."""
+    return [str(a) for a in proc.args]  # type: ignore[union-attr]
 
 
 class Fault:
@@ -244,6 +247,9 @@ class ClusterFault(Fault):
         from cluster_util import LocalCluster
 
         self.cluster = LocalCluster(base_dir=self.base / "cluster", node_timeout_ms=1000, replicas=1).start()
+        for port in self.cluster.ports:
+            with redis.Redis(port=port, socket_timeout=5) as client:
+                client.config_set("cluster-require-full-coverage", self.args.full_coverage)
         self.masters = {self.cluster.master_of_slot(slot) for slot in (0, 8000, 16383)}
         self._nodes: dict[str, str] = {}
 
@@ -542,11 +548,14 @@ def tally(fault: Fault, races: list[Race], unended: list[str], t_stop: float, se
         out["notes"] += [f"{race.kind} race {race.id}: {pl.name} halted: {pl.halted}" for pl in race.players
                          if pl.halted]
         if race.kind == "play":
-            stall = max(longest_gap([a.at for a in pl.acked], fault.t_fault, fault.t_over, t_stop)
-                        for pl in race.players)
+            stall, since = max(longest_gap([a.at for a in pl.acked], fault.t_fault, fault.t_over, t_stop)
+                               for pl in race.players)
             key = "stall_failed_s" if race.node == fault.failed else "stall_healthy_s"
             out[key] = max(out[key] or 0.0, stall)
-    out["notes"] += [f"race {rid} not ended" for rid in unended]
+            if stall > HEALTHY_STALL_S and race.node != fault.failed:
+                out["notes"].append(f"race {race.id} on healthy node {race.node}: stalled {stall:.2f} s from "
+                                    f"{since - fault.t_fault:+.2f} s after the fault")
+    out["notes"] += [f"{race.kind} race {race.id} on {race.node}: not ended" for race in races if race.id in unended]
     out["notes"] += [f"late race start: {s}" for s in started if s != "started"]
     logs = "".join(s.logs() for s in servers)
     out.update({key: logs.count(sign) for key, sign in LOG_SIGNS.items()})
@@ -594,6 +603,11 @@ async def main_async(args: argparse.Namespace, caps: Capabilities, names: list[s
             with tempfile.TemporaryDirectory(prefix=f"thieves-{name}-") as base:
                 fault = FAULTS[name](args, Path(base), random.Random(args.seed * 100 + n))
                 figures = await one_round(fault, caps, args)
+                if args.logs:
+                    keep = args.logs / f"{name}-{n}"
+                    keep.mkdir(parents=True, exist_ok=True)
+                    for log in Path(base).glob("server-*.log"):
+                        log.rename(keep / log.name)
             results[name].append(figures)
             print(f"{name} round {n}/{args.rounds}: " + ", ".join(f"{title} {cell(key, figures[key])}"
                                                                   for key, title in COLUMNS)
@@ -620,6 +634,10 @@ def main() -> None:
     parser.add_argument("--down", type=float, default=60.0, help="seconds the named node stays down (named-node-down)")
     parser.add_argument("--pause-extra", type=float, default=4.0,
                         help="seconds a paused master stays paused after its replica was promoted (cluster-pause)")
+    parser.add_argument("--full-coverage", choices=("yes", "no"), default="yes",
+                        help="the cluster nodes' cluster-require-full-coverage (Redis's default yes: every node "
+                        "refuses every command while a failed master's slots are not served yet)")
+    parser.add_argument("--logs", type=Path, help="keep each round's server logs in this directory")
     parser.add_argument("--replica-acks", default="",
                         help="pass --replica-acks this to servers that know it (default: the server's default)")
     parser.add_argument("--checkout", type=Path, default=ROOT,
