@@ -144,7 +144,8 @@ class Player:
             return
         await asyncio.sleep(max(0.0, self.starts_at - time.monotonic()))
         await self._play(ws)
-        if self.stop.is_set() and not self.finished:
+        await self._wait(ws, self.stop)  # a line played out, a board that jumped back: wait to give up
+        if not self.finished:
             await self._give_up(ws)
 
     def _welcomed(self, msg: p.Welcome) -> None:
@@ -181,7 +182,7 @@ class Player:
                 self.next = seq
                 if seq > self.seq:
                     self.acked.append(Acked(self.race, self.seat or 0, seq, text, time.monotonic()))
-                if msg.status != "racing":
+                if msg.status == "finished":  # won (a blocked player gives up at the end like the others)
                     self.finished = True
             elif msg.reason in ("unavailable", "rate_limited"):
                 await asyncio.sleep(RETRY_S)
