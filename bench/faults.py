@@ -104,8 +104,7 @@ def capabilities(checkout: Path) -> Capabilities:
     probe = subprocess.run([str(python), "-c", "from shared import protocol as p; "
                             "print('join_id' in p.Hello.__struct_fields__)"],
                            capture_output=True, text=True, cwd=checkout, timeout=60).stdout.strip()
-    ours = "join_id" in p.Hello.__struct_fields__  # this harness's protocol must say it too
-    return Capabilities(checkout, "--redis-sentinel" in text, "--replica-acks" in text, probe == "True" and ours)
+    return Capabilities(checkout, "--redis-sentinel" in text, "--replica-acks" in text, probe == "True")
 
 
 def git_head(path: Path) -> str:
