@@ -156,7 +156,9 @@ class Player:
 
     def _welcomed(self, msg: p.Welcome) -> None:
         self.token, self.seat = msg.token, msg.seat
-        if msg.race.status == "running":
+        if msg.race.status in ("countdown", "running"):  # a countdown frame sent before this welcome is not resent
+            ahead = ((msg.race.starts_at or msg.server_time) - msg.server_time) / 1000
+            self.starts_at = time.monotonic() + max(0.0, ahead) + 0.01
             self.started.set()
         elif msg.race.status == "finished":
             self.finished = True
@@ -293,7 +295,10 @@ def verdict(players: list[Player], stored: Stored | None, wanted_to_move: bool) 
     if ghosts or no_seat or idle:
         out.notes.append(f"{ghosts} ghost seats, {no_seat} players without a seat "
                          f"({', '.join(sorted({pl.refused or 'no answer' for pl in players if pl.token is None}))}), "
-                         f"{idle} seats never moved")
+                         f"{idle} seats never moved"
+                         + "".join(f"; {pl.name}: {pl.hellos} hellos, "
+                                   + ("started" if pl.started.is_set() else "never saw the start")
+                                   for pl in players if pl.token is not None and not pl.acked))
     return out
 
 
