@@ -75,6 +75,7 @@ async def started_race(store: Store, race: str, seats: int, now: int) -> None:
     assert await store.create_race(meta)
     for seat in range(seats):
         await store.join(race, f"p{seat}", 0, f"conn{seat}", now + 3_600_000, now)
+        await store.welcomed(race, seat, 0)  # answered (a start gives back the seats whose join was not)
     await store.start(race, now, 0)
 
 

@@ -35,12 +35,14 @@ server's resident memory (VmRSS) per connection.
     python bench/race_load.py --races 5 --players 4 --duration 5
     python bench/race_load.py --idle-spectators 1000
     python bench/race_load.py --line-moves 1500 --repeat 5   # medians and ranges: one run proves little
+    python bench/race_load.py --replica --replica-acks on    # each move waits for a replica (and off)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -65,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import msgspec  # noqa: E402
 import websockets  # noqa: E402
 from procfs import Window, child_named, rss_kb  # noqa: E402
+from replicated import replicated_redis  # noqa: E402
 
 from shared import protocol as p  # noqa: E402
 from shared.engine import Game  # noqa: E402
@@ -467,17 +470,24 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
             window = Window({"server": None, "redis": None, "client": os.getpid()}, args.server_url, MOVES_ACCEPTED)
             stats, elapsed = await race_load(args.server_url, args, window)
         else:
-            proc, base = start_child(server_command(args.rate, data_dir=data, redis_url=args.redis_url))
-            try:
-                # the embedded redis-server is the server's child; a --redis-url one is not watched
-                window = Window({"server": proc.pid, "redis": child_named(proc.pid, "redis-server"),
-                                 "client": os.getpid()}, base, MOVES_ACCEPTED)
-                if args.idle_spectators:
-                    idle = await idle_spectators(base, proc.pid, args.idle_spectators)
-                stats, elapsed = await race_load(base, args, window)
-            finally:
-                proc.terminate()
-                proc.wait(10)
+            with contextlib.ExitStack() as stack:
+                redis_url, master = args.redis_url, None
+                if args.replica:
+                    master, redis_url = stack.enter_context(replicated_redis(Path(data) / "pair"))
+                command = server_command(args.rate, data_dir=data, redis_url=redis_url)
+                proc, base = start_child(command + ["--replica-acks", args.replica_acks])
+                try:
+                    # the embedded redis-server is the server's child, --replica's master is this one's;
+                    # a --redis-url one is not watched
+                    redis_pid = master.pid if master is not None else child_named(proc.pid, "redis-server")
+                    window = Window({"server": proc.pid, "redis": redis_pid, "client": os.getpid()}, base,
+                                    MOVES_ACCEPTED)
+                    if args.idle_spectators:
+                        idle = await idle_spectators(base, proc.pid, args.idle_spectators)
+                    stats, elapsed = await race_load(base, args, window)
+                finally:
+                    proc.terminate()
+                    proc.wait(10)
     race: dict[str, float | None] = {**stats.summary(elapsed), "lines_exhausted": stats.exhausted}
     moves = window.count
     race["moves_in_window"] = moves
@@ -545,6 +555,12 @@ def main() -> None:
                         help="the server's per-connection frame rate limit: lifted by default, since these "
                         "players are bots measuring capacity, not people (the server's default is 60/s)")
     parser.add_argument("--redis-url", help="use this Redis instead of the embedded one (its CPU is not measured)")
+    parser.add_argument("--replica", action="store_true",
+                        help="start a Redis master (append-only file, as the embedded one) with one replica and "
+                        "use it (the master's CPU is measured): with --replica-acks, the cost of waiting for "
+                        "the replica")
+    parser.add_argument("--replica-acks", choices=("auto", "on", "off"), default="auto",
+                        help="the server's --replica-acks (auto: on exactly when Redis has a replica)")
     parser.add_argument("--server-url", help="drive a running server (http://host:port) instead of starting one "
                         "(its CPU is not measured)")
     parser.add_argument("--repeat", type=int, default=1,

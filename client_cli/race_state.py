@@ -17,6 +17,7 @@ server's duplicate check makes safe).
 from __future__ import annotations
 
 import enum
+import secrets
 import time
 from dataclasses import dataclass, field
 
@@ -107,6 +108,9 @@ class RaceState:
     """The saved token was refused: the next hello asks for a seat afresh instead of failing."""
     left: bool = False
     """The server confirmed ``leave``: the seat is free and the connection closes."""
+    join_id: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    """Sent with every hello that asks for a new seat: when Redis fails after storing the seat and before
+    the welcome, the hello sent again (the connection reconnects) gets that seat back, not ``name_taken``."""
 
     # ------------------------------------------------------------ frames out
     def hello(self) -> p.Hello:
@@ -119,6 +123,7 @@ class RaceState:
             token=self.token or None,
             last_version=self.version if self.token or self.version else None,
             key=self.key,
+            join_id=self.join_id if self.token is None and self.role == "player" else None,
         )
 
     def new_move(self, text: str) -> p.Move:
@@ -213,6 +218,7 @@ class RaceState:
         if msg.code in SEAT_GONE_CODES and self.saved_token and self.info is None:
             # The seat this machine kept is gone: join afresh (same name, same key) on the next try.
             self.token, self.saved_token, self.seat_gone, self.version = None, False, True, 0
+            self.join_id = secrets.token_urlsafe(18)  # a new seat: a new attempt
             return
         if msg.code in FATAL_CODES and (msg.ref in (None, "hello") or self.info is None):
             self.fatal = error_words(msg.code, msg.message)

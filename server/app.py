@@ -81,6 +81,8 @@ async def metrics(request: Request) -> Response:
         "thieves_races_here": ("races with at least one connection on this process", len(service.hubs)),
         "thieves_races_active": ("races in the lobby or running, over all processes (-1: Redis down)", active),
         "thieves_redis_up": ("1 while Redis answers", up),
+        "thieves_replica_acks": ("1 while acknowledged writes wait for a Redis replica (--replica-acks)",
+                                 int(service.store.replicas.active)),
         "thieves_connections_max": ("connections this process holds at most (--max-connections or derived)",
                                     edge.limits.max_connections if edge else -1),
     }
@@ -90,7 +92,11 @@ async def metrics(request: Request) -> Response:
         "thieves_seeks_waiting": ("seeks waiting in each pool, over all processes", "pool", seeking)}
     counters = {"thieves_connections_refused_total": (
         "connections and requests refused at the edge, by kind: server_full, too_many_connections, "
-        "header_timeout, body_timeout, body_too_large, bad_request", "kind", dict(edge.refused) if edge else {})}
+        "header_timeout, body_timeout, body_too_large, bad_request", "kind", dict(edge.refused) if edge else {}),
+        "thieves_replica_writes_total": (
+            "acknowledged writes (a round trip of moves, a join, a give-up, an end, a resent move) that waited for "
+            "a Redis replica, by outcome: confirmed, or unconfirmed (answered unavailable)", "outcome",
+            {"confirmed": service.store.replicas.confirmed, "unconfirmed": service.store.replicas.unconfirmed})}
     return PlainTextResponse(service.metrics.render(gauges, labelled, counters),
                              media_type="text/plain; version=0.0.4")
 

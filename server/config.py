@@ -22,6 +22,11 @@ MIN_ORGANISER_TOKEN = 16
 guessing at the rate the per-address limit allows."""
 MAX_LINGER_MS = 100.0
 """Most ``--commit-linger-ms``: longer would be a wait a player feels on every move of a busy server."""
+REPLICA_ACKS = ("auto", "on", "off")
+"""The values of ``--replica-acks`` (server/store/replicas.py)."""
+MAX_REPLICA_ACK_TIMEOUT_MS = 2_500
+"""Most ``--replica-ack-timeout``: the WAIT rides in a round trip of moves, which is given up after 5 s
+(server/store/batcher.py ``EXCHANGE_TIMEOUT``); half that leaves the write itself its time."""
 
 
 def option(default: Any, part: str, help: str, secret: bool = False) -> Any:
@@ -71,6 +76,8 @@ class RedisSettings:
     redis_wait: float
     data_dir: str
     commit_linger_ms: float
+    replica_acks: str
+    replica_ack_timeout: int
 
     def redis_urls(self) -> list[str]:
         """The URLs of ``--redis-url``: one Redis, or a cluster's start nodes (comma-separated: a cluster
@@ -264,6 +271,13 @@ class Config:
     commit_linger_ms: float = option(5.0, "redis",
         "milliseconds a busy process waits for more moves to send to Redis together (only when moves "
         "arrive faster than one per linger; 0: never wait)")
+    replica_acks: str = option("auto", "redis",
+        "acknowledge a move, join or give-up only once a Redis replica has it (Redis WAIT), so that a "
+        "failover loses nothing a player was told succeeded: on, off, or auto (on while the master "
+        "reports a connected replica, checked at start and every few seconds)")
+    replica_ack_timeout: int = option(500, "redis",
+        "milliseconds a write waits for a replica to have it (replica acks on); beyond, the player is "
+        "told unavailable and may resend")
 
     # -- races: tokens, pacing, lobbies and creation limits
     token_secret: str | None = option(None, "races",
@@ -460,6 +474,11 @@ def parse_args(argv: Sequence[str] | None = None, environ: dict[str, str] | None
             raise ValueError(f"--{name.replace('_', '-')} is frames a second: more than 0, not {getattr(config, name)}")
     if not 0 <= config.commit_linger_ms <= MAX_LINGER_MS:  # also refuses nan
         raise ValueError(f"--commit-linger-ms is milliseconds from 0 to {MAX_LINGER_MS:g}, not {config.commit_linger_ms}")
+    if config.replica_acks not in REPLICA_ACKS:
+        raise ValueError(f"--replica-acks is one of {', '.join(REPLICA_ACKS)}, not {config.replica_acks!r}")
+    if not 0 < config.replica_ack_timeout <= MAX_REPLICA_ACK_TIMEOUT_MS:
+        raise ValueError(f"--replica-ack-timeout is milliseconds from 1 to {MAX_REPLICA_ACK_TIMEOUT_MS}, "
+                         f"not {config.replica_ack_timeout}")
     if config.daily_time_limit < MIN_TIME_LIMIT:  # the daily deal's races keep every race's minimum too
         raise ValueError(f"--daily-time-limit must be at least {MIN_TIME_LIMIT} seconds, not {config.daily_time_limit}")
     if config.seek_deals not in ("pool", "random"):

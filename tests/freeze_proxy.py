@@ -17,10 +17,16 @@ class FreezeProxy:
     the first client->server chunk that contains it is relayed, then every connection stops relaying
     (``frozen`` is set)."""
 
-    def __init__(self, target_host: str, target_port: int, trigger: bytes | None = None) -> None:
+    def __init__(self, target_host: str, target_port: int, trigger: bytes | None = None,
+                 cut: bool = False) -> None:
         self.target = (target_host, target_port)
         self.trigger = trigger
+        self.cut = cut
+        """Once frozen, hang up on the process instead of holding its connections: every connection to it is
+        closed and new ones are closed at once, until :meth:`thaw` (Redis gone right after the command
+        that triggered: it ran, its answer was lost, and every retry fails at once)."""
         self.frozen = threading.Event()
+        self._clients: list[socket.socket] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._sockets: list[socket.socket] = []
@@ -38,6 +44,9 @@ class FreezeProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            if self.cut and self.frozen.is_set():
+                client.close()
+                continue
             try:
                 upstream = socket.create_connection(self.target)
             except OSError:
@@ -45,6 +54,7 @@ class FreezeProxy:
                 continue
             with self._lock:
                 self._sockets += [client, upstream]
+                self._clients.append(client)
             threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
@@ -62,12 +72,30 @@ class FreezeProxy:
             trigger = self.trigger
             hit = watch and trigger is not None and trigger in tail + data
             tail = (tail + data)[-64:]
+            if hit:  # frozen before the command goes: its answer must not slip back first
+                self.trigger = None
+                self.frozen.set()
             try:
                 sink.sendall(data)
             except OSError:
                 return
-            if hit:
-                self.frozen.set()
+            if hit and self.cut:
+                self._hang_up()
+
+    def _hang_up(self) -> None:
+        """Close every connection to the process (their Redis side stays open: what was sent still runs)."""
+        with self._lock:
+            clients, self._clients = self._clients, []
+        for sock in clients:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            except OSError:
+                pass
+
+    def thaw(self) -> None:
+        """Relay again (new connections; in cut mode the old ones are gone already)."""
+        self.frozen.clear()
 
     def close(self) -> None:
         self._closed = True

@@ -47,6 +47,25 @@ def test_first_hello_names_the_player_and_a_resume_sends_token_and_version() -> 
     assert p.decode_client(p.encode(again)) == again
 
 
+def test_a_new_seat_hello_carries_one_join_id_until_welcomed_so_its_retry_finds_the_seat() -> None:
+    """A hello answered ``unavailable`` (1013) after Redis stored its seat is sent again as it was: the
+    same ``join_id`` gets that seat back (docs/protocol.md, "A join answered unavailable")."""
+    s = RaceState(race_ref="ABCDEF", name="ann")
+    first = s.hello()
+    assert first.join_id is not None and first.token is None
+    s.apply(p.error(p.ErrorCode.UNAVAILABLE, ref="hello"), T0)
+    assert s.hello().join_id == first.join_id and s.fatal is None
+    assert p.decode_client(p.encode(first)) == first
+    assert RaceState(race_ref="ABCDEF", name="ann").hello().join_id != first.join_id, "one per attempt"
+    s.apply(welcome(), T0)
+    assert s.hello().join_id is None, "the token takes the seat back from now on"
+    watcher = RaceState(race_ref="ABCDEF", role="spectator")
+    assert watcher.hello().join_id is None
+    saved = RaceState(race_ref="ABCDEF", name="ann", token="old", saved_token=True)
+    saved.apply(p.error(p.ErrorCode.BAD_TOKEN, ref="hello"), T0)
+    assert saved.hello().join_id not in (None, first.join_id), "a saved seat gone: a new attempt"
+
+
 def test_phases_follow_the_server_clock_not_the_local_one() -> None:
     s = RaceState(race_ref="r1")
     assert s.phase(T0) is Phase.JOINING

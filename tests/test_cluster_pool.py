@@ -56,6 +56,7 @@ async def seated_races(store: Store, count: int, time_limit: int = 60) -> list[s
     assert all(await asyncio.gather(*(store.create_race(meta) for meta in metas)))
     seated = await asyncio.gather(*(store.join(meta.id, "ann", HOME0, "test.1", now + 60_000, now) for meta in metas))
     assert [s.seat for s in seated] == [0] * count
+    await asyncio.gather(*(store.welcomed(meta.id, 0, 0) for meta in metas))  # (a start gives back unanswered seats)
     return [meta.id for meta in metas]
 
 

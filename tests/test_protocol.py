@@ -143,6 +143,8 @@ def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
         (msgpack.packb({"type": "move", "seq": 1, "move": ""}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "role": "judge"}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "name": "n" * 33}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "join_id": "j" * 15}), p.ErrorCode.BAD_FIELD),
+        (msgpack.packb({"type": "hello", "protocol": 1, "race": "r", "join_id": "j" * 65}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "create", "seats": 0}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "create", "deal": 2**64 - 1}), p.ErrorCode.BAD_FIELD),
         (msgpack.packb({"type": "ready", "ready": "yes"}), p.ErrorCode.BAD_FIELD),

@@ -134,12 +134,12 @@ async def test_a_join_or_a_create_sent_twice_by_a_retry_applies_once(redis_url: 
         assert (await store._create(keys=[k.meta], args=fields))[0] == b"ok", "the same create again"
 
         now = int(time.time() * 1000)
-        args = ["ann", "ann", 0, k.chan, "conn.1", now + 15_000, "", now]
+        args = ["ann", "ann", 0, k.chan, "conn.1", now + 15_000, "", now, ""]
         first = await store._join(keys=k.seats(), args=args)
         again = await store._join(keys=k.seats(), args=args)
         assert first[0] == again[0] == b"ok" and first[1:4] == again[1:4] and again[4] == b"again"
         assert int(await client.hget(k.meta, "players")) == 1
-        other = await store._join(keys=k.seats(), args=["ann", "ann", 0, k.chan, "conn.2", now + 15_000, "", now])
+        other = await store._join(keys=k.seats(), args=["ann", "ann", 0, k.chan, "conn.2", now + 15_000, "", now, ""])
         assert other == [b"err", b"name_taken"], "another connection's join under the name is a new join"
     finally:
         await client.aclose()

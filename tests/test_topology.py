@@ -51,6 +51,16 @@ async def _race_played(server: ServerProcess) -> bool:
         await ann.close()
 
 
+def _holds_pubsub(port: int) -> bool:
+    with redis.Redis(port=port, socket_timeout=2) as client:
+        return bool(client.execute_command("CLIENT", "LIST", "TYPE", "pubsub"))
+
+
+def _healthy(server: ServerProcess) -> bool:
+    answer = server.health()
+    return answer is not None and answer[0] == 200
+
+
 async def _serves(server: ServerProcess, then: int = 3) -> None:
     """A race is played end to end within the deadline, and then ``then`` more in a row."""
     await eventually(lambda: _race_played(server), "a new race created, joined and played")
@@ -63,7 +73,8 @@ async def _serves(server: ServerProcess, then: int = 3) -> None:
 
 async def test_a_server_behind_sentinel_follows_a_promotion_without_a_restart(tmp_path: Path) -> None:
     with LocalSentinels() as sentinels:
-        server = ServerProcess(None, args=[*PROCESS_ARGS, "--redis-sentinel", sentinels.option,
+        dead = f"127.0.0.1:{free_port()}"  # a Sentinel named first that does not answer: the others do
+        server = ServerProcess(None, args=[*PROCESS_ARGS, "--redis-sentinel", f"{dead},{sentinels.option}",
                                            "--redis-master", MASTER_NAME], log_path=tmp_path / "server.log")
         try:
             await asyncio.to_thread(server.start)
@@ -74,17 +85,21 @@ async def test_a_server_behind_sentinel_follows_a_promotion_without_a_restart(tm
             ann = await Client.connect(server)  # type: ignore[arg-type]
             welcome = await ann.hello(created.race.id, "ann")
             await start_race(server, created.creator_token, [ann])
+            # A move: the move batcher's own connection is open to the master that is killed.
+            assert isinstance(await ann.move(WIN["moves"][0], seq=1), p.Ack)
 
             sentinels.kill_master()
             await asyncio.to_thread(sentinels.wait_promoted)
 
-            await eventually(lambda: (server.health() or (0,))[0] == 200, "/health back to 200 by itself")
+            await eventually(lambda: _healthy(server), "/health back to 200 by itself")
             await _serves(server)
             again = await Client.connect(server)  # type: ignore[arg-type]
             back = await again.hello(created.race.id, token=welcome.token)
-            ack = await again.move(WIN["moves"][0], seq=back.seq + 1)
+            assert back.seq == 1, "the move acknowledged before the failover is kept"
+            ack = await again.move(WIN["moves"][1], seq=2)
             assert isinstance(ack, p.Ack), ack
             assert server.pid == pid and server.running, "the same process, not restarted"
+            await eventually(lambda: _holds_pubsub(sentinels.replica_port), "the subscription on the new master")
             await again.close()
         finally:
             server.close()
@@ -108,12 +123,7 @@ def _keyslot(cluster: LocalCluster, key: str) -> int:
 
 def _subscribed_on(cluster: LocalCluster) -> list[int]:
     """The nodes that hold a pub/sub connection (the server's subscription: the test holds none)."""
-    held = []
-    for port in cluster.live_ports():
-        with redis.Redis(port=port, socket_timeout=2) as client:
-            if client.execute_command("CLIENT", "LIST", "TYPE", "pubsub"):
-                held.append(port)
-    return held
+    return [port for port in cluster.live_ports() if _holds_pubsub(port)]
 
 
 async def test_on_a_cluster_the_named_node_killed_new_hellos_succeed_after_the_failover(tmp_path: Path) -> None:
@@ -133,6 +143,7 @@ async def test_on_a_cluster_the_named_node_killed_new_hellos_succeed_after_the_f
                 cluster.kill(port)
                 await asyncio.to_thread(cluster.wait_failed_over, port)
                 await _serves(server)
+                await eventually(lambda: _healthy(server), "/health back to 200 by itself")
             assert server.events("pubsub_reconnected"), "the subscription moved to a live node"
             assert _subscribed_on(cluster) not in ([], subscribed)
         finally:

@@ -37,6 +37,7 @@ from ..ops.log import log
 from ..race.clock import now_ms
 from ..race.outbox import Outbox
 from ..race.table import moves_only
+from ..race.tasks import report
 from ..store import UNAVAILABLE, Line, RaceMeta, Store
 from ..store.events import EventMeta, EventStore
 from .format import Formats
@@ -140,7 +141,8 @@ class EventFeed:
             queue.put(self.last)
         self.watchers.add(queue)
         if self._task is None:
-            self._task = asyncio.ensure_future(self._run())
+            self._task = task = asyncio.ensure_future(self._run())
+            task.add_done_callback(lambda done: report(done, "event_feed_failed", tournament=self.event))
         return queue
 
     def as_event(self, frame: bytes) -> bytes:

@@ -20,6 +20,7 @@ from ..store import UNAVAILABLE, Store, StoreError
 from ..store.history import History
 from . import rules as races
 from .clock import now_ms
+from .tasks import job_name, redo, report
 
 ENDS_AT_ONCE = 16
 """Races this process ends, or applies to their accounts, at once (the rest wait their turn, first come
@@ -39,9 +40,14 @@ class Background:
         self.tasks: set[asyncio.Task[None]] = set()
 
     def spawn(self, job: Any) -> None:
+        """Run ``job``; a failure it did not handle itself is logged (:func:`~server.race.tasks.report`)."""
         task = asyncio.create_task(job)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: "asyncio.Task[None]") -> None:
+        self.tasks.discard(task)
+        report(task, "background_task_failed", task=job_name(task))
 
     def cancel(self) -> None:
         for task in self.tasks:
@@ -61,6 +67,8 @@ class Endings:
         self.bound = asyncio.Semaphore(ENDS_AT_ONCE)
         """Shared with the application of results (a burst of ends is a burst of those: one bound for both)."""
         self._ending: set[str] = set()
+        self._retrying: set[str] = set()
+        """Races whose end failed here for want of Redis: tried again until done (:meth:`_retry`)."""
         self._listeners: list[Callable[[str], None]] = []
 
     def on_ended_with_accounts(self, listener: Callable[[str], None]) -> None:
@@ -74,7 +82,7 @@ class Endings:
 
         Why not the connection's or its hub's task: a racer may give up and close its socket at once, and
         the hub of its last connection here is closed with it, cancelling its tasks; the race then ran
-        to its time limit. A failure is logged here; the janitor ends a due race nobody ended."""
+        to its time limit. A failure is logged here and the end tried again (:meth:`end_race`)."""
         self._background.spawn(self._end_or_log(race))
 
     async def _end_or_log(self, race: str) -> None:
@@ -82,26 +90,52 @@ class Endings:
             await self.end_race(race)
         except UNAVAILABLE as exc:
             self._metrics.redis_errors += 1
-            log("end_failed", logging.WARNING, race=race, error=exc)
+            log("end_failed", logging.WARNING, race=race, error=exc, retrying=True)
         except Exception:
             logging.getLogger("thieves").exception(f"event=end_failed race={race}")
 
     async def end_race(self, race: str) -> bool:
-        """End the race if its time is up or everyone is done; idempotent, safe from any process.
-        At most :data:`ENDS_AT_ONCE` at once here; a second call while one is waiting or under way
-        returns False at once."""
+        """End the race if its time is up or everyone is done, or finish an end that stopped partway;
+        idempotent, safe from any process. At most :data:`ENDS_AT_ONCE` at once here; a second call
+        while one is waiting or under way returns False at once.
+
+        An end that fails because Redis does not answer raises, and is tried again here in the
+        background, with backoff, until Redis answers (:meth:`_retry`): whoever called (the last
+        give-up, the hub's time-up timer, the janitor) need not, and the race ends within seconds of
+        Redis's return instead of at the janitor's next sweep or its time limit."""
         if race in self._ending:
             return False
         self._ending.add(race)
         try:
             async with self.bound:
                 return await self._end_race(race)
+        except UNAVAILABLE:
+            if race not in self._retrying:
+                self._retrying.add(race)
+                self._background.spawn(self._retry(race))
+            raise
         finally:
             self._ending.discard(race)
+
+    async def _retry(self, race: str) -> None:
+        """Try a failed end again until it is done; logged once it is."""
+        async def again() -> bool:
+            if race in self._ending:
+                return False  # another call is under way: if it fails, this loop tries again
+            await self.end_race(race)
+            return True
+        try:
+            await redo(again, "end_retried", race=race)
+        finally:
+            self._retrying.discard(race)
 
     async def _end_race(self, race: str) -> bool:
         meta = await self._store.meta(race)
         now = now_ms()
+        if meta is not None and meta.status == "finished":  # ended, but maybe not every step after it
+            if await self._store.ended(meta, meta.ended_at, self._retention):
+                log("race_end_finished", race=race)
+            return False
         if meta is None or not meta.due_to_end(now):
             return False
         players = [await self._store.player(race, s) for s in range(meta.players)]

@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable
 from shared import protocol as p
 
 from ..ops.log import format_event, log, logger
-from ..store import UNAVAILABLE, StoreError
+from ..store import UNAVAILABLE, RaceMeta, StoreError
 from . import rules as races
 from .clock import now_ms
 from .seat import Joined, Pump, Stage
@@ -113,8 +113,18 @@ async def on_hello(conn: Pump, msg: p.Hello) -> None:
     conn.stage = Stage.JOINED
     if joined.account is not None:
         conn.service.key_holders.add(joined.account, joined.key_hash, conn)
+
+    async def player(meta: RaceMeta) -> SeatSession:
+        """The seat loaded, and marked as answered (store.welcomed) once nothing but the welcome is left to
+        do: the start gives back a seat whose welcome never went out, so the mark must not come after it
+        (a start in between would give back the seat of a player just welcomed), nor fail unseen before
+        it (a failed mark fails the hello, as any Redis failure in it does: its retry is answered)."""
+        loaded = await joined.reload(meta)
+        assert taken is not None
+        await conn.store.welcomed(meta.id, taken.seat, taken.gen)
+        return loaded
     replayed = await welcome(hub, conn, conn.send_msg, msg.last_version, end_soon=conn.service.end_soon,
-                             token=taken.token if taken else "", player=joined.reload if session else None)
+                             token=taken.token if taken else "", player=player if session else None)
     log("joined", race=meta.id, seat=conn.seat, role=msg.role, peer=conn.peer, rejoined=msg.token is not None,
         last_version=msg.last_version, replayed=replayed)
 
@@ -184,8 +194,11 @@ def answer_failure(conn: Pump, exc: Exception, msg: Any) -> None:
         conn.service.metrics.redis_errors += 1
         conn.store.down = True
         log("redis_unavailable", logging.WARNING, peer=conn.peer, race=race, error=exc)
+        # A hello that failed closes 1013 (docs: "Close codes") even once it has joined its race: it
+        # failed before its welcome, and the client's retry, on a new connection, is the way to one.
+        failed_hello = race is None or isinstance(msg, p.Hello)
         conn.refuse(p.ErrorCode.UNAVAILABLE, ref=_tag(msg), seq=getattr(msg, "seq", None),
-                    counts=False, close=None if race else p.CloseCode.TRY_AGAIN_LATER)
+                    counts=False, close=p.CloseCode.TRY_AGAIN_LATER if failed_hello else None)
     else:
         # One line per frame (a client repeating the frame must not fill the log), the traceback
         # once per place of failure; counted like a bad frame, so that repeating it gets the client closed.

@@ -1,5 +1,5 @@
-"""This process's periodic work: jobs run every so many seconds, whose failures are logged and retried
-next time, and which all stop at shutdown even when a library swallowed a cancel.
+"""This process's periodic work: jobs run every so many seconds, whose failures are logged (once a run of
+them) and retried next time, and which all stop at shutdown even when a library swallowed a cancel.
 
 Why its own part: the race layer's own jobs (leases, the janitor, the catch-up) and those the composition
 root adds (the event runner, the seek waves, the results sweep) share one loop and one shutdown.
@@ -14,11 +14,18 @@ from typing import Any, Awaitable, Callable, Coroutine
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..store import UNAVAILABLE, Store
+from .tasks import job_name, report
 
 STOP_SECONDS = 3.0
 """How long shutdown waits for the periodic tasks to end after cancelling them, before asking again."""
 
 Job = Callable[[], Awaitable[None]]
+
+
+def _ended(task: "asyncio.Task[None]") -> None:
+    """A periodic loop or long-running task ended: what it raised is logged now, not at the shutdown's
+    gather (the subscription's reader dying of a bug would otherwise stop every race's news unseen)."""
+    report(task, "periodic_task_failed", task=job_name(task))
 
 
 class Periodic:
@@ -40,6 +47,8 @@ class Periodic:
         """Start the jobs, and ``others`` (long-running work that stops with them: the subscription)."""
         self._tasks = [*(asyncio.create_task(other) for other in others),
                        *(asyncio.create_task(self._every(seconds, job)) for seconds, job in self._jobs)]
+        for task in self._tasks:  # (none ends before the shutdown: one that does is logged at once)
+            task.add_done_callback(_ended)
 
     async def stop(self) -> None:
         self.stopping = True
@@ -56,9 +65,14 @@ class Periodic:
     async def _every(self, seconds: float, job: Job) -> None:
         """Run ``job`` every ``seconds``; a failure (Redis away) is logged and retried next time.
 
+        A run of failures is logged once, at its first, and once over (``periodic_recovered``, with how
+        many there were): during an outage every job fails at every turn, and a line for each (a few
+        jobs a second, for as long as Redis is away) buried the lines that say what went wrong.
+
         The loop also ends on :attr:`stopping`: a cancel that a Redis client swallowed mid-command
         (seen on a Redis Cluster, where a timeout and the cancel met) would otherwise leave this
         loop running and the shutdown waiting for it."""
+        failures = 0
         while not self.stopping:
             await asyncio.sleep(seconds)
             try:
@@ -68,6 +82,14 @@ class Periodic:
             except UNAVAILABLE as exc:
                 self._metrics.redis_errors += 1
                 self._store.down = True
-                log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
+                failures += 1
+                if failures == 1:
+                    log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
             except Exception:
-                logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+                failures += 1
+                if failures == 1:
+                    logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+            else:
+                if failures:  # (at the failure's level: whoever sees that line sees this one)
+                    log("periodic_recovered", logging.WARNING, job=job.__name__, failures=failures)
+                failures = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 from typing import Any, Awaitable, Protocol
 
 import msgspec
@@ -224,6 +225,8 @@ class Joined:
         as a resend)."""
         moving: Moving = landed.moving
         assert self.session is not None
+        if landed.retry and landed.stored < moving.step.expected_n:
+            self.moves_lost(moving, landed.stored)
         if landed.retry:
             log("move_conflict", race=self.race, seat=self.session.seat, stored=landed.stored)
         await self.reload(moving.meta)
@@ -231,6 +234,22 @@ class Joined:
             await self.resent(moving.msg)
             return
         self.play(moving.msg, self.session, moving.meta, SeatSession.again(moving))
+
+    def moves_lost(self, moving: Moving, stored: int) -> None:
+        """The stored log is shorter than this connection's game: moves it acknowledged are gone (a
+        Redis failover dropped writes no replica had: replica acks off, or a replica that then failed
+        too). Logged as a warning with what was lost; the move is refused and the connection closed
+        (1013), so the client reconnects and its ``welcome`` shows the board and ``seq`` as stored,
+        instead of playing on from a board the store no longer has."""
+        session = self.session
+        assert session is not None
+        lost = moving.step.expected_n - stored
+        log("moves_lost", logging.WARNING, race=self.race, seat=session.seat, lost=lost, stored=stored,
+            known=moving.step.expected_n, seq=session.seq, refused_seq=moving.msg.seq)
+        session.forget()
+        raise Refused(p.ErrorCode.UNAVAILABLE, f"your last {lost} move{'s' if lost != 1 else ''} did not survive "
+                      "a failure of the race store: reconnect to see your board as it is now",
+                      close=p.CloseCode.TRY_AGAIN_LATER)
 
     async def current_meta(self) -> RaceMeta:
         """The race's settings, read again from Redis only while they may still change (the lobby)."""
@@ -248,7 +267,11 @@ class Joined:
         assert state is not None
         if state.n != session.n or not session.loaded:
             await self.reload()
-        self.conn.send_msg(session.resent(msg, state))
+        ack = session.resent(msg, state)
+        # Read back from the master: acknowledged only once a replica has it too (replica acks on), as
+        # when it was first stored; a resend after a WAIT that timed out is acknowledged here, once.
+        await self.conn.store.replicated(self.race)
+        self.conn.send_msg(ack)
 
     async def reload(self, meta: RaceMeta | None = None) -> SeatSession:
         """Rebuild this player's game from Redis (first use, or after another connection moved it)."""
@@ -264,11 +287,27 @@ class Joined:
         try:
             version, race_done = await self.conn.store.give_up(self.race, session.seat, now_ms())
         except StoreError as exc:
+            if exc.code == p.ErrorCode.PLAYER_FINISHED.value and (again := await self.gave_up_before()):
+                self.conn.send_msg(session.gave_up(again))
+                return
             raise Refused(exc.code) from None
         self.conn.send_msg(session.gave_up(version))
         log("gave_up", race=self.race, seat=session.seat)
         if race_done:
             self.conn.service.end_soon(self.race)
+
+    async def gave_up_before(self) -> int:
+        """A give-up sent again (its first answer lost, or ``unavailable`` because no replica confirmed
+        it in time): the race's version if the store has this seat given up, once a replica has it too;
+        0 if the seat is finished otherwise. So a resent give-up is answered ``gave_up``, as a resent move
+        its ``ack``, rather than refused for the give-up it asked for."""
+        session, store = self.player(), self.conn.store
+        state = await store.player(self.race, session.seat)
+        if state is None or state.status != "gave_up":
+            return 0
+        await store.replicated(self.race)
+        meta = await store.meta(self.race)
+        return meta.version if meta is not None else session.version
 
     # ------------------------------------------------------------- hints
     async def hint(self, msg: p.HintRequest) -> None:

@@ -115,7 +115,7 @@ async def _join(service: "Service", msg: p.Hello, meta: RaceMeta, account: Accou
     try:
         home0 = get_variant(meta.variant).home_at_start
         seated = await service.store.join(meta.id, name, home0, member, service.lease_expiry(), now,
-                                          account.account if account is not None else None)
+                                          account.account if account is not None else None, msg.join_id)
     except StoreError as exc:
         raise Refused(exc.code, close=p.CloseCode.HELLO_REFUSED) from None
     return seated.seat, seated.gen

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import secrets
 from typing import Any, Awaitable, Callable, Mapping
 
@@ -24,11 +25,12 @@ from ..deals.hinting import HintRunner
 from ..ops.limits import client_address, trusted_networks
 from ..ops.log import SummedLogs, log
 from ..ops.metrics import Metrics
-from ..store import CreationLimits, Line, RaceMeta, RedisClient, Store
+from ..store import UNAVAILABLE, CreationLimits, Line, RaceMeta, RedisClient, Store
 from ..store.accounts import AccountStore
 from ..store.challenges import ChallengeStore
 from ..store.history import History
 from ..store.limits import Bucket
+from ..store.replicas import REFRESH_SECONDS, ReplicaAcks
 from .creation import RaceMaker, creation_settings
 from .ending import Background, Endings
 from .hub import HubParts, Listener, ProgressTicker, RaceHub
@@ -42,6 +44,9 @@ from .tokens import Signer
 CATCH_UP_SECONDS = 1.0
 """How often each process compares its hubs' versions with Redis's: the longest a lost pub/sub message
 can delay a progress frame, a start or an end (one small read per race served here)."""
+AFTER_OUTAGE_SECONDS = 1.0
+"""How often each process asks whether it saw Redis fail since it last looked for the races whose end is
+due (server/race/janitor.py, ``after_outage``): at most this long after Redis is back, they are ended."""
 REFUSED_LOG_SECONDS = 60.0
 """A refused frame of each code is logged at most once this often, then summed up (:class:`SummedLogs`):
 a client repeating an illegal move or a bad frame as fast as the rate limit lets it must not fill the log."""
@@ -60,7 +65,8 @@ class Service:
         new instance)."""
         self.store = Store(redis, tick_ms=max(1, int(1000 / races.progress_hz)),
                            timer=self.metrics.redis_seconds.observe, probe=probe, instance=self.instance,
-                           linger=config.redis.commit_linger_ms / 1000)
+                           linger=config.redis.commit_linger_ms / 1000,
+                           replicas=ReplicaAcks(config.redis.replica_acks, config.redis.replica_ack_timeout))
         self._signer: Signer | None = None
         self.checked = CheckedPool(self.store, self.metrics, config.deals)
         self.hints = HintRunner(config.deals)
@@ -120,13 +126,28 @@ class Service:
         self._signer = Signer(secret.encode() if secret else await self.store.token_secret())
         if added := await self.accounts.reindex():
             log("account_names_indexed", added=added)
+        try:
+            await self.follow_replicas()
+        except UNAVAILABLE as exc:  # asked again every few seconds (auto); until then as configured
+            log("replica_acks_unknown", logging.WARNING, error=exc)
         self.hints.start()
         self.checked.start()
         await self.served.subscriber.listen_to_accounts()
         self.periodic.every(self.config.races.presence_lease / 3, self.leases.heartbeat)
         self.periodic.every(self.janitor.interval, self.janitor.sweep)
         self.periodic.every(CATCH_UP_SECONDS, self.served.catch_up)
+        self.periodic.every(AFTER_OUTAGE_SECONDS, self.janitor.after_outage)
+        if self.store.replicas.mode == "auto":
+            self.periodic.every(REFRESH_SECONDS, self.follow_replicas)
         self.periodic.start(self.served.subscriber.run())
+
+    async def follow_replicas(self) -> None:
+        """``--replica-acks auto``: whether Redis has a replica now (logged when that changes), so that
+        writes wait for one exactly while one exists."""
+        replicas = self.store.replicas
+        was = replicas.active
+        if await replicas.refresh(self.redis) != was or replicas.mode != "auto":
+            log("replica_acks", mode=replicas.mode, active=replicas.active, timeout_ms=replicas.timeout_ms)
 
     async def stop(self) -> None:
         self.leases.stop()

@@ -10,11 +10,19 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Protocol
 
+from .tasks import report
+
 
 class Ticking(Protocol):
     """What the ticker flushes: a hub."""
 
     def tick(self) -> None: ...
+
+
+def _ticked(task: "asyncio.Task[None]") -> None:
+    """The ticker's task is over (no hub left to flush): what it raised is logged (the next mark starts
+    another)."""
+    report(task, "ticker_failed")
 
 
 class ProgressTicker:
@@ -34,6 +42,7 @@ class ProgressTicker:
         self._marked[hub] = None
         if self._task is None:
             self._task = asyncio.ensure_future(self._run())
+            self._task.add_done_callback(_ticked)
 
     def forget(self, hub: Ticking) -> None:
         self._marked.pop(hub, None)

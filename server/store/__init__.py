@@ -110,7 +110,7 @@ processes serving one player can never both apply a move. Scripts check
 everything before their first write, so a refused call writes nothing.
 """
 
-from .client import NOT_READY, UNAVAILABLE, RedisClient, RedisTarget, redis_client, redis_retry
+from .client import NOT_READY, UNAVAILABLE, RedisClient, RedisTarget, outage_backoff, redis_client, redis_retry
 from .keys import ACTIVE, EVENTS_MAX, OPEN_LOBBIES, SECRET, Keys, checked_key, code_key, creator_keys, presence_member
 from .limits import CreationLimits, CreationSettings, Limited, retry_after
 from .races import Store
@@ -119,7 +119,7 @@ from .records import (LINE_FIELDS, MOVE_FIELDS, SEALED, CommitResult, Committed,
                       decode_line)
 
 __all__ = [
-    "NOT_READY", "UNAVAILABLE", "RedisClient", "RedisTarget", "redis_client", "redis_retry",
+    "NOT_READY", "UNAVAILABLE", "RedisClient", "RedisTarget", "outage_backoff", "redis_client", "redis_retry",
     "ACTIVE", "EVENTS_MAX", "OPEN_LOBBIES", "SECRET", "Keys", "checked_key", "code_key", "creator_keys",
     "presence_member", "CreationLimits", "CreationSettings", "Limited", "retry_after", "Store", "LINE_FIELDS", "MOVE_FIELDS", "SEALED",
     "CommitResult", "Committed", "Conflict", "Duplicate", "Event", "EventKind", "HintRefused", "Line", "MoveCommit", "Note",

@@ -8,12 +8,13 @@ import time
 from typing import Any, Callable
 
 import msgspec
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..ops.metrics import Timer
 from .keys import Keys
 from .records import MOVE_FIELDS, CommitResult, MoveCommit, StoreError, decode_commit
+from .replicas import ReplicaAcks
 
 _pack = msgspec.msgpack.Encoder().encode
 LANES = 2
@@ -59,8 +60,12 @@ class MoveBatcher:
 
     def __init__(self, redis: Any, script: Any, tick_ms: int, cluster: bool = False,
                  timer: Timer | None = None, instance: str = "", linger: float = 0.0,
-                 rate_window: float = RATE_WINDOW) -> None:
+                 rate_window: float = RATE_WINDOW, replicas: ReplicaAcks | None = None) -> None:
         self.redis = redis
+        self.replicas = replicas if replicas is not None else ReplicaAcks("off")
+        """Whether a round trip of moves ends with a WAIT for a replica (``--replica-acks``): a move's
+        future settles only once the WAIT covering it returned, and fails (``unavailable``) if it found
+        no replica."""
         self.script = script
         self.tick_ms = tick_ms
         self.instance = instance.encode()
@@ -178,11 +183,14 @@ class MoveBatcher:
                              items))
         return out
 
-    async def _round_trip(self, calls: list[_Call], lane: "_Lane") -> list[Any]:
+    async def _round_trip(self, calls: list[_Call], lane: "_Lane", moves: bool) -> list[Any]:
+        """Every call's reply, in order. ``moves``: the calls carry moves, and (replica acks on) a WAIT
+        follows them on the same connection before any is answered."""
+        wait = moves and self.replicas.active
         if self.cluster:
             if self._cluster_slots is None:
                 self._cluster_slots = asyncio.Semaphore(CLUSTER_CALLS_AT_ONCE)
-            return list(await asyncio.gather(*(self._cluster_call(c, self._cluster_slots) for c in calls),
+            return list(await asyncio.gather(*(self._cluster_call(c, self._cluster_slots, wait) for c in calls),
                                              return_exceptions=True))
         if lane.conn is None:
             lane.conn = await self.redis.connection_pool.get_connection()
@@ -190,17 +198,26 @@ class MoveBatcher:
             # (_exchange) instead of redis-py's per write (a task and a wait_for) and per reply.
             lane.conn.socket_timeout = None
         conn = lane.conn
-        return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls),
+        return list(await conn.retry.call_with_retry(lambda: self._exchange(conn, calls, wait),
                                                      lambda _error: conn.disconnect()))
 
-    @staticmethod
-    async def _cluster_call(call: "_Call", slots: asyncio.Semaphore) -> Any:
+    async def _cluster_call(self, call: "_Call", slots: asyncio.Semaphore, wait: bool) -> Any:
+        """One race's script call on a cluster (redis-py routes it, following redirections); with ``wait``
+        (a call of moves, replica acks on) then a WAIT on the race's master, which must be the node the
+        slot table named before the call: had it changed, the write may have gone to the old master."""
         async with slots:
-            return await call.script(keys=call.keys, args=call.args)
+            if not wait or call.reader is not None:
+                return await call.script(keys=call.keys, args=call.args)
+            node = self.redis.get_node_from_key(call.keys[0])
+            result = await call.script(keys=call.keys, args=call.args)
+            await self.replicas.confirm(self.redis, call.keys[0], node)
+            return result
 
-    async def _exchange(self, conn: Any, calls: list[_Call]) -> list[Any]:
+    async def _exchange(self, conn: Any, calls: list[_Call], wait: bool = False) -> list[Any]:
         """One write of every call, then their replies in order (a call Redis has no script for is
-        loaded and sent again), within :data:`EXCHANGE_TIMEOUT`.
+        loaded and sent again), within :data:`EXCHANGE_TIMEOUT`. With ``wait``, the WAIT for a replica
+        goes in the same write, after the calls: no round trip more; the moves of a call hear
+        :class:`~server.store.replicas.NotReplicated` if it found none.
 
         Why not redis-py's pipeline: for a batch of a few moves a race, its per-command packing, per-flush
         SCRIPT EXISTS round trip and pool checkout cost more than the moves' own checks (the flush was
@@ -209,23 +226,31 @@ class MoveBatcher:
         """
         try:
             async with asyncio.timeout(EXCHANGE_TIMEOUT):
-                await conn.send_packed_command(b"".join(_evalsha(c) for c in calls), check_health=False)
+                packed = b"".join(_evalsha(c) for c in calls)
+                await conn.send_packed_command(packed + self.replicas.wait_packed if wait else packed,
+                                               check_health=False)
                 results: list[Any] = []
                 for _call in calls:
-                    try:
-                        results.append(await conn.read_response())
-                    except NoScriptError:
-                        results.append(None)
-                    except ResponseError as exc:
-                        results.append(exc)
+                    results.append(await _reply(conn))
+                replicas = await _reply(conn) if wait else None
         except TimeoutError:  # redis-py's error: its retry reconnects, and the callers hear "unavailable"
             raise RedisTimeoutError(f"Redis did not answer a round trip of moves within {EXCHANGE_TIMEOUT} s") from None
+        reloaded = False
         for i, call in enumerate(calls):
             if results[i] is None:  # Redis forgot the script (flushed, restarted): loaded again by redis-py
+                reloaded = True
                 try:
                     results[i] = await call.script(keys=call.keys, args=call.args)
                 except ResponseError as exc:
                     results[i] = exc
+        if wait:
+            try:
+                if reloaded:  # those calls went on another connection: a WAIT now covers them too
+                    await self.replicas.confirm(self.redis, calls[0].keys[0])
+                else:
+                    self.replicas.check(replicas)
+            except RedisError as exc:  # no replica in time, or Redis refused the WAIT: the moves are unsure
+                results = [exc if call.reader is None else result for call, result in zip(calls, results)]
         return results
 
     async def _flush(self, lane: "_Lane", linger: float = 0.0) -> None:
@@ -242,7 +267,7 @@ class MoveBatcher:
                 started = time.perf_counter()
                 try:
                     calls = (self._calls(batch) if batch else []) + reads
-                    results = await self._round_trip(calls, lane)
+                    results = await self._round_trip(calls, lane, bool(batch))
                 except BaseException as exc:  # the round trip failed: every caller hears it
                     error = exc if isinstance(exc, Exception) else ConnectionError(repr(exc))
                     _fail(batch, reads, error)
@@ -282,6 +307,16 @@ class _Lane:
     def __init__(self) -> None:
         self.task: asyncio.Task[None] | None = None
         self.conn: Any = None
+
+
+async def _reply(conn: Any) -> Any:
+    """The next reply on ``conn``: None for a script Redis does not have, the error Redis answered."""
+    try:
+        return await conn.read_response()
+    except NoScriptError:
+        return None
+    except ResponseError as exc:
+        return exc
 
 
 def _bulk(value: str) -> bytes:

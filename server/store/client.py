@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
@@ -50,6 +50,14 @@ REDIS_BACKOFF = ExponentialWithJitterBackoff(base=0.025, cap=0.25)
 half that on average). Long enough for a blip or a quick restart; short, because the frames of one
 connection are handled in turn, so during a real outage each queued frame waits this long for its
 ``unavailable``."""
+
+
+def outage_backoff() -> ExponentialWithJitterBackoff:
+    """Waits between the tries of work that must be done once Redis is back (a race's end): random up to
+    0.25, 0.5, 1, 2 s, then 2 s. Why capped so low: the work is one small call, and a race must not
+    outlive its end by more than a few seconds after an outage; why jittered: every process of a
+    deployment retries its own after the same outage."""
+    return ExponentialWithJitterBackoff(base=0.125, cap=2.0)
 
 
 def redis_retry() -> Retry:
@@ -176,6 +184,43 @@ class SentinelBlockingPool(SentinelConnectionPool, aioredis.BlockingConnectionPo
     for a free connection under load as the single Redis's pool does, instead of failing at once."""
 
 
+class MasterConnection(SentinelManagedConnection):
+    """A connection to the master Sentinel names, which asks again however it reconnects.
+
+    Why: redis-py's Sentinel connection asks the Sentinels where the master is only in ``connect()``
+    (what its pool calls); a connection written to while closed (``send_packed_command``, as the move
+    batcher's own connections are after a failure) reconnects to the address it had, which after a
+    failover is the dead or demoted master: every round trip of moves failed until a restart.
+    """
+
+    _asked = False
+    """Set while ``connect_to`` connects to the address just asked for (no second question)."""
+
+    async def connect_to(self, address: Any) -> None:
+        self._asked = True
+        try:
+            await super().connect_to(address)  # type: ignore[no-untyped-call]
+        finally:
+            self._asked = False
+
+    async def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self.is_connected and not self._asked and self.connection_pool.is_master:
+            self.host, self.port = await self.connection_pool.get_master_address()
+        await super().connect_check_health(check_health=check_health, retry_socket_connect=retry_socket_connect)
+
+
+class SentinelMaster(aioredis.Redis):
+    """The master's client, which closes its connections to the Sentinels too when it is closed (redis-py
+    leaves them to the garbage collector)."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        pool = self.connection_pool
+        if isinstance(pool, SentinelConnectionPool):
+            for sentinel in pool.sentinel_manager.sentinels:
+                await sentinel.aclose()
+
+
 _COMMON: dict[str, Any] = {"socket_timeout": 5, "socket_connect_timeout": 5}
 """Connection settings of every client: a Redis that stops answering fails a command in 5 s."""
 
@@ -212,8 +257,9 @@ def redis_client(target: "str | RedisTarget", cluster: bool = False, retry: bool
         # redis-py's own Sentinel client: a connection (pooled or pub/sub) that meets a dead or demoted
         # master reconnects to the master the Sentinels name now, so a failover needs no restart.
         sentinel = Sentinel(list(where.sentinels), sentinel_kwargs=dict(_COMMON))
-        master: aioredis.Redis = sentinel.master_for(where.master, connection_pool_class=SentinelBlockingPool,
-                                                     **pooled)
+        master: aioredis.Redis = sentinel.master_for(where.master, redis_class=SentinelMaster,
+                                                     connection_pool_class=SentinelBlockingPool,
+                                                     connection_class=MasterConnection, **pooled)
         return master
     pool = aioredis.BlockingConnectionPool.from_url(where.urls[0], **pooled)
     return aioredis.Redis(connection_pool=pool)

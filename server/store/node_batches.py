@@ -22,6 +22,7 @@ from ..ops.metrics import Timer
 from .batcher import MoveBatcher, Settled
 from .keys import Keys
 from .records import CommitResult, MoveCommit
+from .replicas import ReplicaAcks
 
 
 class Batcher(Protocol):
@@ -62,8 +63,10 @@ class NodeBatchers:
 
 
 def move_batcher(redis: Any, script: Any, tick_ms: int, cluster: bool, timer: Timer | None = None,
-                 instance: str = "", linger: float = 0.0) -> Batcher:
-    """The store's batcher: one :class:`MoveBatcher` on one Redis; one a node on a cluster."""
+                 instance: str = "", linger: float = 0.0, replicas: ReplicaAcks | None = None) -> Batcher:
+    """The store's batcher: one :class:`MoveBatcher` on one Redis; one a node on a cluster. ``replicas``:
+    when a round trip's moves must wait for a replica (each node's batcher waits on its own node)."""
     if cluster and isinstance(redis, aioredis.RedisCluster):
-        return NodeBatchers(redis, lambda: MoveBatcher(redis, script, tick_ms, True, timer, instance, linger))
-    return MoveBatcher(redis, script, tick_ms, cluster, timer, instance, linger)
+        return NodeBatchers(redis, lambda: MoveBatcher(redis, script, tick_ms, True, timer, instance, linger,
+                                                       replicas=replicas))
+    return MoveBatcher(redis, script, tick_ms, cluster, timer, instance, linger, replicas=replicas)

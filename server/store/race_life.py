@@ -32,17 +32,22 @@ class RaceLifecycle(RaceStoreBase):
         await close_lobbies(self.redis, [race])
 
     async def join(self, race: str, name: str, home0: int, connection: str, expiry: int, now: int,
-                   account: str | None = None) -> Seated:
+                   account: str | None = None, join_id: str | None = None) -> Seated:
         """Take a seat holding a presence lease for ``connection``; raises :class:`StoreError`.
 
         The seat is the lowest one given back in the lobby, else the next; or, for an ``account``
-        that holds a seat in the race already, that seat (in the lobby or later: ``again``).
+        that holds a seat in the race already, that seat (in the lobby or later: ``again``); or the
+        seat an earlier call with this ``join_id`` (and name and account) took: why, a join stored
+        whose answer was lost (Redis failing before the welcome) is found again by its retry, not
+        refused as ``name_taken`` while its seat waits for a player who never got its token.
         """
         k = Keys(race)
         kind, rest = reply(await self._join(
-            keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now]))
+            keys=k.seats(), args=[name, name_key(name), home0, k.chan, connection, expiry, account or "", now,
+                                  join_id or ""]))
         if kind != "ok":
             raise StoreError(rest[0])
+        await self.replicas.confirm(self.redis, k.meta)
         return Seated(int(rest[0]), int(rest[1]), int(rest[2]), rest[3] == "again")
 
     async def leave(self, race: str, seat: int, gen: int) -> int:
@@ -73,11 +78,18 @@ class RaceLifecycle(RaceStoreBase):
 
     async def start(self, race: str, now: int, countdown_ms: int) -> int:
         k = Keys(race)
-        kind, rest = reply(await self._start(keys=[k.meta, k.history], args=[now, countdown_ms, k.chan]))
+        kind, rest = reply(await self._start(keys=k.seats(), args=[now, countdown_ms, k.chan]))
         if kind != "ok":
             raise StoreError(rest[0])
         await close_lobbies(self.redis, [race])
         return int(rest[0])
+
+    async def welcomed(self, race: str, seat: int, gen: int) -> bool:
+        """Mark the seat (of generation ``gen``) as answered: its welcome and token go out next, so the
+        start counts it as come even while it has no connection. False if marked already, or given
+        back since. Why a mark: a join stored whose answer was lost (Redis failing in between) holds a
+        seat nobody has the token of; the start gives such seats back (start.lua)."""
+        return bool(await self._welcomed(keys=[Keys(race).player(seat)], args=[gen]))
 
     async def presence(self, race: str, seat: int, gen: int, member: str, online: bool, expiry: int,
                        now: int) -> int:
@@ -100,7 +112,8 @@ class RaceLifecycle(RaceStoreBase):
                                       [expiry, now, k.chan, lease_ms, *(presence_member(*m) for m in members)])
 
     async def end(self, meta: RaceMeta, now: int, results: bytes, retention: int) -> tuple[bool, int]:
-        """Close the race and store its results once; ``(ended_now, version)``."""
+        """Close the race and store its results once, then list it as ended (:meth:`ended`);
+        ``(ended_now, version)``. Idempotent: a call after one that failed partway finishes what it left."""
         k = Keys(meta.id)
         every = k.every(meta.players)
         rest_keys = [key for key in every if key not in (k.meta, k.history, k.results)]
@@ -109,11 +122,34 @@ class RaceLifecycle(RaceStoreBase):
         ))
         if kind == "err":
             raise StoreError(rest[0])
-        await self.redis.zrem(ACTIVE, meta.id)
-        await self.redis.expire(code_key(meta.code), retention)
-        await self.redis.zadd(RECENT, {meta.id: now})
-        await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
+        if kind == "ok":
+            await self._after_end(meta, now, retention)
+        else:
+            await self.ended(meta, meta.ended_at or now, retention)
+        await self.replicas.confirm(self.redis, k.meta)
         return kind == "ok", int(rest[0])
+
+    async def ended(self, meta: RaceMeta, ended_at: int, retention: int) -> bool:
+        """Finish the end of a race whose end script ran: the steps after it, unless they are all done
+        (the race has left the active set, their last); whether there was anything to do."""
+        if await self.redis.zscore(ACTIVE, meta.id) is None:
+            return False
+        await self._after_end(meta, ended_at, retention)
+        return True
+
+    async def _after_end(self, meta: RaceMeta, ended_at: int, retention: int) -> None:
+        """The steps of an end after its script (the race's keys are in its hash tag; these keys are not,
+        so they cannot be in the script on a Redis Cluster): the race listed among the finished, its join
+        code expiring with its results, and last its leaving the active set.
+
+        Why this order, and each step idempotent: a process that fails partway (Redis gone) leaves the
+        race active, so the next call of :meth:`ended` (the janitor's sweep finds the race finished and
+        still active) finishes it; the code's expiry is a time (``ended_at`` + ``retention``), the same
+        however often it is set."""
+        await self.redis.zadd(RECENT, {meta.id: ended_at})
+        await self.redis.zremrangebyrank(RECENT, 0, -RECENT_KEPT - 1)
+        await self.redis.expireat(code_key(meta.code), ended_at // 1000 + retention)
+        await self.redis.zrem(ACTIVE, meta.id)
 
     async def abandon(self, meta: RaceMeta, now: int, lobby_ttl_ms: int) -> bool:
         """Delete a lobby race older than the lobby TTL; False if it started, grew or is young."""

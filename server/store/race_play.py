@@ -31,6 +31,7 @@ class RacePlay(RaceStoreBase):
         ))
         if kind != "ok":
             raise StoreError(rest[0])
+        await self.replicas.confirm(self.redis, k.meta)
         return int(rest[0]), bool(rest[1])
 
     async def take_hint(self, race: str, seat: int, now: int, interval_ms: int) -> tuple[int, str | None]:

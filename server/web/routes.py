@@ -24,6 +24,7 @@ from ..race.clock import now_ms
 from ..race import rules as races
 from ..race.hub import RaceHub
 from ..race.service import Service
+from ..race.tasks import report
 from . import event_page, pages, people, play
 from .pages import race_meta
 from .render import not_found
@@ -74,7 +75,13 @@ async def _stream(service: Service, hub: RaceHub, listener: SseSpectator) -> Asy
         # (the browser went away), and leaving unsubscribes the hub, which awaits Redis.
         task = asyncio.ensure_future(service.leave_hub(hub, listener))
         _leaving.add(task)
-        task.add_done_callback(_leaving.discard)
+        task.add_done_callback(_left)
+
+
+def _left(task: "asyncio.Task[None]") -> None:
+    """A stream's leaving is over: forgotten, and what it raised logged."""
+    _leaving.discard(task)
+    report(task, "leave_hub_failed")
 
 
 LINE = "line"

@@ -48,7 +48,8 @@ from __future__ import annotations
 
 from .fields import (
     PROTOCOL_VERSION, MAX_FRAME_BYTES, MAX_NESTING, UNDO, MAX_SEQ, Seq, Version, Millis, MAX_NAME_LENGTH,
-    Name, ACCOUNT_NAME_PATTERN, AccountKey, ISSUED_KEY_PATTERN, RaceRef, Token, MoveText, Seat, SeatCount,
+    Name, ACCOUNT_NAME_PATTERN, AccountKey, ISSUED_KEY_PATTERN, RaceRef, Token, JoinId, MoveText,
+    Seat, SeatCount,
     MIN_TIME_LIMIT, TimeLimit, MAX_WIRE_DEAL, DealNumber, Role, StartMode, DealSource, HintVerdict,
     RaceStatus, PlayerStatus, FinalStatus,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "ISSUED_KEY_PATTERN",
     "RaceRef",
     "Token",
+    "JoinId",
     "MoveText",
     "Seat",
     "SeatCount",

@@ -44,6 +44,10 @@ in lower case), a dot, 256 random bits in URL-safe base64 (43 characters). A cli
 typed or pasted against it before asking the server (``thieves account import``)."""
 RaceRef = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Token = Annotated[str, msgspec.Meta(max_length=512)]
+JoinId = Annotated[str, msgspec.Meta(min_length=16, max_length=64)]
+"""Names one attempt to take a new seat: the retry of a hello whose answer was lost takes the same seat.
+Random and kept by its client alone (16 characters or more: guessing it must be hopeless), it is as
+good as a token for that seat until the first welcome."""
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=8)]
 Seat = Annotated[int, msgspec.Meta(ge=0, le=999)]
 SeatCount = Annotated[int, msgspec.Meta(ge=1, le=500)]

@@ -8,8 +8,8 @@ from typing import Any, Union, cast
 
 import msgspec
 
-from .fields import (AccountKey, DealNumber, DealSource, HintVerdict, Millis, MoveText, Name, PlayerStatus, RaceRef,
-                     RaceStatus, Role, Seat, SeatCount, Seq, StartMode, TimeLimit, Token, Version, _Message)
+from .fields import (AccountKey, DealNumber, DealSource, HintVerdict, JoinId, Millis, MoveText, Name, PlayerStatus,
+                     RaceRef, RaceStatus, Role, Seat, SeatCount, Seq, StartMode, TimeLimit, Token, Version, _Message)
 from .matchmaking import Matched, Seek, SeekCancel, SeekCancelled, Seeking
 
 
@@ -234,6 +234,10 @@ class Hello(_Message, tag="hello"):
     """An account key (``POST /players``): the player joins as that account, under its name
     (``name`` may then be left out; given, it must be the account's name in any case).
     Required to join a ``rated`` race; with ``token`` it must be the seat's account."""
+    join_id: Union[JoinId, None] = None
+    """Names this attempt to take a new seat (random, chosen by the client): a hello sent again with
+    the same ``join_id`` (and name or key) after its answer was lost takes the seat the first one took,
+    instead of ``name_taken``. Ignored with ``token``."""
 
 
 class Create(_Message, tag="create"):

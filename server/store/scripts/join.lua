@@ -1,19 +1,22 @@
 -- uses: events presence
 -- KEYS: meta, names, progress, history, presence, free.
--- ARGV: name, name_key, home0, chan, connection id, lease expiry, account ('' for none), now
+-- ARGV: name, name_key, home0, chan, connection id, lease expiry, account ('' for none), now,
+--   join id ('' for none: the hello's join_id)
 -- Replies {'ok', seat, version, gen, 'new'|'again'}: a new seat (the lowest given back, else the next),
--- or the seat this account (or this very call, retried) holds already.
+-- or the seat this account, this join id (a hello sent again after its answer was lost) or this very
+-- call (retried) holds already.
 local m = redis.call('HMGET', KEYS[1], 'status', 'players', 'seats', 'free', 'version', 'called_off_at')
 if not m[1] then return {'err', 'race_not_found'} end
 local now = tonumber(ARGV[8])
 local held = redis.call('HGET', KEYS[2], ARGV[2])
 if held then
   local pkey = KEYS[1] .. ':p:' .. held
-  local p = redis.call('HMGET', pkey, 'gen', 'account')
+  local p = redis.call('HMGET', pkey, 'gen', 'account', 'join')
   local gen = tonumber(p[1] or 0)
   local member = held .. '|' .. gen .. '.' .. ARGV[5]
   if redis.call('ZSCORE', KEYS[5], member) then return {'ok', tonumber(held), tonumber(m[5]), gen, 'again'} end
-  if ARGV[7] ~= '' and p[2] == ARGV[7] then
+  local same_join = ARGV[9] ~= '' and p[3] == ARGV[9] and (p[2] or '') == ARGV[7]
+  if same_join or (ARGV[7] ~= '' and p[2] == ARGV[7]) then
     local v = tonumber(m[5])
     if m[1] ~= 'finished' and redis.call('ZADD', KEYS[5], ARGV[6], member) == 1 then
       v = presence_delta(KEYS[1], KEYS[4], KEYS[3], ARGV[4], held, 1, now)
@@ -38,9 +41,11 @@ end
 local pkey = KEYS[1] .. ':p:' .. seat
 redis.call('HSET', KEYS[2], ARGV[2], seat)
 redis.call('DEL', pkey, KEYS[1] .. ':log:' .. seat, KEYS[1] .. ':hint:' .. seat)
-redis.call('HSET', pkey, 'name', ARGV[1], 'name_key', ARGV[2], 'account', ARGV[7], 'gen', gen,
+-- welcomed 0: not yet answered (welcomed.lua marks it once the welcome is sent; start.lua gives back a
+-- seat still unmarked at the start: a join stored whose answer was lost, which nobody will play).
+redis.call('HSET', pkey, 'name', ARGV[1], 'name_key', ARGV[2], 'account', ARGV[7], 'join', ARGV[9], 'gen', gen,
   'status', 'waiting', 'seq', 0, 'n', 0, 'home', ARGV[3], 'moves', 0, 'home_at', 0, 'finished_at', 0,
-  'online', 1, 'offline_at', 0)
+  'online', 1, 'offline_at', 0, 'welcomed', 0)
 redis.call('ZADD', KEYS[5], ARGV[6], seat .. '|' .. gen .. '.' .. ARGV[5])
 local old = write_progress(KEYS[3], pkey, seat)
 return {'ok', seat, emit(KEYS[1], KEYS[4], ARGV[4], 'join', seat, ARGV[1], old), gen, 'new'}
