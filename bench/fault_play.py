@@ -215,8 +215,8 @@ class Player:
 
 async def start_race(url: str, creator_token: str, deadline: float) -> str:
     """Start a race with its creator token, again after ``unavailable`` or a lost connection, until
-    ``deadline`` (monotonic): ``"started"`` or the refusal's code."""
-    while time.monotonic() < deadline:
+    ``deadline`` (monotonic; tried once at least): ``"started"`` or the refusal's code."""
+    while True:
         try:
             async with websockets.connect(url, compression=None, open_timeout=5, close_timeout=1) as ws:
                 await ws.send(p.encode(p.Start(creator_token=creator_token)))
@@ -230,8 +230,9 @@ async def start_race(url: str, creator_token: str, deadline: float) -> str:
                         break
         except (OSError, TimeoutError, websockets.ConnectionClosed, websockets.InvalidHandshake):
             pass
+        if time.monotonic() >= deadline:
+            return "timed out"
         await asyncio.sleep(RETRY_S)
-    return "timed out"
 
 
 # ------------------------------------------------------------------ the verdict

@@ -452,10 +452,8 @@ async def one_round(fault: Fault, caps: Capabilities, args: argparse.Namespace) 
             pl.stop.set()
         await asyncio.to_thread(fault.heal)
 
-        settle = fault.t_over + 10.0
-        await until_true(lambda: all(pl.token or pl.refused for pl in late), settle - time.monotonic(), "")
-        started = await asyncio.gather(*(start_race(r.url, r.creator, fault.t_over + END_WITHIN_S)
-                                         for r in races if r.kind == "late"))
+        settle = fault.t_over + END_WITHIN_S
+        started = await asyncio.gather(*(start_late(race, settle) for race in races if race.kind == "late"))
         await asyncio.sleep(args.after)
         t_stop = time.monotonic()
         for pl in early + late:
@@ -469,6 +467,14 @@ async def one_round(fault: Fault, caps: Capabilities, args: argparse.Namespace) 
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(asyncio.to_thread(s.close) for s in servers))
         await asyncio.to_thread(fault.stop)
+
+
+async def start_late(race: Race, settle: float) -> str:
+    """Start a lobby joined during the fault once each of its players has a seat or a refusal (or at
+    ``settle``, if one is still trying then): each on its own, so that a lobby on the failed node does not
+    hold up the others."""
+    await until_true(lambda: all(pl.token or pl.refused for pl in race.players), settle - time.monotonic(), "")
+    return await start_race(race.url, race.creator, max(settle, time.monotonic()) + END_WITHIN_S)
 
 
 async def until_true(check: Any, timeout: float, what: str) -> bool:
