@@ -15,7 +15,10 @@ stored before the PING: how a resend read back from the store is confirmed (:met
 
 ``auto`` (the default) asks the master whether it has a connected replica (``INFO replication``) at
 start and every :data:`REFRESH_SECONDS`: one Redis without replicas (``make run``'s embedded one) sends
-no WAIT and pays nothing.
+no WAIT and pays nothing. On a cluster it asks each master, and only the writes of a master that has a
+replica wait: after a failover the promoted replica is a master without one (its old master is dead),
+and a WAIT there could only time out, which made every race of that node unavailable until someone
+added a replica (the cluster failover test saw it).
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class ReplicaAcks:
         self.timeout_ms = timeout_ms
         self.active = mode == "on"
         """WAIT after each acknowledged write (``on``; ``auto`` once :meth:`refresh` found a replica)."""
+        self.masters_with_replicas: set[str] | None = None
+        """``auto`` on a cluster: the masters (host:port) that had a connected replica at the last
+        :meth:`refresh`; only their writes wait. None: not a cluster, or not asked yet."""
         self.wait_packed = _packed(b"WAIT", str(REPLICAS_NEEDED).encode(), str(timeout_ms).encode())
         """The WAIT command as RESP, appended to a round trip of moves (server/store/batcher.py)."""
         self.confirmed = 0
@@ -64,7 +70,9 @@ class ReplicaAcks:
             return self.active
         if isinstance(redis, aioredis.RedisCluster):
             infos = await redis.info("replication", target_nodes=aioredis.RedisCluster.PRIMARIES)
-            found = any(int(info.get("connected_slaves", 0)) for info in _per_node(infos))
+            self.masters_with_replicas = {name for name, info in _by_node(redis, infos)
+                                          if int(info.get("connected_slaves", 0))}
+            found = bool(self.masters_with_replicas)
         else:
             found = int((await redis.info("replication")).get("connected_slaves", 0)) > 0
         self.active = found
@@ -92,6 +100,8 @@ class ReplicaAcks:
             now = redis.get_node_from_key(key)
             if now is None:  # no master known for the slot (a failover under way)
                 raise NotReplicated(f"no Redis master is known for {key}")
+            if not self.waits_on(now.name if node is None else node.name):
+                return
             if node is not None and now.name != node.name:
                 self.unconfirmed += 1
                 raise NotReplicated(f"the master of {key} changed during the write ({node.name} -> {now.name})")
@@ -119,6 +129,14 @@ class ReplicaAcks:
         self.check(replicas)
 
 
+    def waits_on(self, node: str) -> bool:
+        """Whether a write to cluster master ``node`` (host:port) waits for a replica: always with
+        ``on``; with ``auto``, when that master had one at the last :meth:`refresh`."""
+        if not self.active:
+            return False
+        return self.mode == "on" or self.masters_with_replicas is None or node in self.masters_with_replicas
+
+
 def _turn(redis: Any) -> AbstractAsyncContextManager[Any]:
     """One of a waiting cluster client's turns (server/store/client.py), so that this connection taken
     outside redis-py's commands counts against the node's pool; nothing for a plain cluster client."""
@@ -126,11 +144,12 @@ def _turn(redis: Any) -> AbstractAsyncContextManager[Any]:
     return turn() if turn is not None else nullcontext()
 
 
-def _per_node(infos: Any) -> list[dict[str, Any]]:
-    """redis-py's answer of a command sent to several nodes: a dict by node, or one dict for one node."""
+def _by_node(redis: Any, infos: Any) -> list[tuple[str, dict[str, Any]]]:
+    """redis-py's answer of a command sent to every master, as (node, answer) pairs: a dict by node
+    name, or (one master) that master's answer alone."""
     if isinstance(infos, dict) and infos and all(isinstance(v, dict) for v in infos.values()):
-        return list(infos.values())
-    return [infos]
+        return list(infos.items())
+    return [(node.name, infos) for node in redis.get_primaries()[:1]]
 
 
 def _packed(*parts: bytes) -> bytes:

@@ -77,6 +77,10 @@ export class Link {
     this.pending = [];
     this.version = null;
     this.token = hello.token || null;
+    // Sent with each hello that asks for a new seat: a hello sent again after its answer was lost (Redis
+    // failing between the seat and the welcome) gets that seat back instead of name_taken.
+    // (getRandomValues, not randomUUID: that one exists only on https and localhost)
+    this.joinId = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
     this.over = false;
     this.tries = 0;
     this.connect();
@@ -86,6 +90,7 @@ export class Link {
     this.onState(this.tries ? "reconnecting" : "connecting");
     const hello = { ...this.hello, key: store.key() || undefined };
     if (this.token) Object.assign(hello, { token: this.token, name: undefined });
+    else if ((hello.role || "player") === "player") hello.join_id = this.joinId;
     if (this.version !== null) hello.last_version = this.version;
     this.ws = openSocket((frame) => this.receive(frame), (code) => this.closed(code));
     this.ws.onopen = () => this.ws.sendFrame(hello);
