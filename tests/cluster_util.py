@@ -271,15 +271,7 @@ class LocalCluster:
     def stop(self, remove: bool = True) -> None:
         """Stop every node (SIGTERM, then SIGKILL) and, if we made it, remove the directory."""
         procs, self.processes = self.processes, []
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_all(procs)
         if remove:
             if self._own_dir:
                 shutil.rmtree(self.base_dir, ignore_errors=True)
@@ -292,6 +284,19 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def stop_all(procs: list["subprocess.Popen[bytes]"]) -> None:
+    """Stop every process: SIGTERM to all at once, then SIGKILL to any still there 10 s later."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class _PortClash(Exception):

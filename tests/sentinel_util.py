@@ -23,6 +23,7 @@ from typing import Callable
 
 import redis
 
+from cluster_util import stop_all
 from server.ops.embedded import find_redis_server, free_port
 
 MASTER_NAME = "thieves"
@@ -137,15 +138,7 @@ class LocalSentinels:
 
     def stop(self) -> None:
         procs, self.processes = list(self.processes.values()), {}
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_all(procs)
         if self._own_dir:
             shutil.rmtree(self.base_dir, ignore_errors=True)
 

@@ -14,7 +14,7 @@ import json
 import logging
 import urllib.request
 from pathlib import Path
-from typing import AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Iterator
 
 import pytest
 from redis_util import Client, LiveServer, create_race, eventually, live_server, start_race
@@ -126,24 +126,23 @@ async def test_a_give_up_the_replica_misses_is_unavailable_and_its_resend_answer
     assert isinstance(late, p.Reject) and late.reason == "player_finished", late
 
 
-async def test_off_sends_no_wait(pair: Replicated) -> None:
-    async with live_server(pair.url, replica_acks="off") as server:
+async def plays_without_wait(redis: Replicated, **settings: Any) -> None:
+    """A race played (three moves, a give-up) on a server with ``settings``, and no WAIT sent."""
+    async with live_server(redis.url, **settings) as server:
         assert not server.service.store.replicas.active
         _, ann, _ = await racing(server)
         for text in WIN["moves"][:3]:
             assert isinstance(await ann.move(text), p.Ack)
         await ann.give_up()
-    assert pair.master.command_calls("wait") == 0
+    assert redis.master.command_calls("wait") == 0
+
+
+async def test_off_sends_no_wait(pair: Replicated) -> None:
+    await plays_without_wait(pair, replica_acks="off")
 
 
 async def test_auto_on_a_redis_without_replicas_sends_no_wait(lone: Replicated) -> None:
-    async with live_server(lone.url) as server:
-        assert not server.service.store.replicas.active
-        _, ann, _ = await racing(server)
-        for text in WIN["moves"][:3]:
-            assert isinstance(await ann.move(text), p.Ack)
-        await ann.give_up()
-    assert lone.master.command_calls("wait") == 0
+    await plays_without_wait(lone)
 
 
 async def test_moves_lost_in_a_failover_make_the_player_reconnect_to_the_stored_board(
