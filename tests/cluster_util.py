@@ -166,6 +166,7 @@ class LocalCluster:
                 "--cluster-node-timeout", str(self.node_timeout_ms),
                 "--appendonly", "no",
                 "--save", "",
+                "--repl-diskless-sync-delay", "0",  # a replica's first sync at once (Redis waits 5 s by default)
                 "--daemonize", "no",
                 "--logfile", str(node_dir / "redis.log"),
             ]

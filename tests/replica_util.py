@@ -29,7 +29,8 @@ class RedisNode:
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         args = [find_redis_server(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(data_dir),
-                "--save", "", "--appendonly", "no", "--logfile", str(data_dir / "redis.log")]
+                "--save", "", "--appendonly", "no", "--logfile", str(data_dir / "redis.log"),
+                "--repl-diskless-sync-delay", "0"]  # (Redis waits 5 s for more replicas before a full sync)
         if master_port is not None:
             args += ["--replicaof", "127.0.0.1", str(master_port)]
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -62,7 +62,7 @@ class LocalSentinels:
 
     def start(self, timeout: float = 30.0) -> "LocalSentinels":
         try:
-            data = ["--save", "", "--appendonly", "no"]
+            data = ["--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"]  # (5 s by default)
             self._run(self.master_port, *data)
             self._run(self.replica_port, *data, "--replicaof", "127.0.0.1", str(self.master_port))
             for port in self.sentinel_ports:
