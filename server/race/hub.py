@@ -37,7 +37,7 @@ from . import rules as races
 from .clock import now_ms
 from .frame_plan import Cursor, Frame, Phases, ProgressPlan
 from .table import RaceTable, moves_only
-from .tasks import RaceTasks, report
+from .tasks import FailureRun, RaceTasks
 from .ticker import DueTimer, ProgressTicker
 
 __all__ = ["Cursor", "HubParts", "Listener", "ProgressTicker", "RaceHub"]
@@ -105,8 +105,7 @@ class RaceHub:
         self._dirty = False
         self._flushing: asyncio.Task[None] | None = None
         """This hub's flush under way (the ticker starts no second one before it is over)."""
-        self._flush_failures = 0
-        """Flushes Redis failed in a row (logged at the first and when one works again)."""
+        self._flush_failures = FailureRun("progress_failed", "progress_recovered", race=race)
         self._end_timer: asyncio.TimerHandle | None = None
         self._tasks = RaceTasks(race)
         self._racers_current: bool | None = None
@@ -332,26 +331,18 @@ class RaceHub:
             return
         self._dirty = False
         self._flushing = asyncio.ensure_future(self._flush_once())
-        self._flushing.add_done_callback(self._flushed)
-
-    def _flushed(self, task: "asyncio.Task[None]") -> None:
-        """A flush is over: what it raised beyond an outage (which it handles) is logged with the race."""
-        report(task, "progress_failed", race=self.race)
 
     async def _flush_once(self) -> None:
-        """One flush; one that Redis failed is tried again at the next tick, and a run of those is logged
-        once, at its first and when a flush works again (an outage fails every tick's)."""
+        """One flush; one that Redis failed is tried again at the next tick. A run of failed flushes is
+        logged once, at its first and when a flush works again (an outage fails every tick's)."""
         try:
             await self._flush()
-        except UNAVAILABLE as exc:
-            self._flush_failures += 1
-            if self._flush_failures == 1:
-                log("progress_failed", race=self.race, error=exc)
-            self._dirty = True
+        except Exception as exc:  # (never left for asyncio to complain of, naming no race)
+            self._flush_failures.failed(exc)
+            if isinstance(exc, UNAVAILABLE):
+                self._dirty = True
         else:
-            if self._flush_failures:
-                log("progress_recovered", race=self.race, failures=self._flush_failures)
-                self._flush_failures = 0
+            self._flush_failures.worked()
         finally:
             self._flushing = None
             if self._dirty:

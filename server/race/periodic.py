@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Coroutine
 from ..ops.log import log
 from ..ops.metrics import Metrics
 from ..store import UNAVAILABLE, Store
-from .tasks import job_name, report
+from .tasks import FailureRun, job_name, report
 
 STOP_SECONDS = 3.0
 """How long shutdown waits for the periodic tasks to end after cancelling them, before asking again."""
@@ -72,7 +72,7 @@ class Periodic:
         The loop also ends on :attr:`stopping`: a cancel that a Redis client swallowed mid-command
         (seen on a Redis Cluster, where a timeout and the cancel met) would otherwise leave this
         loop running and the shutdown waiting for it."""
-        failures = 0
+        failures = FailureRun("periodic_failed", "periodic_recovered", logging.WARNING, job=job.__name__)
         while not self.stopping:
             await asyncio.sleep(seconds)
             try:
@@ -82,14 +82,8 @@ class Periodic:
             except UNAVAILABLE as exc:
                 self._metrics.redis_errors += 1
                 self._store.down = True
-                failures += 1
-                if failures == 1:
-                    log("periodic_failed", logging.WARNING, job=job.__name__, error=exc)
-            except Exception:
-                failures += 1
-                if failures == 1:
-                    logging.getLogger("thieves").exception(f"event=periodic_failed job={job.__name__}")
+                failures.failed(exc)
+            except Exception as exc:
+                failures.failed(exc)
             else:
-                if failures:  # (at the failure's level: whoever sees that line sees this one)
-                    log("periodic_recovered", logging.WARNING, job=job.__name__, failures=failures)
-                failures = 0
+                failures.worked()

@@ -73,3 +73,30 @@ async def redo(job: Callable[[], Awaitable[bool]], event: str, **fields: Any) ->
             continue
         log(event, **fields, tries=tries)
         return
+
+
+class FailureRun:
+    """The failures in a row of a job that runs again and again (a periodic job, a hub's progress flush),
+    logged once at the first (``failed``) and once when the job works again (``recovered``, with how
+    many failed): during an outage every turn fails, and a line each buried the lines that say what
+    went wrong. Redis away is a line at ``level``; anything else an error with its traceback."""
+
+    def __init__(self, failed: str, recovered: str, level: int = logging.INFO, **fields: Any) -> None:
+        self.events = (failed, recovered)
+        self.level = level
+        self.fields = fields
+        self.count = 0
+
+    def failed(self, exc: BaseException) -> None:
+        self.count += 1
+        if self.count > 1:
+            return
+        if isinstance(exc, UNAVAILABLE):
+            log(self.events[0], self.level, **self.fields, error=exc)
+        else:
+            logger.error(format_event(self.events[0], {**self.fields, "error": repr(exc)}), exc_info=exc)
+
+    def worked(self) -> None:
+        if self.count:  # (at the failure's level: whoever saw that line sees this one)
+            log(self.events[1], self.level, **self.fields, failures=self.count)
+        self.count = 0
